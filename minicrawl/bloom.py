@@ -1,0 +1,589 @@
+"""Bloom filters for the Visited set: sized by the math, thread-safe, fast in batches, honest.
+
+A Bloom filter answers "have I seen this URL?" in m bits however long the URLs are. Adding a URL
+sets k bits chosen by hashing it (see :mod:`minicrawl.hashes`); a URL is reported as seen when all
+its k bits are set. It never forgets a URL it was given (no false negatives) but may take a new URL
+for a seen one (a false positive) with a probability that the formulas below predict.
+
+The formulas (all in this module, used everywhere else)
+--------------------------------------------------------
+With m bits, k hashes and n items inserted:
+
+* false-positive rate  f = (1 − e^(−k·n/m))^k                      :func:`false_positive_rate`
+* optimal k for m, n   k = (m/n)·ln 2                               :func:`optimal_hashes`
+* bits for n at rate p with the optimal k  m = ⌈−n·ln p / (ln 2)²⌉  :func:`optimal_bits`
+* items m bits hold at rate p, optimal k   n = m·ln(0.6185) / ln p  :func:`capacity_for`
+  (0.6185 = 2^(−ln 2): the rate per bit at the optimum)
+* the same two for a *fixed* k, by solving f = p exactly:
+  m = −k·n / ln(1 − p^(1/k))                                        :func:`bits_for`
+  n = −m·ln(1 − p^(1/k)) / k                                        :func:`capacity_for`
+* items behind X set bits (Swamidass & Baldi)  n ≈ −(m/k)·ln(1 − X/m)  :func:`estimate_count`
+
+``BloomFilter(capacity=n, error_rate=p, hashes=8)`` sizes m with :func:`bits_for`, so the rate at
+capacity really is ≤ p for that k (the classic m formula assumes the optimal k, ≈ 10 for p=0.001,
+and would give ≈ 10 % more false positives with k = 8).
+
+Usage::
+
+    >>> bf = BloomFilter(capacity=1_000_000, error_rate=0.001)
+    >>> bf.add("https://example.org/")          # True: new
+    True
+    >>> bf.add_many(["https://example.org/", "https://example.org/a"])
+    [False, True]
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+import tempfile
+import threading
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from bitarray import bitarray
+
+from minicrawl.hashes import DEFAULT, MAX_BITS, family_bits, get_family
+
+__all__ = [
+    "BloomFileError",
+    "BloomFilter",
+    "bits_for",
+    "capacity_for",
+    "estimate_count",
+    "false_positive_rate",
+    "optimal_bits",
+    "optimal_hashes",
+]
+
+LN2 = math.log(2)
+
+
+# --------------------------------------------------------------------------- the formulas
+
+
+def false_positive_rate(m: int, n: float, k: int) -> float:
+    """f = (1 − e^(−k·n/m))^k: the chance a new item is reported present after n inserts.
+
+    This is the standard approximation (it treats the bits as independent); for the sizes a
+    crawler uses it is accurate to well under 1 %. n = 0 gives 0.0.
+    """
+    if m <= 0 or k <= 0:
+        raise ValueError("m and k must be positive")
+    if n <= 0:
+        return 0.0
+    return (1.0 - math.exp(-k * n / m)) ** k
+
+
+def optimal_hashes(m: int, n: float) -> float:
+    """k = (m/n)·ln 2: the (real-valued) k that minimises f for m bits and n items."""
+    if m <= 0 or n <= 0:
+        raise ValueError("m and n must be positive")
+    return m / n * LN2
+
+
+def optimal_bits(n: float, p: float) -> int:
+    """m = ⌈−n·ln p / (ln 2)²⌉: bits for n items at rate p, *assuming the optimal k*."""
+    _check_np(n, p)
+    return math.ceil(-n * math.log(p) / (LN2 * LN2))
+
+
+def bits_for(n: float, p: float, k: int) -> int:
+    """Fewest bits m with f(m, n, k) ≤ p for a fixed k: m = ⌈−k·n / ln(1 − p^(1/k))⌉.
+
+    Solves (1 − e^(−kn/m))^k = p for m. Equals :func:`optimal_bits` (up to rounding) when k is
+    the optimal k for that p, and is larger otherwise.
+    """
+    _check_np(n, p)
+    if k <= 0:
+        raise ValueError("k must be positive")
+    return math.ceil(-k * n / math.log1p(-(p ** (1.0 / k))))
+
+
+def capacity_for(m: int, p: float, k: int | None = None) -> int:
+    """How many items m bits hold before f exceeds p.
+
+    With ``k=None`` the classic n = m·ln(0.6185)/ln p, which assumes the optimal k; with a given
+    k the exact n = −m·ln(1 − p^(1/k))/k. Rounded down.
+    """
+    if m <= 0:
+        raise ValueError("m must be positive")
+    _check_np(1, p)
+    if k is None:
+        return math.floor(m * math.log(0.6185) / math.log(p))
+    if k <= 0:
+        raise ValueError("k must be positive")
+    return math.floor(-m * math.log1p(-(p ** (1.0 / k))) / k)
+
+
+def estimate_count(m: int, k: int, bits_set: int) -> float:
+    """n ≈ −(m/k)·ln(1 − X/m): how many distinct items explain X set bits (inf if all set)."""
+    if bits_set >= m:
+        return math.inf
+    return -(m / k) * math.log1p(-bits_set / m)
+
+
+def _check_np(n: float, p: float) -> None:
+    if n <= 0:
+        raise ValueError(f"capacity must be positive, got {n}")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"error rate must be strictly between 0 and 1, got {p}")
+
+
+# --------------------------------------------------------------------------- sizing
+
+
+def _resolve_size(capacity: int | None, error_rate: float | None, hashes: int | None,
+                  bits: int | None, family: str) -> tuple[int, int, int, float]:
+    """(m, k, capacity, error_rate) from the constructor arguments; see BloomFilter."""
+    if bits is None:
+        if capacity is None:
+            raise ValueError("give capacity= (and error_rate=) or bits=")
+        p = 0.01 if error_rate is None else error_rate
+        _check_np(capacity, p)
+        if hashes is None:
+            k = max(1, round(optimal_hashes(optimal_bits(capacity, p), capacity)))
+        else:
+            k = hashes
+        _check_k(k)
+        m = family_bits(family, bits_for(capacity, p, k))
+        return m, k, int(capacity), float(p)
+    if bits <= 0:
+        raise ValueError(f"bits must be positive, got {bits}")
+    m = family_bits(family, bits)
+    if hashes is None:
+        if capacity is None:
+            raise ValueError("with bits= give hashes= (or capacity= to derive the optimal k)")
+        k = max(1, round(optimal_hashes(m, capacity)))
+    else:
+        k = hashes
+    _check_k(k)
+    if capacity is None:
+        if error_rate is None:
+            # The n at which this k is optimal (half the bits set): a natural "full" point.
+            capacity = max(1, round(m * LN2 / k))
+        else:
+            capacity = max(1, capacity_for(m, error_rate, k))
+    if error_rate is None:
+        error_rate = false_positive_rate(m, capacity, k)
+    _check_np(capacity, error_rate)
+    return m, k, int(capacity), float(error_rate)
+
+
+def _check_k(k: int) -> None:
+    if not isinstance(k, int) or not 1 <= k <= 64:
+        raise ValueError(f"hashes must be an int between 1 and 64, got {k!r}")
+
+
+class BloomFileError(ValueError):
+    """A saved filter file that cannot be loaded; the message names the problem."""
+
+
+# --------------------------------------------------------------------------- BloomFilter
+
+
+class BloomFilter:
+    """A thread-safe Bloom filter of URLs with a batch path.
+
+    Create it either from what you expect — ``BloomFilter(capacity=n, error_rate=p, hashes=8)``
+    (m is the fewest bits giving rate ≤ p at n items with that k; ``hashes=None`` picks the
+    optimal k) — or from its size — ``BloomFilter(bits=m, hashes=k)`` (capacity is then the n at
+    which k is optimal, or the n for ``error_rate=`` if given). ``hash=`` picks the hash family:
+    ``"default"`` (fast, MurmurHash3) or the teaching families ``"java"`` and ``"scrapy-redis"``,
+    for which m is rounded up to a power of two (see :func:`minicrawl.hashes.family_bits`).
+
+    ``add`` and ``add_many`` test and set under one lock, so among threads offering the same URL
+    exactly one gets True. Bits only ever go from 0 to 1, so reads (``in``) need no lock: they can
+    only miss an add that has not returned yet.
+    """
+
+    def __init__(self, capacity: int | None = None, error_rate: float | None = None,
+                 hashes: int | None = 8, *, bits: int | None = None,
+                 hash: str = DEFAULT) -> None:
+        fam = get_family(hash)
+        m, k, cap, p = _resolve_size(capacity, error_rate, hashes, bits, fam.name)
+        if m * k >= 1 << 64 or m > MAX_BITS:
+            raise ValueError(f"filter too large: m={m}")
+        self._m = m
+        self._k = k
+        self._capacity = cap
+        self._error_rate = p
+        self._family = fam
+        self._indexer = fam.indexer(m, k)
+        self._indices_many = fam.indices_many
+        self._lock = threading.Lock()
+        self._count = 0
+        self._bits = bitarray(m, endian="little")
+        self._bits.setall(0)
+        # A writable uint8 view of the same memory for the NumPy batch path; little-endian bit
+        # order means bit i lives in byte i >> 3 at position i & 7.
+        self._view = np.frombuffer(self._bits, dtype=np.uint8)
+
+    # ----------------------------------------------------------------- single items
+
+    def add(self, url: str) -> bool:
+        """Insert ``url``; True if it was not (reported) present before, False otherwise.
+
+        The test and the set are one locked step, so concurrent callers offering the same URL
+        get True exactly once. A False for a URL never added is a false positive.
+        """
+        ix = self._indexer(url)
+        bits = self._bits
+        with self._lock:
+            # Indexing a bitarray with a list of indices gets/sets all k bits in one C call:
+            # measured fastest with bitarray 3.x (see bench/bench_bloom.py).
+            if bits[ix].all():
+                return False
+            bits[ix] = 1
+            self._count += 1
+            return True
+
+    def __contains__(self, url: object) -> bool:
+        """True if all k bits of ``url`` are set (seen, or a false positive)."""
+        if not isinstance(url, str):
+            return False
+        return bool(self._bits[self._indexer(url)].all())
+
+    # ----------------------------------------------------------------- batches
+
+    def add_many(self, urls: Iterable[str]) -> list[bool]:
+        """Insert many URLs; element j is what ``add(urls[j])`` would have returned in order.
+
+        Hashing and the in-batch bookkeeping run outside the lock; the filter is locked once for
+        the whole batch. A URL repeated in the batch is True at most for its first occurrence.
+        """
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        n = len(urls)
+        if n == 0:
+            return []
+        k = self._k
+        flat = self._indices_many(urls, self._m, k).ravel()
+        byte, mask = _byte_and_mask(flat)
+        earlier = _set_by_earlier_row(flat, k)
+        view = self._view
+        with self._lock:
+            pre = (view[byte] & mask) != 0
+            # Sequential semantics: item j is old if each of its bits was set before the batch
+            # or by an earlier item of the batch (which set all its bits, new or not).
+            old = (pre | earlier).reshape(n, k).all(axis=1)
+            unset = ~pre
+            _set_bits(view, byte[unset], mask[unset])
+            new = ~old
+            self._count += int(np.count_nonzero(new))
+        return new.tolist()
+
+    def contains_many(self, urls: Iterable[str]) -> list[bool]:
+        """``url in self`` for many URLs at once (the batch path, no lock needed)."""
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        if not urls:
+            return []
+        byte, mask = _byte_and_mask(self._indices_many(urls, self._m, self._k).ravel())
+        hit = (self._view[byte] & mask) != 0
+        return hit.reshape(len(urls), self._k).all(axis=1).tolist()
+
+    # ----------------------------------------------------------------- numbers
+
+    def __len__(self) -> int:
+        """Number of items added as new (``count``)."""
+        return self._count
+
+    @property
+    def count(self) -> int:
+        """Number of adds that returned True (distinct items, minus the false positives)."""
+        return self._count
+
+    @property
+    def bits(self) -> int:
+        """m, the number of bits."""
+        return self._m
+
+    @property
+    def hashes(self) -> int:
+        """k, the number of bit positions per item."""
+        return self._k
+
+    @property
+    def hash_family(self) -> str:
+        """Name of the hash family (``"default"``, ``"java"`` or ``"scrapy-redis"``)."""
+        return self._family.name
+
+    @property
+    def capacity(self) -> int:
+        """n the filter was sized for."""
+        return self._capacity
+
+    @property
+    def error_rate(self) -> float:
+        """The false-positive rate asked for (or implied) at capacity."""
+        return self._error_rate
+
+    @property
+    def over_capacity(self) -> bool:
+        """True once more items were added than the filter was sized for."""
+        return self._count > self._capacity
+
+    @property
+    def bits_set(self) -> int:
+        """Number of bits set to 1."""
+        return self._bits.count()
+
+    @property
+    def fill_ratio(self) -> float:
+        """Fraction of the m bits that are set (≈ 1/2 at capacity with the optimal k)."""
+        return self._bits.count() / self._m
+
+    @property
+    def expected_fp_rate(self) -> float:
+        """Theoretical false-positive rate once ``capacity`` items are in, for this m and k."""
+        return false_positive_rate(self._m, self._capacity, self._k)
+
+    @property
+    def current_fp_rate(self) -> float:
+        """False-positive rate now, from the fill ratio: fill^k."""
+        return self.fill_ratio ** self._k
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of bit storage: ⌈m/8⌉ (the object adds a small constant)."""
+        return self._bits.nbytes
+
+    def __repr__(self) -> str:
+        return (f"BloomFilter(bits={self._m}, hashes={self._k}, capacity={self._capacity}, "
+                f"error_rate={self._error_rate:.3g}, hash={self._family.name!r}, "
+                f"count={self._count})")
+
+    # ----------------------------------------------------------------- set operations
+
+    def _compatible(self, other: object, op: str) -> BloomFilter:
+        if not isinstance(other, BloomFilter):
+            raise TypeError(f"can only {op} a BloomFilter with another BloomFilter")
+        if (self._m, self._k, self._family.name) != (other._m, other._k, other._family.name):
+            raise ValueError(
+                f"cannot {op} filters with different parameters: "
+                f"m={self._m}, k={self._k}, hash={self._family.name!r} vs "
+                f"m={other._m}, k={other._k}, hash={other._family.name!r}")
+        return other
+
+    def _combine(self, other: BloomFilter, bits: bitarray) -> BloomFilter:
+        out = BloomFilter(bits=self._m, hashes=self._k, hash=self._family.name,
+                          capacity=self._capacity, error_rate=self._error_rate)
+        out._bits[:] = bits
+        # Which items are in a union/intersection is unknown; estimate from the set bits.
+        est = estimate_count(self._m, self._k, out._bits.count())
+        out._count = min(round(est), self._m) if math.isfinite(est) else self._m
+        return out
+
+    def union(self, other: BloomFilter) -> BloomFilter:
+        """A new filter holding everything in either (bitwise OR); same m, k, hash family needed.
+
+        Its ``count`` is an estimate from the set bits (:func:`estimate_count`). ValueError if
+        the parameters differ.
+        """
+        other = self._compatible(other, "union")
+        with self._lock:
+            a = self._bits.copy()
+        with other._lock:
+            a |= other._bits
+        return self._combine(other, a)
+
+    def intersection(self, other: BloomFilter) -> BloomFilter:
+        """A new filter of the bits set in both (bitwise AND); same m, k, hash family needed.
+
+        Anything added to both is in it; its false-positive rate can be higher than that of a
+        filter built from the common items alone. ``count`` is an estimate from the set bits.
+        """
+        other = self._compatible(other, "intersect")
+        with self._lock:
+            a = self._bits.copy()
+        with other._lock:
+            a &= other._bits
+        return self._combine(other, a)
+
+    __or__ = union
+    __and__ = intersection
+
+    # ----------------------------------------------------------------- persistence
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the filter to ``path`` atomically (temp file in the same directory, fsync,
+        rename): a crash leaves the old file or the new one, never half of one.
+
+        Format (little-endian): header = magic ``MCBLOOM\\0``, format version, k, flags, m,
+        count, capacity, error rate, hash family (16 bytes), CRC-32 of the header; then the ⌈m/8⌉
+        bytes of bits; then the CRC-32 of the bits.
+        """
+        with self._lock:
+            payload = self._bits.tobytes()
+            header = _HEADER.pack(_MAGIC, _VERSION, self._k, 0, self._m, self._count,
+                                  self._capacity, self._error_rate,
+                                  self._family.name.encode("ascii"))
+        blob = b"".join((header, struct.pack("<I", zlib.crc32(header)), payload,
+                         struct.pack("<I", zlib.crc32(payload))))
+        _atomic_write(Path(path), blob)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> BloomFilter:
+        """Read a filter written by :meth:`save`.
+
+        Raises :class:`BloomFileError` naming the problem for a file that is truncated, has
+        trailing data, a wrong magic, an unsupported version, a bad parameter, or a checksum
+        mismatch (corrupt header or bits) — never returns an empty or partial filter.
+        """
+        path = Path(path)
+        data = path.read_bytes()
+        where = f"{path}"
+        if len(data) < len(_MAGIC):
+            raise BloomFileError(f"{where}: truncated ({len(data)} bytes; not even a header)")
+        if data[:len(_MAGIC)] != _MAGIC:
+            raise BloomFileError(f"{where}: wrong magic {data[:8]!r}: not a minicrawl Bloom "
+                                 f"filter file (expected {_MAGIC!r})")
+        if len(data) < _HEADER.size + 4:
+            raise BloomFileError(f"{where}: truncated header ({len(data)} bytes, "
+                                 f"need {_HEADER.size + 4})")
+        (_, version, k, flags, m, count, capacity, error_rate,
+         fam_raw) = _HEADER.unpack_from(data)
+        if version != _VERSION:
+            raise BloomFileError(f"{where}: unsupported format version {version} "
+                                 f"(this minicrawl reads version {_VERSION})")
+        (hcrc,) = struct.unpack_from("<I", data, _HEADER.size)
+        if zlib.crc32(data[:_HEADER.size]) != hcrc:
+            raise BloomFileError(f"{where}: corrupt header (checksum mismatch)")
+        family = fam_raw.rstrip(b"\0").decode("ascii", "replace")
+        problem = _bad_parameter(m, k, flags, count, capacity, error_rate, family)
+        if problem:
+            raise BloomFileError(f"{where}: bad parameter: {problem}")
+        nbytes = (m + 7) // 8
+        want = _HEADER.size + 4 + nbytes + 4
+        if len(data) < want:
+            raise BloomFileError(f"{where}: truncated ({len(data)} bytes, expected {want} "
+                                 f"for m={m})")
+        if len(data) > want:
+            raise BloomFileError(f"{where}: {len(data) - want} unexpected trailing bytes")
+        start = _HEADER.size + 4
+        payload = data[start:start + nbytes]
+        (pcrc,) = struct.unpack_from("<I", data, start + nbytes)
+        if zlib.crc32(payload) != pcrc:
+            raise BloomFileError(f"{where}: corrupt bits (checksum mismatch)")
+        bf = cls(bits=m, hashes=k, capacity=capacity, error_rate=error_rate, hash=family)
+        bf._bits[:] = bitarray(payload[:nbytes], endian="little")[:m]
+        if m % 8 and payload[-1] >> (m % 8):
+            raise BloomFileError(f"{where}: corrupt bits (padding bits set)")
+        bf._count = count
+        return bf
+
+
+_MAGIC = b"MCBLOOM\0"
+_VERSION = 1
+# magic, version, k, flags, m, count, capacity, error_rate, hash family
+_HEADER = struct.Struct("<8sHHIQQQd16s")
+
+
+def _bad_parameter(m: int, k: int, flags: int, count: int, capacity: int,
+                   error_rate: float, family: str) -> str | None:
+    try:
+        fam = get_family(family)
+    except ValueError:
+        return f"unknown hash family {family!r}"
+    if not 1 <= m <= MAX_BITS:
+        return f"m={m} out of range"
+    if not 1 <= k <= 64:
+        return f"k={k} out of range 1..64"
+    if fam.power_of_two and m & (m - 1):
+        return f"m={m} is not a power of two, required by hash family {family!r}"
+    if flags:
+        return f"unknown flags {flags:#x}"
+    if capacity < 1:
+        return f"capacity={capacity} must be positive"
+    if not 0.0 < error_rate < 1.0:
+        return f"error rate {error_rate} not in (0, 1)"
+    if count > m:
+        return f"count={count} larger than m={m}"
+    return None
+
+
+def _atomic_write(path: Path, blob: bytes) -> None:
+    """Write ``blob`` to ``path`` so that readers see the old or the new file, never a mix."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    # Make the rename itself durable; not possible on every platform, hence best effort.
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+_BIT = np.array([1, 2, 4, 8, 16, 32, 64, 128], dtype=np.uint8)
+
+
+def _byte_and_mask(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Byte offsets and one-bit masks of bit indices (little-endian bit order)."""
+    # Indices are < 2**57, so the signed view is the same number and int64 shifts are cheap.
+    signed = flat.view(np.int64)
+    return signed >> 3, _BIT.take(signed & 7)
+
+
+def _set_bits(view: np.ndarray, byte: np.ndarray, mask: np.ndarray) -> None:
+    """OR the masks into the bytes, correct even when several masks hit the same byte."""
+    # view[byte] |= mask keeps only one write per repeated byte; repeats are rare in a sparse
+    # batch, so redo the lost ones until none is missing. Measured 3-4x faster than
+    # np.bitwise_or.at, which handles repeats but is slow per element.
+    while byte.size:
+        view[byte] |= mask
+        missing = (view[byte] & mask) == 0
+        if not missing.any():
+            return
+        byte = byte[missing]
+        mask = mask[missing]
+
+
+def _set_by_earlier_row(flat: np.ndarray, k: int) -> np.ndarray:
+    """For the row-major (n·k) index array of a batch: True where the same bit index also
+    occurs in an *earlier* row (that row's add will already have set it)."""
+    out = np.zeros(flat.shape, dtype=bool)
+    # Sorting 32-bit keys is ~2x faster than 64-bit ones; all filters below 4 Gbit fit.
+    keys = flat.astype(np.uint32) if int(flat.max()) < 1 << 32 else flat
+    s = np.sort(keys)
+    repeated = s[1:][s[1:] == s[:-1]]
+    if repeated.size == 0:
+        return out
+    pos = np.flatnonzero(np.isin(keys, repeated))
+    if pos.size <= 512:
+        # The usual case: a handful of repeated indices (two URLs sharing a bit, or a URL
+        # given twice); a dict walk over them is cheaper than a stable argsort of all.
+        first_row: dict[int, int] = {}
+        for p, v in zip(pos.tolist(), keys[pos].tolist(), strict=True):
+            row = p // k
+            if first_row.setdefault(v, row) < row:
+                out[p] = True
+        return out
+    # Many repeats (a tiny filter, or a batch full of duplicates): the first entry of each
+    # group of equal indices in a stable sort has the smallest position, hence the earliest row.
+    order = np.argsort(keys, kind="stable")
+    s = keys[order]
+    first = np.empty(s.shape, dtype=bool)
+    first[0] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    group = np.cumsum(first) - 1
+    first_in_group = order[first][group] // k
+    out[order] = first_in_group < order // k
+    return out
