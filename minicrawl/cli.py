@@ -1,0 +1,121 @@
+"""The command line: ``python run.py SEEDS [options]``, ``minicrawl --demo``, ``minicrawl bloom``.
+
+The crawl options are generated from :class:`minicrawl.options.Options`, so every library
+setting is a flag with the same name, help text and default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import signal
+import sys
+from typing import Any
+
+from minicrawl import __version__
+from minicrawl.crawler import Crawler
+from minicrawl.options import Options, option_fields
+from minicrawl.seeds import NoValidSeeds
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, options grouped as in :class:`Options`."""
+    parser = argparse.ArgumentParser(
+        prog="minicrawl",
+        description="Crawl from seed URLs: a ToDo queue, worker threads and a Visited filter.",
+        epilog="Also: 'minicrawl bloom --help' for the Bloom filter tools.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("seeds", nargs="*", metavar="SEEDS",
+                        help="seed URLs, or files with one URL per line (# starts a comment)")
+    parser.add_argument("--demo", action="store_true",
+                        help="serve a generated demo site on loopback and crawl it (no internet)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no live view and no summary, only warnings")
+    parser.add_argument("--version", action="version", version=f"minicrawl {__version__}")
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for f in option_fields():
+        meta = f.metadata
+        group = groups.get(meta["group"]) or groups.setdefault(
+            meta["group"], parser.add_argument_group(meta["group"]))
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        kwargs: dict[str, Any] = {"help": meta["help"], "dest": f.name}
+        if isinstance(default, bool):
+            kwargs.update(action="store_true")
+        elif meta.get("action") == "append":
+            kwargs.update(action="append", default=[], metavar="VALUE")
+        else:
+            kwargs.update(type=_field_type(f), default=default,
+                          metavar=f.name.split("_")[-1].upper())
+            if "choices" in meta:
+                kwargs["choices"] = meta["choices"]
+        group.add_argument(flag, **kwargs)
+    return parser
+
+
+def _field_type(f: dataclasses.Field) -> type:
+    annotation = str(f.type)
+    for name, kind in (("int", int), ("float", float)):
+        if annotation.startswith(name):
+            return kind
+    return str
+
+
+def options_from_args(args: argparse.Namespace) -> Options:
+    """The :class:`Options` named on the command line."""
+    return Options(**{f.name: getattr(args, f.name) for f in option_fields()})
+
+
+def crawl_and_report(seeds: list[str], quiet: bool = False,
+                     options: Options | None = None, **settings: Any) -> tuple[int, dict]:
+    """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
+    from minicrawl.view import LiveView, format_summary
+
+    try:
+        crawler = Crawler(seeds, options, **settings)
+    except NoValidSeeds as e:
+        print(f"minicrawl: {e}", file=sys.stderr)
+        return EXIT_USAGE, {}
+    code = EXIT_OK
+    view = LiveView(crawler, enabled=not quiet and sys.stdout.isatty())
+    with view:
+        stats = crawler.run()
+    if crawler.stats["interrupted"]:
+        code = EXIT_INTERRUPTED
+    if not quiet:
+        print(format_summary(stats))
+    return code, stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``minicrawl`` and ``run.py``; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "bloom":
+        from minicrawl.bloomcli import main as bloom_main
+
+        return bloom_main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    # SIGTERM stops the crawl the way Ctrl-C does: pages in flight finish, files are complete.
+    signal.signal(signal.SIGTERM, lambda *_: _raise_interrupt())
+    options = options_from_args(args)
+    if args.demo:
+        from minicrawl.demo import run_demo
+
+        return run_demo(options=options, quiet=args.quiet)
+    if not args.seeds:
+        parser.error("give seed URLs or seed files (or --demo)")
+    code, _ = crawl_and_report(args.seeds, quiet=args.quiet, options=options)
+    return code
+
+
+def _raise_interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""A generated demo site, and the offline demo crawl (``python run.py --demo``).
+
+:func:`generate_site` builds a site of interlinked pages with everything a crawler meets: cycles,
+self-links, relative / ``../`` / absolute links, the same link spelled differently (case of scheme
+and host, ``./``, percent-escapes, fragments), ``<base href>``, broken links (404), redirects,
+non-HTML files, off-site links and non-http links. It also returns the link graph it meant, so a
+breadth-first search over that graph says exactly which pages a correct crawl fetches.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+from minicrawl.localsite import LocalSite, Resource
+
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+@dataclass
+class Site:
+    """A generated site: what to serve, and which paths link to which."""
+
+    origin: str
+    pages: dict[str, Resource] = field(default_factory=dict)
+    graph: dict[str, list[str]] = field(default_factory=dict)  # path → paths it leads to
+    start: str = "/"
+
+    def reachable(self, max_depth: int | None = None) -> dict[str, int]:
+        """Breadth-first search from ``start``: every path a crawl must fetch, with its depth."""
+        depth = {self.start: 0}
+        todo = deque([self.start])
+        while todo:
+            path = todo.popleft()
+            if max_depth is not None and depth[path] >= max_depth:
+                continue
+            for target in self.graph.get(path, ()):
+                if target not in depth:
+                    depth[target] = depth[path] + 1
+                    todo.append(target)
+        return depth
+
+
+def generate_site(origin: str, pages: int = 300, seed: int = 7, links_per_page: int = 6,
+                  redirects: bool = True, orphans: int = 5) -> Site:
+    """A site of about ``pages`` HTML pages served at ``origin`` (``http://host:port``)."""
+    rng = random.Random(seed)
+    site = Site(origin)
+    paths = ["/"] + [_page_path(i) for i in range(1, pages)]
+    linked = paths[: pages - orphans]  # the last few pages are never linked: orphans
+    scheme, host = origin.split("://", 1)
+    shouting = f"{scheme.upper()}://{host.upper()}"
+
+    for i, path in enumerate(paths):
+        # A chain through every linked page makes them all reachable; random links add cycles.
+        targets = [paths[(i + 1) % len(linked)]] if i < len(linked) else []
+        targets += rng.sample(linked, min(links_per_page, len(linked)))
+        base = None
+        if i % 17 == 3:  # some pages resolve their links against a <base href>
+            base = "/section0/"
+        body_links = []
+        for n, target in enumerate(targets):
+            body_links.append(_spell(target, path, base, origin, shouting, n + i))
+        site.graph[path] = list(dict.fromkeys(targets))
+        body_links += [
+            f"{path}#top",  # a self-link with a fragment
+            body_links[0],  # a duplicate
+            "mailto:someone@example.org", "javascript:void(0)", "tel:+15555550100",
+            "http://offsite.invalid/page.html", "https://www.example.com/",
+        ]
+        if i % 10 == 5:  # a broken link
+            missing = f"/missing/{i}.html"
+            body_links.append(missing)
+            site.graph[path].append(missing)
+        if redirects and i % 25 == 9:  # a redirect to some page
+            old = f"/old/{i}"
+            site.pages[old] = Resource(b"", 301, {"Location": targets[-1]})
+            site.graph[old] = [targets[-1]]
+            body_links.append(old)
+            site.graph[path].append(old)
+        if i == 0:
+            for extra in ("/files/notes.txt", "/img/logo.png"):
+                body_links.append(extra)
+                site.graph[path].append(extra)
+        site.pages[path] = Resource(_html(i, body_links, base), 200, dict(HTML))
+
+    # Links inside non-HTML files must never be followed.
+    site.pages["/files/notes.txt"] = Resource(b"not html: <a href='/secret.html'>no</a>\n", 200,
+                                              {"Content-Type": "text/plain"})
+    site.pages["/img/logo.png"] = Resource(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, 200,
+                                           {"Content-Type": "image/png"})
+    site.pages["/secret.html"] = Resource(_html(-1, [], None), 200, dict(HTML))
+    site.graph = {p: list(dict.fromkeys(t)) for p, t in site.graph.items()}
+    return site
+
+
+def _page_path(i: int) -> str:
+    section = i % 7
+    return f"/section{section}/page{i}.html" if i % 3 else f"/section{section}/sub/page{i}.html"
+
+
+def _spell(target: str, page: str, base: str | None, origin: str, shouting: str,
+           n: int) -> str:
+    """One of many spellings of a link to ``target`` found on ``page``."""
+    style = n % 7
+    if style == 0:
+        return target
+    if style == 1:
+        return origin + target
+    if style == 2:
+        return shouting + target + "#section-2"
+    if style == 3:
+        directory = base or posixpath.dirname(page) or "/"
+        relative = posixpath.relpath(target, directory)
+        return relative if relative != "." else "./"
+    if style == 4:
+        return target.replace("page", "%70age", 1) + "#x"  # %70 is "p": same page
+    if style == 5:
+        directory = base or posixpath.dirname(page) or "/"
+        return "./" + posixpath.relpath(target, directory) if target != "/" else "/"
+    return "/./section0/../" + target.lstrip("/")  # dot segments
+
+
+def _html(i: int, hrefs: list[str], base: str | None) -> bytes:
+    head = f'<base href="{base}">' if base else ""
+    items = "\n".join(f'<li><a href="{h}">link {n}</a></li>' for n, h in enumerate(hrefs))
+    return (f"<!DOCTYPE html><html><head><title>Page {i}</title>{head}</head><body>"
+            f"<h1 id=top>Page {i}</h1><ul>\n{items}\n</ul>"
+            f"<p>Demo page {i} of the minicrawl demo site.</p></body></html>").encode()
+
+
+def run_demo(pages: int = 300, **settings: object) -> int:
+    """Serve the demo site on loopback, crawl it, and print what happened. Returns an exit code."""
+    from minicrawl.cli import crawl_and_report
+
+    with LocalSite() as server:
+        site = generate_site(server.origin, pages=pages)
+        server.pages.update(site.pages)
+        expected = site.reachable()
+        unreachable = len(set(site.pages) - set(expected))
+        print(f"Demo site at {server.origin}/: {len(expected)} URLs reachable from the seed "
+              f"(pages, broken links, redirects, files); {unreachable} pages linked from nowhere")
+        code, _ = crawl_and_report([server.url("/")], **settings)
+        counts = server.fetch_counts()
+        twice = sorted(p for p, c in counts.items() if c > 1)
+        missed = sorted(set(expected) - set(counts))
+        extra = sorted(set(counts) - set(expected))
+        print(f"Server log: {sum(counts.values())} requests for {len(counts)} paths; "
+              f"reachable {len(expected)}, missed {len(missed)}, fetched twice {len(twice)}, "
+              f"unreachable fetched {len(extra)}")
+        return code if not (twice or missed or extra) else 1

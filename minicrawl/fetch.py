@@ -1,0 +1,105 @@
+"""Fetching one URL: one HTTP request, no redirect following, a bounded body.
+
+Each worker owns one :class:`Fetcher` (one ``requests.Session``, so connections are kept alive
+per worker and never shared between threads). Redirects are *not* followed here: the crawler
+offers each redirect target to Visited first, so a redirect to a page already seen is not
+fetched twice.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import requests
+import urllib3
+
+from minicrawl.options import Options
+
+CHUNK = 64 * 1024
+
+
+@dataclass
+class Response:
+    """The outcome of one request. ``error`` is None on success (whatever the status)."""
+
+    url: str
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    elapsed_ms: float = 0.0
+    error: str | None = None
+
+    @property
+    def content_type(self) -> str | None:
+        return self.headers.get("content-type")
+
+    @property
+    def location(self) -> str | None:
+        """The redirect target as sent, if this is a redirect."""
+        if self.status in (301, 302, 303, 307, 308):
+            return self.headers.get("location")
+        return None
+
+
+class Fetcher:
+    """Fetches URLs for one worker with its own keep-alive session."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.session = requests.Session()
+        self.session.headers["User-Agent"] = options.user_agent
+        # Fetching is the crawler's job, not the environment's: ignore proxy variables and netrc.
+        self.session.trust_env = False
+
+    def fetch(self, url: str, headers: dict[str, str] | None = None) -> Response:
+        """GET ``url`` once. Network failures come back as ``Response.error``, never raised."""
+        opts = self.options
+        started = time.monotonic()
+        result = Response(url)
+        try:
+            with self.session.get(url, headers=headers, timeout=(opts.timeout, opts.timeout),
+                                  allow_redirects=False, stream=True) as resp:
+                result.status = resp.status_code
+                result.headers = {k.lower(): v for k, v in resp.headers.items()}
+                result.body, result.error = self._read_body(resp, started)
+        except requests.RequestException as e:
+            result.error = describe_error(e)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:  # raised mid-body
+            result.error = describe_error(e)
+        result.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+        return result
+
+    def _read_body(self, resp: requests.Response, started: float) -> tuple[bytes, str | None]:
+        """The decoded body, cut at ``max_bytes``; the cap is checked per decoded chunk, so a
+        compressed bomb is stopped after one chunk of output, not after inflating it all."""
+        limit = self.options.max_bytes
+        deadline = started + 3 * self.options.timeout  # a slow drip must still end
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in resp.raw.stream(CHUNK, decode_content=True):
+            size += len(chunk)
+            if size > limit:
+                chunks.append(chunk[: limit - (size - len(chunk))])
+                return b"".join(chunks), f"body larger than max_bytes ({limit})"
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                return b"".join(chunks), "body too slow (deadline exceeded)"
+        return b"".join(chunks), None
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def describe_error(e: BaseException) -> str:
+    """A short, stable description of a fetch failure for records and stats."""
+    kind = type(e).__name__
+    text = str(e)
+    if isinstance(e, requests.ConnectionError) and "timed out" in text.lower():
+        kind = "ConnectTimeout"
+    return f"{kind}: {text[:200]}" if text else kind
+
+
+def error_kind(error: str) -> str:
+    """The counter name part of an error message (its exception class)."""
+    return error.split(":", 1)[0]

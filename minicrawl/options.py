@@ -1,0 +1,68 @@
+"""One options object for the library and the command line.
+
+Every crawl setting is a field of :class:`Options`. The command line is generated from these
+fields (their ``help`` and ``group`` metadata), so ``Crawler(seeds, threads=4)`` and
+``run.py --threads 4`` can never drift apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from minicrawl import __version__
+
+DEFAULT_USER_AGENT = f"minicrawl/{__version__} (+https://pypi.org/project/minicrawl/)"
+
+
+def opt(default: Any, help: str, group: str, **extra: Any) -> Any:
+    """A dataclass field that also describes its command-line option."""
+    meta = {"help": help, "group": group, **extra}
+    if isinstance(default, (list, dict, set)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class Options:
+    """Settings of one crawl. Construct with keywords; unknown names raise ``TypeError``."""
+
+    # -- workers
+    threads: int = opt(8, "worker threads fetching in parallel", "Workers")
+    timeout: float = opt(10.0, "seconds to wait for a connection and for each read", "Workers")
+    user_agent: str = opt(DEFAULT_USER_AGENT, "User-Agent header sent with every request",
+                          "Workers")
+    max_bytes: int = opt(10 * 1024 * 1024, "largest body read, after decompression; longer "
+                         "bodies are cut and recorded as errors", "Workers")
+
+    # -- visited
+    visited: str = opt("bloom", "Visited filter: bloom (fixed Bloom filter) or exact (a set)",
+                       "Visited", choices=("bloom", "exact"))
+    expected_urls: int = opt(1_000_000, "URLs the Bloom filter is sized for (n)", "Visited")
+    error_rate: float = opt(0.001, "false-positive rate at expected-urls (p)", "Visited")
+
+    # -- scope and limits
+    allow_domain: list[str] = opt([], "also crawl this host and its subdomains (repeatable)",
+                                  "Scope", action="append")
+    include: list[str] = opt([], "only follow URLs matching this regex (repeatable)", "Scope",
+                             action="append")
+    exclude: list[str] = opt([], "never follow URLs matching this regex (repeatable)", "Scope",
+                             action="append")
+    max_depth: int | None = opt(None, "links deeper than this many hops from a seed are dropped "
+                                "(default: no limit)", "Scope")
+    max_pages: int | None = opt(None, "hard cap on pages fetched (default: no limit)", "Scope")
+    sort_query: bool = opt(False, "sort query parameters when canonicalizing URLs", "Scope")
+
+    # -- output
+    out: str | None = opt(None, "write one JSON line per fetched page to this file", "Output")
+    stats: str | None = opt(None, "write the final stats as JSON to this file", "Output")
+
+    def replace(self, **changes: Any) -> Options:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+def option_fields() -> list[dataclasses.Field]:
+    """The fields of :class:`Options`, in declaration order (the CLI builds flags from them)."""
+    return list(dataclasses.fields(Options))

@@ -1,0 +1,54 @@
+"""Crawl counters, shared by all workers.
+
+Workers call :meth:`Stats.add` once per page with everything that page changed, so the lock is
+taken once per page, never once per link.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+
+class Stats:
+    """Thread-safe named counters plus the crawl's start time."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self.started = time.monotonic()
+        self.finished: float | None = None
+
+    def add(self, counts: dict[str, int] | None = None, **more: int) -> None:
+        """Add to several counters in one step."""
+        with self._lock:
+            if counts:
+                self._counts.update(counts)
+            if more:
+                self._counts.update(more)
+
+    def __getitem__(self, name: str) -> int:
+        return self._counts[name]
+
+    def counts(self) -> dict[str, int]:
+        """A consistent copy of all counters."""
+        with self._lock:
+            return dict(self._counts)
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished or time.monotonic()) - self.started
+
+    def snapshot(self, **extra: Any) -> dict[str, Any]:
+        """All counters plus elapsed seconds and pages per second, as a JSON-ready dict."""
+        counts = self.counts()
+        elapsed = self.elapsed
+        pages = counts.get("pages", 0)
+        return {
+            **dict(sorted(counts.items())),
+            "elapsed_s": round(elapsed, 3),
+            "pages_per_s": round(pages / elapsed, 2) if elapsed > 0 else 0.0,
+            **extra,
+        }

@@ -1,0 +1,177 @@
+"""URL canonicalization: one spelling per page, so that Visited sees one key per page.
+
+``canonicalize`` turns an href (resolved against its page) into the canonical absolute URL, or
+raises :class:`BadURL` with a short reason. Two hrefs naming the same page get the same string:
+lowercase scheme and host, IDNA host, no default port, ``.``/``..`` resolved, percent-escapes
+normalised (unreserved characters decoded, hex upper-cased, unsafe characters encoded), no
+fragment, and optionally a sorted query.
+
+Written here rather than taken from ``w3lib.url.canonicalize_url`` because that function always
+sorts the query (a different page on many sites) and costs several times more per link; this
+is the hottest path of the crawler (every link of every page goes through it).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import lru_cache
+from urllib.parse import urljoin, urlsplit
+
+MAX_URL_LENGTH = 2048
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# Characters that may stand unescaped in a canonical path / query (RFC 3986 pchar + "/" + "?").
+_PATH_OK = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
+_QUERY_OK = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
+_ESCAPE_OR_UNSAFE_PATH = re.compile(r"%([0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()*+,;=:@/]")
+_ESCAPE_OR_UNSAFE_QUERY = re.compile(r"%([0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?]")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_HOST_OK = re.compile(r"[a-z0-9\-_.]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_TAB_NEWLINE = re.compile(r"[\t\n\r]")
+
+
+class BadURL(ValueError):
+    """A link that cannot be crawled. ``reason`` is a short label used in the stats."""
+
+    def __init__(self, reason: str, url: str = "") -> None:
+        super().__init__(f"{reason}: {url[:200]!r}")
+        self.reason = reason
+        self.url = url
+
+
+def canonicalize(href: str, base: str | None = None, *, sort_query: bool = False) -> str:
+    """The canonical absolute http(s) URL for ``href`` found on page ``base``.
+
+    Raises :class:`BadURL` (with ``reason``) for anything that is not a crawlable http(s) URL.
+    """
+    # Browsers drop tabs and newlines anywhere and trim surrounding spaces/controls; so do we.
+    href = href.strip(" \x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11"
+                      "\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f")
+    if "\t" in href or "\n" in href or "\r" in href:
+        href = _TAB_NEWLINE.sub("", href)
+    if _CONTROL.search(href):
+        raise BadURL("control character", href)
+    if len(href) > MAX_URL_LENGTH:
+        raise BadURL("too long", href)
+    try:
+        url = urljoin(base, href) if base else href
+        parts = urlsplit(url)
+    except ValueError as e:  # e.g. unbalanced IPv6 brackets
+        raise BadURL("unparsable", href) from e
+
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise BadURL("not http(s)" if scheme else "relative without base", href)
+    try:
+        netloc = _canonical_netloc(parts.netloc, scheme)
+    except BadURL as e:
+        raise BadURL(e.reason, href) from None
+    path = _normalize_escapes(parts.path or "/", _PATH_OK, _ESCAPE_OR_UNSAFE_PATH)
+    if not path.startswith("/"):
+        path = "/" + path
+    path = remove_dot_segments(path)
+    query = parts.query
+    if query:
+        query = _normalize_escapes(query, _QUERY_OK, _ESCAPE_OR_UNSAFE_QUERY)
+        if sort_query:
+            query = "&".join(sorted(query.split("&")))
+        result = f"{scheme}://{netloc}{path}?{query}"
+    else:
+        result = f"{scheme}://{netloc}{path}"
+    if len(result) > MAX_URL_LENGTH:
+        raise BadURL("too long", href)
+    return result
+
+
+def host_of(url: str) -> str:
+    """The host of a canonical URL (without port)."""
+    rest = url.split("://", 1)[1]
+    netloc = rest.split("/", 1)[0]
+    if netloc.startswith("["):
+        return netloc[: netloc.index("]") + 1]
+    return netloc.rsplit("@", 1)[-1].split(":", 1)[0]
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a canonical URL: the key for per-site state like robots.txt."""
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+@lru_cache(maxsize=4096)
+def _canonical_netloc(netloc: str, scheme: str) -> str:
+    href = netloc  # only for error messages; the caller names the whole link
+    userinfo, _, hostport = netloc.rpartition("@")
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end < 0:
+            raise BadURL("unbalanced IPv6 bracket", href)
+        host, portpart = hostport[1:end], hostport[end + 1 :]
+        try:
+            host = "[" + ipaddress.IPv6Address(host).compressed + "]"
+        except ValueError as e:
+            raise BadURL("invalid IPv6 host", href) from e
+        if portpart and not portpart.startswith(":"):
+            raise BadURL("invalid port", href)
+        port = portpart[1:]
+    else:
+        host, _, port = hostport.partition(":")
+        host = _canonical_host(host, href)
+    if port:
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise BadURL("invalid port", href)
+        port_number = int(port)
+        if port_number != DEFAULT_PORTS[scheme]:
+            host = f"{host}:{port_number}"
+    return f"{userinfo}@{host}" if userinfo else host
+
+
+def _canonical_host(host: str, href: str) -> str:
+    host = host.lower().rstrip(".")
+    if not host:
+        raise BadURL("no host", href)
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as e:
+            raise BadURL("host not valid IDNA", href) from e
+    if not _HOST_OK.fullmatch(host) or ".." in host or len(host) > 253:
+        raise BadURL("invalid host", href)
+    if any(len(label) > 63 for label in host.split(".")):
+        raise BadURL("invalid host", href)
+    return host
+
+
+def _normalize_escapes(s: str, ok: re.Pattern[str], unsafe: re.Pattern[str]) -> str:
+    if "%" not in s and ok.fullmatch(s):
+        return s  # the common case: nothing to do
+    return unsafe.sub(_fix_escape, s)
+
+
+def _fix_escape(m: re.Match[str]) -> str:
+    text = m.group(0)
+    if text[0] == "%":
+        hexdigits = m.group(1)
+        if hexdigits is None:
+            return "%25"  # a lone "%" is a literal percent sign
+        char = chr(int(hexdigits, 16))
+        return char if char in _UNRESERVED else "%" + hexdigits.upper()
+    return "".join(f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass"))
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4: resolve ``.`` and ``..`` segments of an absolute path."""
+    if "/." not in path:
+        return path
+    out: list[str] = []
+    segments = path.split("/")
+    for seg in segments[1:]:
+        if seg == "..":
+            if out:
+                out.pop()
+        elif seg != ".":
+            out.append(seg)
+    trailing = segments[-1] in (".", "..")
+    return "/" + "/".join(out) + ("/" if trailing and out else "")

@@ -1,0 +1,96 @@
+"""Visited: the set of URLs the crawl has already seen (queued or fetched).
+
+Every Visited answers ``add(url) -> bool`` and ``add_many(urls) -> list[bool]``: test and insert
+in one atomic step, True only the first time a URL is offered. That single step is what makes
+"only unseen links enter ToDo" hold whatever the thread timing.
+
+Two kinds, same interface:
+
+* :class:`minicrawl.bloom.BloomFilter` (the default): m/8 bytes however long the URLs, at the
+  price of a small, known false-positive rate (a new URL taken for seen, so never crawled);
+* :class:`ExactVisited`: a ``set`` of the URL strings, no false positives, memory grows with
+  the URLs — for teaching, small crawls and tests that compare the two.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from minicrawl.bloom import BloomFilter
+from minicrawl.options import Options
+
+
+class Visited(Protocol):
+    """What the crawler needs from a Visited filter."""
+
+    def add(self, url: str) -> bool: ...
+    def add_many(self, urls: Iterable[str]) -> list[bool]: ...
+    def __contains__(self, url: object) -> bool: ...
+    def __len__(self) -> int: ...
+
+
+class ExactVisited:
+    """A lock-guarded ``set`` of URLs with the Bloom filter's interface."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, url: str) -> bool:
+        """Insert ``url``; True if it was not there before."""
+        with self._lock:
+            if url in self._seen:
+                return False
+            self._seen.add(url)
+            return True
+
+    def add_many(self, urls: Iterable[str]) -> list[bool]:
+        """``add`` for each URL in order, under one lock acquisition."""
+        seen = self._seen
+        out = []
+        with self._lock:
+            for url in urls:
+                if url in seen:
+                    out.append(False)
+                else:
+                    seen.add(url)
+                    out.append(True)
+        return out
+
+    def __contains__(self, url: object) -> bool:
+        return url in self._seen
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    @property
+    def count(self) -> int:
+        return len(self._seen)
+
+
+def make_visited(options: Options) -> Visited:
+    """The Visited filter the options ask for."""
+    if options.visited == "exact":
+        return ExactVisited()
+    if options.visited == "bloom":
+        return BloomFilter(capacity=options.expected_urls, error_rate=options.error_rate,
+                           hashes=8)
+    raise ValueError(f"unknown visited kind {options.visited!r} (bloom or exact)")
+
+
+def describe(visited: Visited) -> dict[str, Any]:
+    """Stats about a Visited filter: size, fill ratio and false-positive rates where they apply."""
+    info: dict[str, Any] = {"visited_kind": type(visited).__name__, "visited_count": len(visited)}
+    if isinstance(visited, ExactVisited):
+        info.update(visited_fill_ratio=None, visited_current_fp_rate=0.0,
+                    visited_expected_fp_rate=0.0)
+        return info
+    for name in ("bits", "hashes", "capacity", "nbytes"):
+        if hasattr(visited, name):
+            info[f"visited_{name}"] = getattr(visited, name)
+    for name in ("fill_ratio", "current_fp_rate", "expected_fp_rate"):
+        value = getattr(visited, name, None)
+        info[f"visited_{name}"] = round(value, 8) if value is not None else None
+    return info

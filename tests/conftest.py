@@ -1,0 +1,38 @@
+"""Shared fixtures: real HTTP servers on 127.0.0.1, started per test on free ports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from minicrawl.demo import Site, generate_site
+from minicrawl.localsite import LocalSite
+
+
+@pytest.fixture
+def server() -> Iterator[LocalSite]:
+    """An empty local site; tests fill ``server.pages``."""
+    with LocalSite() as site:
+        yield site
+
+
+@pytest.fixture
+def make_site() -> Iterator:
+    """``make_site(**generate_site_kwargs)`` → (server, site) for a generated site.
+
+    Served as ``http://localhost:PORT`` so that links spelled ``HTTP://LOCALHOST:PORT/...``
+    exercise host-case canonicalization; the socket is bound to 127.0.0.1 only.
+    """
+    servers: list[LocalSite] = []
+
+    def make(**kwargs: object) -> tuple[LocalSite, Site]:
+        server = LocalSite(host="localhost").start()
+        servers.append(server)
+        site = generate_site(server.origin, **kwargs)  # type: ignore[arg-type]
+        server.pages.update(site.pages)
+        return server, site
+
+    yield make
+    for s in servers:
+        s.stop()

@@ -1,0 +1,74 @@
+"""Link extraction from page bytes: charsets, <base>, which tags, broken markup."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minicrawl.links import decode_html, extract_links, is_html
+
+URL = "http://example.com/dir/page.html"
+
+
+def test_collects_a_area_frame_iframe_in_order_without_duplicates():
+    body = (b'<a href="/1">1</a><map><area href="/2"></map><frameset><frame src="/3">'
+            b'</frameset><iframe src="/4"></iframe><a href="/1">again</a><img src="/no">'
+            b'<link href="/no.css"><a name="x">no href</a>')
+    assert extract_links(body, URL).hrefs == ["/1", "/2", "/3", "/4"]
+
+
+def test_first_base_href_wins_and_is_resolved():
+    body = b'<head><base href="../other/"><base href="/ignored/"></head><a href="x">'
+    got = extract_links(body, URL)
+    assert got.base == "http://example.com/other/" and got.hrefs == ["x"]
+
+
+def test_broken_base_is_ignored():
+    assert extract_links(b'<base href="http://[::1/"><a href="x">', URL).base == URL
+
+
+def test_charset_from_header_beats_meta():
+    body = '<meta charset="utf-8"><a href="/\u00e9">'.encode("latin-1")
+    got = extract_links(body, URL, "text/html; charset=ISO-8859-1")
+    assert got.hrefs == ["/\u00e9"] and got.encoding == "iso8859-1"
+
+
+def test_charset_from_meta_when_header_has_none():
+    body = ('<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">'
+            '<a href="/\u0434\u043e\u043c">').encode("koi8-r")
+    assert extract_links(body, URL, "text/html").hrefs == ["/\u0434\u043e\u043c"]
+
+
+def test_unknown_charset_and_invalid_utf8_do_not_crash():
+    body = b'<a href="/ok">ok</a><a href="/\xff\xfe">bad bytes</a>'
+    got = extract_links(body, URL, "text/html; charset=no-such-charset")
+    assert got.hrefs[0] == "/ok" and len(got.hrefs) == 2
+
+
+def test_truncated_and_binary_and_empty_bodies():
+    assert extract_links(b'<html><a href="/a">a</a><a href="/b', URL).hrefs[0] == "/a"
+    assert extract_links(bytes(range(256)) * 10, URL).hrefs == []
+    assert extract_links(b"", URL).hrefs == []
+    assert extract_links(b"   \n", URL).hrefs == []
+
+
+def test_xml_declaration_with_encoding_is_fine():
+    body = b'<?xml version="1.0" encoding="utf-8"?><html><body><a href="/x">x</a></body></html>'
+    assert extract_links(body, URL, "application/xhtml+xml").hrefs == ["/x"]
+
+
+def test_is_html():
+    assert is_html("text/html; charset=utf-8") and is_html("application/xhtml+xml")
+    assert not is_html("text/plain") and not is_html(None) and not is_html("image/png")
+
+
+def test_decode_prefers_bom():
+    text, encoding = decode_html("\ufeff<a href='/x'>".encode("utf-16"))
+    assert "href" in text and encoding.startswith("utf-16")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_any_bytes_give_a_list_of_strings(body):
+    got = extract_links(body, URL)
+    assert isinstance(got.hrefs, list) and all(isinstance(h, str) for h in got.hrefs)

@@ -1,0 +1,99 @@
+"""Canonicalization: one spelling per page, a clear reason for every bad link."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minicrawl.urls import BadURL, canonicalize, host_of, origin_of, remove_dot_segments
+
+BASE = "http://example.com/a/b/c.html"
+
+
+@pytest.mark.parametrize(("href", "expected"), [
+    ("HTTP://Example.COM/x", "http://example.com/x"),
+    ("http://example.com:80/x", "http://example.com/x"),
+    ("https://example.com:443/x", "https://example.com/x"),
+    ("http://example.com:8080/x", "http://example.com:8080/x"),
+    ("https://example.com:80/x", "https://example.com:80/x"),
+    ("http://example.com", "http://example.com/"),
+    ("d.html", "http://example.com/a/b/d.html"),
+    ("../d.html", "http://example.com/a/d.html"),
+    ("../../../../d.html", "http://example.com/d.html"),
+    ("./", "http://example.com/a/b/"),
+    ("/x/./y/../z", "http://example.com/x/z"),
+    ("?q=1", "http://example.com/a/b/c.html?q=1"),
+    ("#frag", "http://example.com/a/b/c.html"),
+    ("/p#frag", "http://example.com/p"),
+    ("//other.org/p", "http://other.org/p"),
+    ("/%7Euser/%41%62", "http://example.com/~user/Ab"),
+    ("/a%2fb", "http://example.com/a%2Fb"),
+    ("/%2e%2e/x", "http://example.com/x"),
+    ("/caf\u00e9", "http://example.com/caf%C3%A9"),
+    ("/a b", "http://example.com/a%20b"),
+    ("/100%", "http://example.com/100%25"),
+    ("/q?b=2&a=1", "http://example.com/q?b=2&a=1"),
+    ("  /padded\n  ", "http://example.com/padded"),
+    ("/ta\tb", "http://example.com/tab"),
+    ("http://b\u00fccher.de/", "http://xn--bcher-kva.de/"),
+    ("http://[::1]:8080/", "http://[::1]:8080/"),
+    ("http://[0:0::1]/", "http://[::1]/"),
+    ("http://example.com./x", "http://example.com/x"),
+])
+def test_canonical_forms(href, expected):
+    assert canonicalize(href, BASE) == expected
+
+
+def test_sort_query_is_optional():
+    assert canonicalize("/q?b=2&a=1", BASE, sort_query=True) == "http://example.com/q?a=1&b=2"
+
+
+@pytest.mark.parametrize(("href", "reason"), [
+    ("javascript:void(0)", "not http(s)"),
+    ("mailto:a@b.c", "not http(s)"),
+    ("ftp://example.com/", "not http(s)"),
+    ("data:text/html,hi", "not http(s)"),
+    ("http://example.com:99999/", "invalid port"),
+    ("http://example.com:abc/", "invalid port"),
+    ("http://[::1/", "unparsable"),
+    ("http://[zz::1]/", "unparsable"),
+    ("http://[1:2:3:4:5:6:7:8:9]/", "unparsable"),
+    ("http://exa mple.com/", "invalid host"),
+    ("http://:80/", "no host"),
+    ("/a\x00b", "control character"),
+    ("/a\x7fb", "control character"),
+    ("/" + "a" * 2100, "too long"),
+    ("http://" + "a" * 64 + ".com/", "invalid host"),
+    ("http://" + "\u00e9" * 64 + ".com/", "host not valid IDNA"),
+    ("http://a\u0000b\u00e9.com/", "control character"),
+])
+def test_bad_links_have_a_reason(href, reason):
+    with pytest.raises(BadURL) as info:
+        canonicalize(href, BASE)
+    assert info.value.reason == reason
+
+
+def test_relative_without_base_is_bad():
+    with pytest.raises(BadURL):
+        canonicalize("/just/a/path")
+
+
+def test_helpers():
+    assert host_of("http://example.com:8080/x") == "example.com"
+    assert host_of("http://[::1]:8080/x") == "[::1]"
+    assert origin_of("https://example.com:8443/x?y") == "https://example.com:8443"
+    assert remove_dot_segments("/a/b/../../..") == "/"
+    assert remove_dot_segments("/a/./b/.") == "/a/b/"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_is_a_canonical_url_or_a_bad_url(href):
+    try:
+        url = canonicalize(href, BASE)
+    except BadURL:
+        return
+    assert url.startswith(("http://", "https://"))
+    assert canonicalize(url) == url  # canonical forms are fixed points
+    assert "#" not in url and " " not in url and url.isascii()
