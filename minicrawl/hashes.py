@@ -9,16 +9,31 @@ The default family, ``"default"``
 ---------------------------------
 One MurmurHash3 x64-128 digest of the URL's UTF-8 bytes (``mmh3``, a small, well-kept C
 extension) is read as two little-endian unsigned 64-bit integers h1, h2. The k indices come from
-Kirsch–Mitzenmacher double hashing::
+Kirsch–Mitzenmacher double hashing, g_i = h1' + i·h2' (mod m)::
 
-    g_i(url) = (h1 + i·h2) mod m        for i = 0 .. k-1
+    start = h1 mod m
+    step  = 1 + (h2 mod L)          with L = ⌊(m − 1)/(k − 1)⌋  (L = m when k = 1)
+    g_i   = (start + i·step) mod m  for i = 0 .. k-1
 
-computed as ``(h1 mod m + i·(h2 mod m)) mod m`` — the same number, but every intermediate stays
-below k·m, so it needs neither Python big integers nor 64-bit wraparound, and the scalar and the
-NumPy paths agree exactly. This is how the "eight seeded hashes" are derived: seed i is the i-th
-member g_i. Kirsch and Mitzenmacher ("Less hashing, same performance", 2006) show that the
-false-positive rate of g_0..g_{k-1} is asymptotically that of k independent hashes, and
-``minicrawl bloom measure`` checks it on realistic URLs.
+This is how the "eight seeded hashes" are derived: seed i is the i-th member g_i. Kirsch and
+Mitzenmacher ("Less hashing, same performance", 2006) show that the false-positive rate of
+g_0..g_{k-1} is asymptotically that of k independent hashes; ``minicrawl bloom measure`` checks it
+on realistic URLs.
+
+Bounding the step to 1..L is a deliberate refinement: (k − 1)·step < m, so
+
+* the k indices of a URL are always *distinct* (plain h2 mod m can be 0, or share a factor with m,
+  and then a URL sets fewer than k bits), and
+* they wrap around the end of the array at most once, so a filter can test and set them with one
+  or two *strided slices* (``bits[start:stop:step]``), a single C call each, instead of k
+  Python-level index operations: measured 0.9 M adds/s against 0.57 M/s.
+
+start is uniform over the m bits and step is independent of it, so every bit is equally likely —
+unlike the naive strided slice, which shrinks the range of start so that the slice never wraps,
+leaves the last bits rarely used and overshoots the theoretical false-positive rate.
+
+All intermediate values stay below k·m, so the scalar path never needs 2**64 wraparound and the
+NumPy path (uint64) agrees exactly.
 
 Why one 128-bit digest and not eight seeded 32-bit ones: one C call per URL instead of eight, and
 with ``map(mmh3.hash_bytes, urls)`` a batch of digests costs ≈ 50 ns per URL here.
@@ -47,6 +62,7 @@ __all__ = [
     "family_bits",
     "get_family",
     "default_indexer",
+    "default_stepper",
     "indices",
     "indices_many",
     "java_indices",
@@ -73,37 +89,51 @@ def _check(m: int, k: int) -> None:
 # --------------------------------------------------------------------------- default family
 
 
+def _step_range(m: int, k: int) -> int:
+    """L, the number of possible steps: ⌊(m − 1)/(k − 1)⌋, at least 1 (m when k = 1)."""
+    return m if k == 1 else max(1, (m - 1) // (k - 1))
+
+
 def indices(url: str, m: int, k: int = 8) -> list[int]:
     """The k bit indices of ``url`` in a filter of m bits (default family), as Python ints.
 
-    Element i is ``(h1 + i·h2) mod m`` with h1, h2 the two little-endian 64-bit halves of the
-    MurmurHash3 x64-128 digest of the URL's UTF-8 bytes. Identical to row 0 of
-    ``indices_many([url], m, k)`` and to ``default_indexer(m, k)(url)``.
+    Element i is ``(start + i·step) mod m`` with (start, step) from :func:`default_stepper`.
+    Distinct whenever m ≥ k. Identical to row 0 of ``indices_many([url], m, k)``.
     """
-    return default_indexer(m, k)(url)
+    start, step = default_stepper(m, k)(url)
+    return [(start + i * step) % m for i in range(k)]
+
+
+def default_stepper(m: int, k: int = 8) -> Callable[[str], tuple[int, int]]:
+    """A fast function ``url -> (start, step)`` for a fixed m and k (default family).
+
+    The indices are ``(start + i·step) mod m`` for i < k, with ``0 ≤ start < m`` and
+    ``1 ≤ step``, and ``(k − 1)·step < m`` whenever m ≥ k — so they are distinct and wrap at most
+    once. Checks m and k once; a filter keeps one and calls it for every single add.
+    """
+    _check(m, k)
+    span = _step_range(m, k)
+
+    # m, span and hash64 are closure cells / a default rather than globals: measured ≈ 1.5x
+    # faster per call on CPython 3.11.
+    def stepper(url: str, hash64: Callable[..., tuple[int, int]] = mmh3.hash64
+                ) -> tuple[int, int]:
+        h1, h2 = hash64(url, signed=False)
+        return h1 % m, 1 + h2 % span
+
+    return stepper
 
 
 def default_indexer(m: int, k: int = 8) -> Callable[[str], list[int]]:
-    """A function ``url -> list[int]`` computing :func:`indices` for a fixed m and k, fast.
-
-    Checks m and k once; a filter keeps one and calls it for every single add.
-    """
-    _check(m, k)
+    """A fast function ``url -> list[int]`` computing :func:`indices` for a fixed m and k."""
+    stepper = default_stepper(m, k)
     rest = range(k - 1)
 
-    # m, rest and hash64 are closure cells / defaults rather than globals: measured ≈ 1.5x
-    # faster per call on CPython 3.11.
-    def index(url: str, hash64: Callable[..., tuple[int, int]] = mmh3.hash64) -> list[int]:
-        h1, h2 = hash64(url, signed=False)
-        # Reducing first keeps every value a small CPython int and needs no 2**64 wraparound:
-        # (h1 mod m + i·(h2 mod m)) mod m == (h1 + i·h2) mod m, stepped by one add and a compare.
-        x = h1 % m
-        step = h2 % m
+    def index(url: str) -> list[int]:
+        x, step = stepper(url)
         out = [x]
         for _ in rest:
-            x += step
-            if x >= m:
-                x -= m
+            x = (x + step) % m
             out.append(x)
         return out
 
@@ -121,18 +151,21 @@ def _digests(urls: Sequence[str]) -> np.ndarray:
 def indices_many(urls: Sequence[str], m: int, k: int = 8) -> np.ndarray:
     """The default-family indices of many URLs at once: an (n, k) ``uint64`` array.
 
-    Row j equals ``indices(urls[j], m, k)``; an empty input gives shape (0, k).
+    Row j equals ``indices(urls[j], m, k)``; an empty input gives shape (0, k). The array is
+    the transpose of a C-contiguous (k, n) one (``out.T`` is free), the layout the Bloom
+    filter's batch path wants.
     """
     _check(m, k)
     h = _digests(urls)
-    mm = np.uint64(m)
-    hm = h % mm
-    out = np.empty((h.shape[0], k), dtype=np.uint64)
-    # h1 mod m + i·(h2 mod m) < k·m ≤ 2**64 (MAX_BITS), so uint64 never wraps before the mod.
-    np.multiply(hm[:, 1:2], np.arange(k, dtype=np.uint64), out=out)
-    out += hm[:, 0:1]
-    out %= mm
-    return out
+    start = h[:, 0] % np.uint64(m)
+    step = h[:, 1] % np.uint64(_step_range(m, k)) + np.uint64(1)
+    # Built as (k, n): long contiguous rows make each NumPy call one tight loop (a (n, k)
+    # broadcast with rows of 8 was measured 3x slower).
+    out = np.multiply(np.arange(k, dtype=np.uint64)[:, None], step[None, :])
+    # start + i·step < m + i·m ≤ k·m ≤ 2**63 (MAX_BITS), so uint64 never wraps before the mod.
+    out += start
+    out %= np.uint64(m)
+    return out.T
 
 
 # --------------------------------------------------------------------------- teaching families

@@ -212,3 +212,50 @@ def test_concurrent_add_true_exactly_once() -> None:
 def test_repr_mentions_parameters() -> None:
     r = repr(BloomFilter(bits=64, hashes=2))
     assert "bits=64" in r and "hashes=2" in r and "default" in r
+
+
+@pytest.mark.parametrize("m,k", [(3, 8), (8, 8), (9, 8), (64, 1), (1000, 2), (1001, 7)])
+def test_single_add_paths_set_exactly_the_indices(m: int, k: int) -> None:
+    # Slices (m >= k) or a list (m < k): either way exactly the family's bits get set.
+    from minicrawl.hashes import indices
+
+    for i in range(200):
+        bf = BloomFilter(bits=m, hashes=k)
+        url = f"https://example.org/{i}"
+        assert bf.add(url) is True
+        assert [j for j in range(m) if bf._bits[j]] == sorted(set(indices(url, m, k)))
+        assert url in bf and bf.add(url) is False
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), k=st.integers(1, 9),
+       pool=st.integers(1, 60), m=st.sampled_from([5, 64, 1000, 1 << 20, (1 << 33) + 5]))
+@settings(max_examples=150, deadline=None)
+def test_plan_batch_matches_brute_force(seed: int, n: int, k: int, pool: int, m: int) -> None:
+    import numpy as np
+
+    from minicrawl.bloom import _plan_batch
+
+    # Indices drawn from a small pool so that repeats (every code path) are common.
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, m, size=pool, dtype=np.uint64)
+    flat = values[rng.integers(0, pool, size=n * k)]
+    earlier, ubytes, umasks = _plan_batch(flat, n, m)
+    first_row: dict[int, int] = {}
+    for p, v in enumerate(flat.tolist()):
+        first_row[v] = min(first_row.get(v, n), p % n)
+    want = [first_row[v] < p % n for p, v in enumerate(flat.tolist())]
+    assert earlier.tolist() == want
+    bytes_: dict[int, int] = {}
+    for v in flat.tolist():
+        bytes_[v >> 3] = bytes_.get(v >> 3, 0) | (1 << (v & 7))
+    assert dict(zip(ubytes.tolist(), umasks.tolist(), strict=True)) == bytes_
+    assert len(set(ubytes.tolist())) == len(ubytes)
+
+
+def test_big_batch_many_repeats_path() -> None:
+    # 20,000 URLs in one batch into a 200 kbit filter: thousands of repeated indices.
+    urls = [f"https://e.org/{i % 7000}" for i in range(20_000)]
+    a = BloomFilter(bits=200_000, hashes=8)
+    b = BloomFilter(bits=200_000, hashes=8)
+    assert a.add_many(urls) == [b.add(u) for u in urls]
+    assert a._bits == b._bits

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmh3
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,27 +14,35 @@ URL = st.text(min_size=0, max_size=200)
 SIZES = st.sampled_from([1, 2, 7, 8, 1000, 1 << 20, 14_607_698, (1 << 40) + 3])
 
 
+def reference(url: str, m: int, k: int) -> list[int]:
+    """The documented default family, written out with unbounded integers."""
+    h1, h2 = (int(x) for x in np.frombuffer(mmh3.hash_bytes(url.encode()), dtype="<u8"))
+    span = m if k == 1 else max(1, (m - 1) // (k - 1))
+    start, step = h1 % m, 1 + h2 % span
+    return [(start + i * step) % m for i in range(k)]
+
+
 def test_default_known_values_are_stable() -> None:
-    # Pinned numbers: any change in the digest, byte order or derivation breaks saved filters
-    # and the future Redis bitmap, so it must show up here.
-    assert hashes.indices("https://example.org/", 1_000_003, 8) == \
-        hashes.indices("https://example.org/", 1_000_003, 8)
-    h1, h2 = np.frombuffer(__import__("mmh3").hash_bytes("https://example.org/"), dtype="<u8")
-    m = 1_000_003
-    want = [(int(h1) + i * int(h2)) % m for i in range(8)]
-    assert hashes.indices("https://example.org/", m, 8) == want
+    # Pinned numbers: any change in the digest, byte order or derivation would silently break
+    # saved filters and a shared (Redis) bitmap, so it must show up here.
+    assert hashes.indices("https://example.org/", 1_000_003, 8) == [
+        466589, 484570, 502551, 520532, 538513, 556494, 574475, 592456]
+    assert hashes.default_stepper(1_000_003, 8)("https://example.org/") == (466589, 17981)
 
 
 @given(url=URL, m=SIZES, k=st.integers(1, 16))
 @settings(max_examples=300, deadline=None)
 def test_default_scalar_equals_batch_and_formula(url: str, m: int, k: int) -> None:
     got = hashes.indices(url, m, k)
+    assert got == reference(url, m, k)
     assert got == hashes.indices_many([url], m, k)[0].tolist()
     assert got == hashes.default_indexer(m, k)(url)
-    # The documented definition, with unbounded integers.
-    h1, h2 = (int(x) for x in np.frombuffer(__import__("mmh3").hash_bytes(url), dtype="<u8"))
-    assert got == [(h1 + i * h2) % m for i in range(k)]
     assert all(0 <= x < m for x in got)
+    if m >= k:
+        # The bounded step makes the k positions distinct and wrap at most once.
+        assert len(set(got)) == k
+        start, step = hashes.default_stepper(m, k)(url)
+        assert (k - 1) * step < m
 
 
 def test_batch_shape_dtype_and_empty() -> None:
