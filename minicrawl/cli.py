@@ -49,9 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
             kwargs.update(action="append", default=[], metavar="VALUE")
         else:
             kwargs.update(type=_field_type(f), default=default,
-                          metavar=f.name.split("_")[-1].upper())
-            if "choices" in meta:
-                kwargs["choices"] = meta["choices"]
+                          metavar=meta.get("metavar", f.name.split("_")[-1].upper()))
+            for name in ("choices", "nargs", "const"):  # e.g. --trace [FILE]: nargs="?"
+                if name in meta:
+                    kwargs[name] = meta[name]
         group.add_argument(flag, **kwargs)
     return parser
 
@@ -72,21 +73,25 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, **settings: Any) -> tuple[int, dict]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
-    from minicrawl.view import LiveView, format_summary
+    from minicrawl.report import ReportUnavailable
+    from minicrawl.view import LiveView, format_summary, wants_live_view
 
     try:
         crawler = Crawler(seeds, options, **settings)
-    except NoValidSeeds as e:
+    except (NoValidSeeds, ReportUnavailable) as e:
         print(f"minicrawl: {e}", file=sys.stderr)
         return EXIT_USAGE, {}
     code = EXIT_OK
-    view = LiveView(crawler, enabled=not quiet and sys.stdout.isatty())
+    view = LiveView(crawler, enabled=wants_live_view(
+        quiet, sys.stdout, trace_to_stdout=crawler.options.trace == "-"))
     with view:
         stats = crawler.run()
     if crawler.stats["interrupted"]:
         code = EXIT_INTERRUPTED
     if not quiet:
         print(format_summary(stats))
+        if crawler.options.report:
+            print(f"Report: {crawler.options.report}")
     return code, stats
 
 
@@ -103,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM stops the crawl the way Ctrl-C does: pages in flight finish, files are complete.
     signal.signal(signal.SIGTERM, lambda *_: _raise_interrupt())
     options = options_from_args(args)
+    if options.trace and options.trace.startswith(("http://", "https://")):
+        # "--trace URL" reads the URL as the trace file: say so instead of crawling nothing.
+        parser.error(f"--trace took {options.trace!r} as its FILE; put --trace after the seeds "
+                     "or write --trace - for stdout")
     if args.demo:
         from minicrawl.demo import run_demo
 

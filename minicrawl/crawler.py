@@ -23,9 +23,11 @@ from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
 from minicrawl.options import Options
+from minicrawl.report import Recorder, require_plotting, write_report
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds
 from minicrawl.stats import Stats
+from minicrawl.trace import Tracer
 from minicrawl.urls import BadURL, canonicalize
 from minicrawl.visited import Visited, describe, make_visited
 
@@ -99,6 +101,11 @@ class Crawler:
         self._out = None
         self._stopping = threading.Event()
         self.worker_failures: list[str] = []
+        # Watching the crawl: None unless asked for, so the hot path pays one `if` per page.
+        self.tracer: Tracer | None = None
+        self.recorder: Recorder | None = None
+        if opts.report:
+            require_plotting()
 
     # -- the crawl ---------------------------------------------------------------------------
 
@@ -107,6 +114,10 @@ class Crawler:
         opts = self.options
         if opts.out:
             self._out = open(opts.out, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        if opts.trace:
+            self.tracer = Tracer.open(opts.trace)
+        if opts.report:
+            self.recorder = Recorder(self).start()
         try:
             self._put_seeds()
             workers = [threading.Thread(target=self._worker, args=(n,), name=f"worker-{n}",
@@ -128,10 +139,18 @@ class Crawler:
             if self._out is not None:
                 self._out.close()
                 self._out = None
+            if self.tracer is not None:
+                self.tracer.done(self.stats["pages"], len(self.todo))
+                self.tracer.close()
+                self.tracer = None
+            if self.recorder is not None:
+                self.recorder.stop()
         stats = self.summary()
         if opts.stats:
             with open(opts.stats, "w", encoding="utf-8") as f:
                 json.dump(stats, f, indent=2)
+        if self.recorder is not None:
+            write_report(opts.report, self.recorder, stats)
         return stats
 
     def pages(self) -> Iterator[Page]:
@@ -173,6 +192,8 @@ class Crawler:
     def _put_seeds(self) -> None:
         new = [url for url, fresh in zip(self.seeds, self.visited.add_many(self.seeds),
                                          strict=True) if fresh]
+        if self.tracer:
+            self.tracer.seeds(new, [url for url in self.seeds if url not in new])
         self.todo.put_many([Item(url, 0, None) for url in new])
         self.stats.add(seeds=len(new))
 
@@ -199,8 +220,12 @@ class Crawler:
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
         if not self._reserve_fetch():
             return
+        if self.tracer:
+            self.tracer.takes(n, item.url, item.depth)
         fetched_at = _now()
-        response, final_url, error = self._fetch_following_redirects(item.url, fetcher)
+        response, final_url, error = self._fetch_following_redirects(item.url, fetcher, n)
+        if self.tracer and error:
+            self.tracer.gives_up(n, item.url, error)
         page = Page(item.url, item.depth, item.referrer, final_url, status=response.status,
                     headers=response.headers, body=response.body,
                     elapsed_ms=response.elapsed_ms, fetched_at=fetched_at,
@@ -216,8 +241,8 @@ class Crawler:
         self.stats.add(counts)
         self._emit(page)
 
-    def _fetch_following_redirects(self, url: str,
-                                   fetcher: Fetcher) -> tuple[Response, str, str | None]:
+    def _fetch_following_redirects(self, url: str, fetcher: Fetcher,
+                                   worker: int = 0) -> tuple[Response, str, str | None]:
         """Fetch ``url``; follow redirects whose targets Visited has not seen.
 
         A redirect target is offered to Visited like any link, so a page reached both by a
@@ -225,7 +250,7 @@ class Crawler:
         error (None when the chain ended normally, also when it ended at a page already seen).
         """
         chain = [url]
-        response = fetcher.fetch(url)
+        response = self._fetch(fetcher, url, worker)
         while (location := response.location) is not None:
             try:
                 target = canonicalize(location, response.url,
@@ -238,15 +263,29 @@ class Crawler:
                 return response, target, f"more than {MAX_REDIRECTS} redirects"
             if not self.scope.allows(target):
                 self.stats.add(redirects_out_of_scope=1)
+                if self.tracer:
+                    self.tracer.redirect(chain[-1], target, "OUT OF SCOPE → drop")
                 return response, target, None
             if not self.visited.add(target):
                 self.stats.add(redirects_to_visited=1)
+                if self.tracer:
+                    self.tracer.redirect(chain[-1], target, "VISITED? yes → drop")
                 return response, target, None
             if not self._reserve_fetch():
                 return response, target, "max_pages reached before redirect target"
+            if self.tracer:
+                self.tracer.redirect(chain[-1], target, "VISITED? no → fetch it now")
             chain.append(target)
-            response = fetcher.fetch(target)
+            response = self._fetch(fetcher, target, worker)
         return response, chain[-1], None
+
+    def _fetch(self, fetcher: Fetcher, url: str, worker: int) -> Response:
+        """One request (one hop of a redirect chain)."""
+        response = fetcher.fetch(url)
+        if self.tracer:
+            self.tracer.fetched(worker, response.url, response.status, len(response.body),
+                                response.error)
+        return response
 
     def _follow_links(self, page: Page, counts: dict[str, int]) -> None:
         """Extract the page's links and put the unseen, in-scope ones in ToDo."""
@@ -254,25 +293,34 @@ class Crawler:
         extracted = extract_links(page.body, page.final_url, page.content_type)
         counts["links_extracted"] = len(extracted.hrefs)
         candidates: dict[str, None] = {}
+        rejected: list[tuple[str, str]] = []  # (href, why): only for the trace, rare anyway
         for href in extracted.hrefs:
             try:
                 url = canonicalize(href, extracted.base, sort_query=opts.sort_query)
             except BadURL as e:
                 key = "links_not_http" if e.reason == "not http(s)" else "links_malformed"
                 counts[key] = counts.get(key, 0) + 1
+                rejected.append((href, e.reason))
                 continue
             candidates[url] = None
         page.links = list(candidates)
         depth = page.depth + 1
-        if opts.max_depth is not None and depth > opts.max_depth:
+        too_deep = opts.max_depth is not None and depth > opts.max_depth
+        in_scope: list[str] = []
+        answers: list[bool] = []  # Visited's answer for each in-scope link: True = never seen
+        if too_deep:
             counts["links_too_deep"] = len(page.links)
-            return
-        in_scope = [url for url in page.links if self.scope.allows(url)]
-        counts["links_out_of_scope"] = len(page.links) - len(in_scope)
-        fresh = [url for url, new in zip(in_scope, self.visited.add_many(in_scope), strict=True)
-                 if new]
+        else:
+            in_scope = [url for url in page.links if self.scope.allows(url)]
+            counts["links_out_of_scope"] = len(page.links) - len(in_scope)
+            answers = self.visited.add_many(in_scope)
+        fresh = [url for url, new in zip(in_scope, answers, strict=True) if new]
         counts["links_filtered"] = len(in_scope) - len(fresh)
         counts["links_new"] = page.new = len(fresh)
+        if self.tracer:  # before the links enter ToDo, so no TAKES line precedes its TODO line
+            self.tracer.links(page.final_url, page.links, rejected, depth, too_deep=too_deep,
+                              max_depth=opts.max_depth, in_scope=in_scope, fresh=answers,
+                              duplicates=len(extracted.hrefs) - len(rejected) - len(page.links))
         self.todo.put_many([Item(url, depth, page.final_url) for url in fresh])
 
     def _reserve_fetch(self) -> bool:
@@ -289,6 +337,8 @@ class Crawler:
             return True
 
     def _emit(self, page: Page) -> None:
+        if self.recorder is not None:
+            self.recorder.page(page)
         if self._out is not None:
             line = json.dumps(page.record(), ensure_ascii=False)
             with self._out_lock:

@@ -57,6 +57,23 @@ class Options:
     # -- output
     out: str | None = opt(None, "write one JSON line per fetched page to this file", "Output")
     stats: str | None = opt(None, "write the final stats as JSON to this file", "Output")
+    trace: str | None = opt(None, "write one line per crawl decision (EXTRACT, VISITED?, TAKES, "
+                            "FETCHED…) to FILE, or to stdout when FILE is omitted or -",
+                            "Output", nargs="?", const="-", metavar="FILE")
+    report: str | None = opt(None, "write an HTML crawl report with plots to this file at the "
+                             "end (needs matplotlib: pip install 'minicrawl[plot]')", "Output",
+                             metavar="FILE.html")
+    save_pages: str | None = opt(None, "save each fetched body under this directory, mirroring "
+                                 "host/path", "Output", metavar="DIR")
+
+    # -- state (minicrawl/state.py)
+    state: str | None = opt(None, "keep the crawl state in this directory: running the same "
+                            "command again resumes it (with --out appending)", "State",
+                            metavar="DIR")
+    recrawl: bool = opt(False, "revisit the pages recorded in --state with conditional GETs and "
+                        "record what changed (new, changed, unchanged, gone)", "State")
+    forget_gone: bool = opt(False, "with --recrawl: forget gone pages, so a link to one that "
+                            "comes back finds it again", "State")
 
     def replace(self, **changes: Any) -> Options:
         """A copy with some fields changed."""

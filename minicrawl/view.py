@@ -6,12 +6,18 @@ watching costs the crawl nothing measurable.
 
 from __future__ import annotations
 
+import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
+from rich.panel import Panel
+from rich.progress_bar import ProgressBar
 from rich.table import Table
+from rich.text import Text
+
+from minicrawl.progress import Progress, RecentRate, read_progress
 
 if TYPE_CHECKING:
     from minicrawl.crawler import Crawler
@@ -19,22 +25,36 @@ if TYPE_CHECKING:
 REFRESH_PER_SECOND = 4
 
 
+def wants_live_view(quiet: bool, stream: TextIO | None = None, trace_to_stdout: bool = False
+                    ) -> bool:
+    """Whether to show the live panel: only on a terminal, and not with ``--quiet``.
+
+    A trace written to stdout is a live view of its own, and the two would overwrite each other.
+    """
+    stream = sys.stdout if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    return not quiet and not trace_to_stdout and bool(isatty and isatty())
+
+
 class LiveView:
     """A ``rich`` panel showing ToDo, workers, Visited and throughput; a no-op when disabled."""
 
-    def __init__(self, crawler: Crawler, enabled: bool = True) -> None:
+    def __init__(self, crawler: Crawler, enabled: bool = True,
+                 console: Console | None = None) -> None:
         self.crawler = crawler
         self.enabled = enabled
+        self.console = console
+        self._rate = RecentRate()
         self._live: Live | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> LiveView:
         if self.enabled:
-            self._live = Live(self.render(), console=Console(), transient=False,
-                              auto_refresh=False)
+            self._live = Live(self.render(), console=self.console or Console(),
+                              transient=False, auto_refresh=False)
             self._live.__enter__()
-            self._thread = threading.Thread(target=self._refresh, daemon=True)
+            self._thread = threading.Thread(target=self._refresh, name="live-view", daemon=True)
             self._thread.start()
         return self
 
@@ -52,36 +72,35 @@ class LiveView:
             assert self._live is not None
             self._live.update(self.render(), refresh=True)
 
-    def render(self) -> Table:
+    def render(self) -> Panel:
         """The panel for the crawl's state right now."""
-        c = self.crawler
-        counts = c.stats.counts()
-        elapsed = max(c.stats.elapsed, 1e-9)
-        pages = counts.get("pages", 0)
-        visited = c.visited
-        fill = getattr(visited, "fill_ratio", None)
-        fp = getattr(visited, "current_fp_rate", None)
-        cap = c.options.max_pages
-        table = Table(title="minicrawl", show_header=False, box=None, padding=(0, 2))
-        table.add_column(style="bold cyan", justify="right")
-        table.add_column()
-        done = f"{pages:,}" + (f" / {cap:,}  {_bar(pages / cap)}" if cap else "")
-        table.add_row("pages done", done)
-        table.add_row("ToDo", f"{len(c.todo):,} waiting, "
-                              f"{max(c.todo.unfinished - len(c.todo), 0)} in flight")
-        table.add_row("Visited", f"{len(visited):,} URLs" + (
-            f", fill {fill:.4f}, est. false positives {fp:.2e}" if fill is not None else ""))
-        table.add_row("links", f"{counts.get('links_new', 0):,} new, "
-                               f"{counts.get('links_filtered', 0):,} dropped by Visited, "
-                               f"{counts.get('links_out_of_scope', 0):,} out of scope")
-        table.add_row("errors", f"{counts.get('errors', 0):,}")
-        table.add_row("speed", f"{pages / elapsed:,.1f} pages/s, {elapsed:,.1f} s elapsed")
-        return table
+        p = read_progress(self.crawler)
+        return render_progress(p, self._rate.update(p))
 
 
-def _bar(fraction: float, width: int = 24) -> str:
-    filled = int(max(0.0, min(1.0, fraction)) * width)
-    return "[" + "#" * filled + "." * (width - filled) + "]"
+def render_progress(p: Progress, pages_per_s: float) -> Panel:
+    """The live panel for one reading; ``pages_per_s`` is the recent rate."""
+    table = Table(show_header=False, box=None, padding=(0, 1))
+    table.add_column(style="bold cyan", justify="right", no_wrap=True)
+    table.add_column()
+    done: Any = Text(f"{p.pages:,}")
+    if p.max_pages:
+        fraction = p.done_fraction or 0.0
+        done = Group(Text(f"{p.pages:,} / {p.max_pages:,}  ({fraction:.0%})"),
+                     ProgressBar(total=p.max_pages, completed=min(p.pages, p.max_pages),
+                                 width=40))
+    table.add_row("pages done", done)
+    table.add_row("ToDo", f"{p.todo:,} waiting, {p.in_flight:,} in flight")
+    fill = "n/a" if p.fill_ratio is None else f"{p.fill_ratio:.4%}"
+    fp = "none (exact)" if p.fp_rate is None and p.fill_ratio is None else (
+        "n/a" if p.fp_rate is None else f"{p.fp_rate:.2e}")
+    table.add_row("Visited", f"{p.visited:,} URLs, fill {fill}, est. false-positive rate {fp}")
+    table.add_row("links", f"{p.links_new:,} new → ToDo, {p.links_dropped:,} dropped by Visited, "
+                           f"{p.links_out_of_scope:,} out of scope")
+    table.add_row("errors", f"{p.errors:,}")
+    table.add_row("speed", f"{pages_per_s:,.1f} pages/s now, {p.pages_per_s:,.1f} average, "
+                           f"{p.elapsed:,.1f} s elapsed")
+    return Panel(table, title="minicrawl", title_align="left", expand=False)
 
 
 def format_summary(stats: dict[str, Any]) -> str:

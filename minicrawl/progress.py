@@ -1,0 +1,86 @@
+"""One reading of a running crawl: how long ToDo is, how many pages are done, how full Visited is.
+
+The live view and the report's sampler both read the crawl through :func:`read_progress`, a few
+times a second, from counters the workers keep anyway — so watching a crawl never adds work per
+URL, and the panel and the plots always agree on what a number means.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minicrawl.crawler import Crawler
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The crawl's gauges at one moment (``elapsed`` seconds after it started)."""
+
+    elapsed: float
+    pages: int  # pages fetched so far (one per ToDo item, redirect hops included)
+    todo: int  # items waiting in ToDo
+    in_flight: int  # items taken by a worker and not finished yet
+    visited: int  # URLs Visited has been offered and kept
+    fill_ratio: float | None  # fraction of the filter's bits set; None for an exact set
+    fp_rate: float | None  # estimated chance that a new URL is taken for seen, right now; None
+    # when the filter cannot say (an exact set has no false positives at all)
+    links_new: int  # links Visited had never seen: they entered ToDo
+    links_dropped: int  # links Visited had seen (or, rarely, a false positive): dropped
+    links_out_of_scope: int
+    errors: int
+    max_pages: int | None
+
+    @property
+    def pages_per_s(self) -> float:
+        """Average pages per second since the start."""
+        return self.pages / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def done_fraction(self) -> float | None:
+        """Pages done as a fraction of ``max_pages``; None without a cap."""
+        return min(1.0, self.pages / self.max_pages) if self.max_pages else None
+
+
+def read_progress(crawler: Crawler) -> Progress:
+    """Read the crawl's counters now. Cheap: a few locked reads, one bit count of the filter."""
+    counts = crawler.stats.counts()
+    todo = crawler.todo
+    waiting = len(todo)
+    visited = crawler.visited
+    # Any Visited may stand in (exact set, Bloom, Redis…): the filter figures are optional.
+    fill = getattr(visited, "fill_ratio", None)
+    fp = getattr(visited, "current_fp_rate", None)
+    return Progress(
+        elapsed=crawler.stats.elapsed,
+        pages=counts.get("pages", 0),
+        todo=waiting,
+        in_flight=max(todo.unfinished - waiting, 0),
+        visited=len(visited),
+        fill_ratio=fill,
+        fp_rate=fp,
+        links_new=counts.get("links_new", 0),
+        links_dropped=counts.get("links_filtered", 0) + counts.get("redirects_to_visited", 0),
+        links_out_of_scope=counts.get("links_out_of_scope", 0),
+        errors=counts.get("errors", 0),
+        max_pages=crawler.options.max_pages,
+    )
+
+
+class RecentRate:
+    """Pages per second over the last ``window`` seconds, from successive readings."""
+
+    def __init__(self, window: float = 2.0) -> None:
+        self.window = window
+        self._readings: deque[tuple[float, int]] = deque()
+
+    def update(self, progress: Progress, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        self._readings.append((now, progress.pages))
+        while len(self._readings) > 2 and now - self._readings[1][0] >= self.window:
+            self._readings.popleft()
+        (t0, p0), (t1, p1) = self._readings[0], self._readings[-1]
+        return (p1 - p0) / (t1 - t0) if t1 > t0 else progress.pages_per_s
