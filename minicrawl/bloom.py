@@ -51,6 +51,8 @@ from minicrawl.hashes import DEFAULT, MAX_BITS, default_stepper, family_bits, ge
 __all__ = [
     "BloomFileError",
     "BloomFilter",
+    "CountingBloomFilter",
+    "ScalableBloomFilter",
     "bits_for",
     "capacity_for",
     "estimate_count",
@@ -638,3 +640,344 @@ def _plan_batch(flat: np.ndarray, n: int, m: int
     first_row = srows[first][np.cumsum(first) - 1]
     earlier[order] = first_row < srows
     return earlier, ubytes, umasks
+
+
+# --------------------------------------------------------------------------- variants
+
+
+class CountingBloomFilter:
+    """A Bloom filter with an 8-bit counter per position instead of a bit, so items can be removed.
+
+    Same constructor and numbers as :class:`BloomFilter` (``bits`` is the number of counters;
+    memory is one byte per counter, 8x a plain filter). Every ``add`` increments the k counters
+    of the item — also when it was already present — and ``remove`` undoes one ``add``: a
+    multiset, which is what makes removing an added item always safe.
+
+    * Never a false negative for an item added and not removed (as many times as it was added).
+    * Counters saturate at 255 and then stay there: the true count is unknown, so decrementing
+      one could create false negatives for other items.
+    * ``remove`` of an item that is certainly absent (a counter is 0, or lower than the number
+      of times the item uses that counter) raises KeyError. An item that was never added but is
+      a false positive cannot be told apart; removing it would decrement other items' counters
+      and could make *them* disappear — only remove what you added.
+    """
+
+    MAX_COUNT = 255
+
+    def __init__(self, capacity: int | None = None, error_rate: float | None = None,
+                 hashes: int | None = 8, *, bits: int | None = None,
+                 hash: str = DEFAULT) -> None:
+        fam = get_family(hash)
+        m, k, cap, p = _resolve_size(capacity, error_rate, hashes, bits, fam.name)
+        if m * k >= 1 << 64 or m > MAX_BITS:
+            raise ValueError(f"filter too large: m={m}")
+        self._m, self._k, self._capacity, self._error_rate = m, k, cap, p
+        self._family = fam
+        self._indexer = fam.indexer(m, k)
+        # bytearray: fast single-counter access from Python; the NumPy view serves batches.
+        self._counters = bytearray(m)
+        self._view = np.frombuffer(self._counters, dtype=np.uint8)
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def add(self, url: str) -> bool:
+        """Count one more ``url``; True if it was not (reported) present before."""
+        ix = self._indexer(url)
+        c = self._counters
+        top = self.MAX_COUNT
+        with self._lock:
+            present = all(c[i] for i in ix)
+            for i in ix:
+                if c[i] < top:
+                    c[i] += 1
+            self._count += 1
+        return not present
+
+    def add_many(self, urls: Iterable[str]) -> list[bool]:
+        """``add`` for each URL in order (one lock acquisition); same results as sequential adds."""
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        n = len(urls)
+        if n == 0:
+            return []
+        k = self._k
+        flat = np.ascontiguousarray(self._family.indices_many(urls, self._m, k).T).ravel()
+        earlier, _, _ = _plan_batch(flat, n, self._m)
+        where, times = np.unique(flat.astype(np.intp), return_counts=True)
+        view = self._view
+        with self._lock:
+            have = (view[flat.astype(np.intp)] > 0) | earlier
+            new = ~np.logical_and.reduce(have.reshape(k, n), axis=0)
+            bumped = view[where].astype(np.int64) + times
+            view[where] = np.minimum(bumped, self.MAX_COUNT).astype(np.uint8)
+            self._count += n
+        return new.tolist()
+
+    def remove(self, url: str) -> None:
+        """Undo one ``add(url)``. KeyError if ``url`` is certainly not in the filter."""
+        ix = self._indexer(url)
+        c = self._counters
+        top = self.MAX_COUNT
+        with self._lock:
+            if len(set(ix)) == len(ix):
+                if not all(c[i] for i in ix):
+                    raise KeyError(url)
+            else:
+                # An item using one counter twice added 2 to it; it must hold at least that.
+                need: dict[int, int] = {}
+                for i in ix:
+                    need[i] = need.get(i, 0) + 1
+                if any(c[i] < times and c[i] < top for i, times in need.items()):
+                    raise KeyError(url)
+            for i in ix:
+                if c[i] < top:
+                    c[i] -= 1
+            self._count -= 1
+
+    def discard(self, url: str) -> bool:
+        """Remove ``url`` if it is (reported) present; True if something was removed."""
+        try:
+            self.remove(url)
+        except KeyError:
+            return False
+        return True
+
+    def __contains__(self, url: object) -> bool:
+        """True if all k counters of ``url`` are non-zero."""
+        if not isinstance(url, str):
+            return False
+        ix = self._indexer(url)
+        c = self._counters
+        with self._lock:  # counters also go down, so read them consistently
+            return all(c[i] for i in ix)
+
+    def __len__(self) -> int:
+        """Adds minus removes."""
+        return self._count
+
+    @property
+    def count(self) -> int:
+        """Adds minus removes."""
+        return self._count
+
+    @property
+    def bits(self) -> int:
+        """m, the number of counters."""
+        return self._m
+
+    @property
+    def hashes(self) -> int:
+        """k, the number of counters per item."""
+        return self._k
+
+    @property
+    def hash_family(self) -> str:
+        """Name of the hash family."""
+        return self._family.name
+
+    @property
+    def capacity(self) -> int:
+        """n the filter was sized for."""
+        return self._capacity
+
+    @property
+    def error_rate(self) -> float:
+        """The false-positive rate asked for (or implied) at capacity."""
+        return self._error_rate
+
+    @property
+    def over_capacity(self) -> bool:
+        """True while more items are in than the filter was sized for."""
+        return self._count > self._capacity
+
+    @property
+    def fill_ratio(self) -> float:
+        """Fraction of counters that are non-zero."""
+        return int(np.count_nonzero(self._view)) / self._m
+
+    @property
+    def saturated(self) -> int:
+        """Number of counters stuck at the maximum."""
+        return int(np.count_nonzero(self._view == self.MAX_COUNT))
+
+    @property
+    def expected_fp_rate(self) -> float:
+        """Theoretical false-positive rate at capacity."""
+        return false_positive_rate(self._m, self._capacity, self._k)
+
+    @property
+    def current_fp_rate(self) -> float:
+        """False-positive rate now: (non-zero fraction)^k."""
+        return self.fill_ratio ** self._k
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of counter storage: m (one byte per counter)."""
+        return self._m
+
+    def __repr__(self) -> str:
+        return (f"CountingBloomFilter(bits={self._m}, hashes={self._k}, "
+                f"capacity={self._capacity}, error_rate={self._error_rate:.3g}, "
+                f"hash={self._family.name!r}, count={self._count})")
+
+
+class ScalableBloomFilter:
+    """A Bloom filter that grows: once a slice is full, a bigger and stricter one is added.
+
+    Almeida, Baquero, Preguiça & Hutchison, "Scalable Bloom Filters" (2007). Slice i holds
+    ``initial_capacity·growth^i`` items at error rate ``error_rate·(1 − tightening)·tightening^i``
+    (each with the optimal k for its rate unless ``hashes`` is given). An item is present if any
+    slice has it, so the total false-positive rate is at most the sum of the slices' rates,
+    ``error_rate·(1 − r)·(1 + r + r² + …) < error_rate`` — however many items arrive. New items
+    always go into the newest slice.
+    """
+
+    def __init__(self, initial_capacity: int = 100_000, error_rate: float = 0.001, *,
+                 growth: int = 2, tightening: float = 0.9, hashes: int | None = None,
+                 hash: str = DEFAULT) -> None:
+        _check_np(initial_capacity, error_rate)
+        if growth < 1:
+            raise ValueError(f"growth must be at least 1, got {growth}")
+        if not 0.0 < tightening < 1.0:
+            raise ValueError(f"tightening must be strictly between 0 and 1, got {tightening}")
+        get_family(hash)
+        self._initial_capacity = int(initial_capacity)
+        self._error_rate = float(error_rate)
+        self._growth = growth
+        self._tightening = tightening
+        self._hashes = hashes
+        self._hash = hash
+        self._lock = threading.Lock()
+        self._filters: list[BloomFilter] = []
+        self._grow()
+
+    def _grow(self) -> BloomFilter:
+        i = len(self._filters)
+        p = self._error_rate * (1 - self._tightening) * self._tightening ** i
+        f = BloomFilter(capacity=self._initial_capacity * self._growth ** i, error_rate=p,
+                        hashes=self._hashes, hash=self._hash)
+        self._filters.append(f)
+        return f
+
+    def add(self, url: str) -> bool:
+        """Insert ``url``; True if no slice had it (test and set in one locked step)."""
+        with self._lock:
+            if any(url in f for f in self._filters):
+                return False
+            cur = self._filters[-1]
+            if cur.count >= cur.capacity:
+                cur = self._grow()
+            cur.add(url)
+            return True
+
+    def add_many(self, urls: Iterable[str]) -> list[bool]:
+        """``add`` for each URL in order, under one lock acquisition."""
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        out = [False] * len(urls)
+        with self._lock:
+            pending = list(range(len(urls)))
+            # Full slices never change again: one batch lookup each.
+            for f in self._filters[:-1]:
+                if not pending:
+                    break
+                hits = f.contains_many([urls[i] for i in pending])
+                pending = [i for i, hit in zip(pending, hits, strict=True) if not hit]
+            while pending:
+                cur = self._filters[-1]
+                room = cur.capacity - cur.count
+                if room <= 0:
+                    self._grow()
+                    continue
+                chunk, rest = pending[:room], pending[room:]
+                news = cur.add_many([urls[i] for i in chunk])
+                for i, new in zip(chunk, news, strict=True):
+                    out[i] = new
+                if rest:
+                    # What is left must also miss what this chunk just put in (repeats).
+                    hits = cur.contains_many([urls[i] for i in rest])
+                    rest = [i for i, hit in zip(rest, hits, strict=True) if not hit]
+                pending = rest
+        return out
+
+    def contains_many(self, urls: Iterable[str]) -> list[bool]:
+        """``url in self`` for many URLs at once."""
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        hit = [False] * len(urls)
+        for f in list(self._filters):
+            for i, h in enumerate(f.contains_many(urls)):
+                hit[i] = hit[i] or h
+        return hit
+
+    def __contains__(self, url: object) -> bool:
+        """True if any slice reports ``url``."""
+        return any(url in f for f in list(self._filters))
+
+    def __len__(self) -> int:
+        """Number of items added as new."""
+        return self.count
+
+    @property
+    def count(self) -> int:
+        """Number of items added as new, over all slices."""
+        return sum(f.count for f in self._filters)
+
+    @property
+    def slices(self) -> list[BloomFilter]:
+        """The slices, oldest first (a copy of the list; the filters themselves are live)."""
+        return list(self._filters)
+
+    @property
+    def capacity(self) -> int:
+        """Items the current slices hold before the next one is added (grows)."""
+        return sum(f.capacity for f in self._filters)
+
+    @property
+    def error_rate(self) -> float:
+        """The bound on the total false-positive rate."""
+        return self._error_rate
+
+    @property
+    def over_capacity(self) -> bool:
+        """Always False: a scalable filter grows instead."""
+        return False
+
+    @property
+    def bits(self) -> int:
+        """Total bits over all slices."""
+        return sum(f.bits for f in self._filters)
+
+    @property
+    def hash_family(self) -> str:
+        """Name of the hash family."""
+        return self._hash
+
+    @property
+    def fill_ratio(self) -> float:
+        """Set bits over total bits, all slices together."""
+        return sum(f.bits_set for f in self._filters) / self.bits
+
+    @property
+    def current_fp_rate(self) -> float:
+        """Chance now that a new item is reported present: 1 − Π(1 − fill_i^k_i)."""
+        miss = 1.0
+        for f in self._filters:
+            miss *= 1.0 - f.current_fp_rate
+        return 1.0 - miss
+
+    @property
+    def expected_fp_rate(self) -> float:
+        """Total rate once every current slice is at capacity (< ``error_rate``)."""
+        miss = 1.0
+        for f in self._filters:
+            miss *= 1.0 - f.expected_fp_rate
+        return 1.0 - miss
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of bit storage over all slices."""
+        return sum(f.nbytes for f in self._filters)
+
+    def __repr__(self) -> str:
+        return (f"ScalableBloomFilter(initial_capacity={self._initial_capacity}, "
+                f"error_rate={self._error_rate:.3g}, growth={self._growth}, "
+                f"tightening={self._tightening}, slices={len(self._filters)}, "
+                f"count={self.count})")
