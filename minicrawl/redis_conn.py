@@ -1,0 +1,246 @@
+"""The Redis side of a shared crawl: connecting (server or cluster), keys, retries, replay tokens.
+
+Everything the shared crawl keeps in Redis goes through one :class:`SharedRedis`:
+
+* **Connecting.** ``redis://HOST:PORT/DB`` is one server, ``redis+cluster://HOST:PORT`` a Redis
+  Cluster (any node as the entry point); a plain ``redis://`` URL pointing at a cluster node is
+  detected (``INFO cluster``) and switched to redis-py's cluster client.
+* **Retries.** A connection error, timeout or cluster-down answer is retried with exponential
+  backoff and jitter for ``retry_for`` seconds; then :class:`RedisUnavailable` is raised with the
+  URL and what was being done, and every later call fails fast with the same error, so a crawl that
+  lost Redis stops quickly instead of waiting ``retry_for`` again for each call.
+* **Replay tokens.** A retried write must not be applied twice, and an item reclaimed from a killed
+  process must replay the Visited answers the dead process got (else the links it had marked seen
+  but not yet queued would be lost). Both are the same problem, solved once: every write script
+  takes a token, stores its answer under it for ``token_ttl`` seconds, and returns the stored
+  answer when it sees the token again. :class:`ReplayTokens` makes the tokens: ``<entry id>:<n>``
+  for the n-th write while a worker handles ToDo entry ``<entry id>`` (so the process that
+  reclaims the entry produces the same tokens), and one derived from the seed list for seeding.
+
+Key names (NAME is the crawl's name, ``{...}`` is a Redis Cluster hash tag):
+
+* ``mc:{NAME}:todo:*``, ``mc:{NAME}:stats``: ToDo and stats, one hash slot, so ToDo's scripts can
+  touch several of its keys atomically;
+* ``mc:NAME:visited:{TAG}``: the Visited shards, tags chosen so the shards spread evenly over the
+  16384 slots, hence over the nodes (see :func:`shard_tags`);
+* ``mc:NAME:host:{HOST}``: the per-host politeness gate, spread by host.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import redis
+from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
+from redis.crc import key_slot
+from redis.exceptions import NoScriptError
+from redis.retry import Retry
+
+log = logging.getLogger("minicrawl")
+
+T = TypeVar("T")
+
+SLOTS = 16384
+NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+
+#: Errors that say "Redis is not reachable right now", worth retrying; anything else (a wrong
+#: type, a script error) is a bug and raised at once.
+RETRYABLE: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError,
+    redis.exceptions.RedisClusterException,
+)
+
+
+class RedisUnavailable(RuntimeError):
+    """Redis could not be reached (or lost the crawl's data); the message says where and when."""
+
+
+def check_name(name: str) -> str:
+    """The crawl name, checked: braces would change the cluster hash tags of every key."""
+    if not NAME_RE.match(name):
+        raise ValueError(f"crawl name {name!r}: use 1-100 letters, digits, '_', '.', ':' or '-'")
+    return name
+
+
+def shard_tags(shards: int) -> list[str]:
+    """S short hash tags whose cluster slots are spread evenly: tag i lands in slot range i of S.
+
+    Redis Cluster gives each node contiguous slot ranges (``redis-cli --cluster create`` splits
+    them evenly), so tags spread over the slot space spread the shards over the nodes; arbitrary
+    tags like ``0``, ``1``, ``2`` can land on one node.
+    """
+    if not 1 <= shards <= SLOTS:
+        raise ValueError(f"visited shards must be between 1 and {SLOTS}, got {shards}")
+    tags = []
+    for i in range(shards):
+        j = 0
+        while key_slot(f"{i}.{j}".encode()) * shards // SLOTS != i:
+            j += 1
+        tags.append(f"{i}.{j}")
+    return tags
+
+
+class ReplayTokens:
+    """Deterministic tokens for the writes a worker makes while handling one ToDo entry.
+
+    A thread calls :meth:`begin` with the entry's stream id when it takes the entry, and
+    :meth:`end` when done; each write asks :meth:`next` for its token. Outside an entry (the
+    seeding done by the main thread) tokens come from ``base``, a digest of the seed list, so
+    every process started with the same seeds makes the same seeding tokens.
+    """
+
+    def __init__(self, base: str) -> None:
+        self._base = base
+        self._local = threading.local()
+
+    @staticmethod
+    def seeds_base(seeds: Sequence[str]) -> str:
+        return "seeds-" + hashlib.sha1("\n".join(sorted(seeds)).encode()).hexdigest()[:20]
+
+    def begin(self, entry_id: str) -> None:
+        self._local.base = entry_id
+        self._local.n = 0
+
+    def end(self) -> None:
+        self._local.base = None
+
+    def next(self) -> str:
+        local = self._local
+        base = getattr(local, "base", None)
+        if base is None:
+            base = self._base
+            local.base_n = n = getattr(local, "base_n", -1) + 1
+        else:
+            local.n = n = local.n + 1
+        return f"{base}:{n}"
+
+
+class SharedRedis:
+    """One crawl's connection to Redis with retries: ``call(what, fn)`` and ``eval(...)``."""
+
+    def __init__(self, url: str, name: str, *, retry_for: float = 30.0,
+                 token_ttl: float = 600.0, seeds: Sequence[str] = ()) -> None:
+        self.url = url
+        self.name = check_name(name)
+        self.retry_for = retry_for
+        self.token_ttl = max(1, round(token_ttl))
+        self.tokens = ReplayTokens(ReplayTokens.seeds_base(seeds))
+        self.failure: RedisUnavailable | None = None
+        self._shas: dict[str, str] = {}
+        self.client: redis.Redis | RedisCluster = self.call(
+            "connecting", lambda: connect(url))
+        self.cluster = isinstance(self.client, RedisCluster)
+
+    def key(self, part: str) -> str:
+        """A key in the crawl's ToDo/stats slot: ``mc:{NAME}:part``."""
+        return f"mc:{{{self.name}}}:{part}"
+
+    def call(self, what: str, fn: Callable[[], T]) -> T:
+        """``fn()``, retried with backoff while Redis is unreachable, for ``retry_for`` seconds.
+
+        ``fn`` must be safe to run twice (the scripts are, through their tokens). After giving
+        up, this and every later call raise :class:`RedisUnavailable` at once.
+        """
+        if self.failure is not None:
+            raise self.failure
+        started = time.monotonic()
+        delay = 0.05
+        warned = False
+        while True:
+            try:
+                result = fn()
+                if warned:
+                    log.warning("Redis at %s reachable again", self.url)
+                return result
+            except RETRYABLE as e:
+                waited = time.monotonic() - started
+                if waited >= self.retry_for:
+                    self.failure = RedisUnavailable(
+                        f"Redis at {self.url} unreachable for {waited:.0f}s while {what}: "
+                        f"{type(e).__name__}: {e}")
+                    raise self.failure from e
+                if not warned:
+                    log.warning("Redis at %s unreachable while %s (%s: %s); retrying for up to "
+                                "%.0fs", self.url, what, type(e).__name__, e, self.retry_for)
+                    warned = True
+                # Full jitter: many workers retrying together must not hit a recovering server
+                # in lockstep.
+                time.sleep(min(random.uniform(0, delay), self.retry_for - waited))
+                delay = min(delay * 2, 2.0)
+
+    def eval(self, what: str, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run a Lua script: EVALSHA, and EVAL if the server does not know it yet (a restart, a
+        failover, a new cluster node) — the script text is not sent with every call."""
+        return self.eval_many(what, [(script, keys, args)])[0]
+
+    def eval_many(self, what: str, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]
+                  ) -> list[Any]:
+        """Several scripts in one pipeline (one round trip per node); their results in order."""
+        def run() -> list[Any]:
+            results = self._run(calls, "EVALSHA")
+            missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
+            if missing:
+                for i, r in zip(missing, self._run([calls[i] for i in missing], "EVAL"),
+                                strict=True):
+                    results[i] = r
+            for r in results:
+                if isinstance(r, Exception):
+                    raise r
+            return results
+
+        return self.call(what, run)
+
+    def _run(self, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
+             command: str) -> list[Any]:
+        if len(calls) == 1:  # no pipeline object for the common single call
+            script, keys, args = calls[0]
+            try:
+                return [self.client.execute_command(command, self._body(script, command),
+                                                    len(keys), *keys, *args)]
+            except NoScriptError as e:
+                return [e]
+        pipe = self.client.pipeline(transaction=False)
+        for script, keys, args in calls:
+            pipe.execute_command(command, self._body(script, command), len(keys), *keys, *args)
+        return pipe.execute(raise_on_error=False)
+
+    def _body(self, script: str, command: str) -> str:
+        if command == "EVAL":
+            return script
+        sha = self._shas.get(script)
+        if sha is None:
+            sha = self._shas[script] = hashlib.sha1(script.encode()).hexdigest()
+        return sha
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # closing a dead connection must not hide the real error
+            pass
+
+
+def connect(url: str) -> redis.Redis | RedisCluster:
+    """A client for ``url``: a cluster client for ``redis+cluster://`` or a cluster node."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"):
+        raise ValueError(f"not a Redis URL: {url!r} (redis://HOST:PORT/DB or "
+                         f"redis+cluster://HOST:PORT)")
+    settings: dict[str, Any] = {"decode_responses": True, "socket_timeout": 10,
+                                "socket_connect_timeout": 5}
+    if scheme.endswith("+cluster"):
+        return RedisCluster.from_url(scheme.removesuffix("+cluster") + "://" + rest, **settings)
+    # Retries are ours (SharedRedis.call), so redis-py's own are switched off.
+    client = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **settings)
+    if client.info("cluster").get("cluster_enabled"):
+        client.close()
+        return RedisCluster.from_url(url, **settings)
+    return client

@@ -1,0 +1,100 @@
+"""A crawl shared by many processes through Redis: building its parts, and ``--status``.
+
+``Crawler`` calls :func:`open_shared_crawl` when ``options.redis`` is set and gets the shared
+ToDo (:mod:`minicrawl.redis_todo`), Visited (:mod:`minicrawl.redis_visited`), stats
+(:mod:`minicrawl.redis_stats`) and per-host gate (:mod:`minicrawl.redis_politeness`), all on one
+connection (:mod:`minicrawl.redis_conn`). The crawl loop itself does not change: the data still
+flows seed → ToDo → worker → fetch → links → Visited → ToDo, only ToDo and Visited live in Redis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from minicrawl.options import Options
+from minicrawl.redis_conn import SharedRedis
+from minicrawl.redis_politeness import RedisHostGate
+from minicrawl.redis_stats import META, read_shared, shared_elapsed
+from minicrawl.redis_todo import GROUP, LEN_SCRIPT, RedisToDo
+from minicrawl.redis_visited import RedisBloomVisited
+
+
+@dataclass
+class SharedCrawl:
+    """The shared parts of one process's crawl."""
+
+    redis: SharedRedis
+    todo: RedisToDo
+    visited: RedisBloomVisited
+    stats: Any  # RedisStats (imported lazily: it pulls in nothing heavy, but keeps this light)
+    host_gate: RedisHostGate
+
+
+def connect(options: Options, seeds: Sequence[str] = ()) -> SharedRedis:
+    """The crawl's connection, with replay tokens kept long enough to outlive a reclaim."""
+    assert options.redis, "connect() needs options.redis"
+    # A token must still be there when a killed worker's entry is reclaimed (after
+    # reclaim_after of idleness) and re-run, or when a write is retried (within redis_retry).
+    ttl = 600 + 4 * options.reclaim_after + options.redis_retry
+    return SharedRedis(options.redis, options.crawl, retry_for=options.redis_retry,
+                       token_ttl=ttl, seeds=seeds)
+
+
+def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
+    """Join (or start) crawl ``options.crawl`` on ``options.redis``."""
+    from minicrawl.redis_stats import RedisStats
+
+    if getattr(options, "state", None):
+        raise ValueError("--redis and --state both keep the crawl's state: the shared crawl "
+                         "keeps it in Redis, so give one of them")
+    if options.visited != "bloom":
+        raise ValueError("--redis shares a Bloom filter between processes; --visited exact "
+                         "is a set inside one process")
+    shared = connect(options, seeds)
+    visited = RedisBloomVisited(shared, options.expected_urls, options.error_rate, 8,
+                                options.visited_shards)
+    return SharedCrawl(shared, RedisToDo(shared, options.reclaim_after), visited,
+                       RedisStats(shared), RedisHostGate(shared))
+
+
+def crawl_status(options: Options) -> dict[str, Any]:
+    """The shared stats of crawl ``options.crawl``, read without joining it."""
+    from minicrawl.visited import describe
+
+    shared = connect(options)
+    try:
+        fields = read_shared(shared)
+        if not fields:
+            return {"crawl": shared.name, "state": "unknown (no such crawl in this Redis)"}
+        unfinished = int(shared.call("reading ToDo", lambda: shared.client.get(
+            shared.key("todo:unfinished"))) or 0)
+        waiting = int(shared.eval("measuring ToDo", LEN_SCRIPT,
+                                  [shared.key("todo:stream"), shared.key("todo:delayed")],
+                                  [GROUP]))
+        elapsed = shared_elapsed(shared, fields)
+        counts = {k: v for k, v in sorted(fields.items()) if k not in META}
+        status: dict[str, Any] = {
+            "crawl": shared.name, "state": "running" if unfinished else "finished",
+            "processes": fields.get("processes", 0), **counts,
+            "elapsed_s": round(elapsed, 3),
+            "pages_per_s": round(counts.get("pages", 0) / elapsed, 2) if elapsed > 0 else 0.0,
+            "todo_left": waiting, "in_flight": max(0, unfinished - waiting),
+        }
+        visited = RedisBloomVisited.attach(shared)
+        if visited is not None:
+            status.update(describe(visited))
+            status["visited_shards"] = visited.shards
+        return status
+    finally:
+        shared.close()
+
+
+def print_status(options: Options) -> int:
+    """``run.py --redis URL --crawl NAME --status``: print the shared stats; exit status."""
+    status = crawl_status(options)
+    width = max(len(k) for k in status)
+    for name, value in status.items():
+        print(f"{name:<{width}}  {value}")
+    return 0

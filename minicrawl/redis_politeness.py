@@ -1,0 +1,46 @@
+"""Per-host politeness across processes: one next-allowed time per host, kept in Redis.
+
+A per-process delay is not polite when ten processes crawl the same host: each waits its delay and
+the host sees ten times the rate. :class:`RedisHostGate` keeps, for each host, the time its next
+request may start (``mc:NAME:host:{HOST}``, Redis's clock, so machines need not agree on the time)
+and hands out slots atomically: ``reserve(host, delay)`` books the next free slot and returns how
+long the caller must wait for it. Callers that must not sleep (a worker other hosts need) can
+instead put the item back in ToDo with ``not_before = now + wait``.
+
+This is the shared half of the politeness in :mod:`minicrawl.politeness` (per-host delay and
+robots.txt for one process): that module asks its gate for the wait before each request, and with
+``--redis`` the gate is this one.
+"""
+
+from __future__ import annotations
+
+from minicrawl.redis_conn import SharedRedis
+
+RESERVE_SCRIPT = """
+-- KEYS: the host's key; ARGV: delay ms.  Returns the ms to wait for the booked slot.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local at = math.max(now, tonumber(redis.call('GET', KEYS[1]) or '0'))
+local delay = tonumber(ARGV[1])
+-- The key outlives the slot a little, then disappears: idle hosts cost no memory.
+redis.call('SET', KEYS[1], at + delay, 'PX', at + delay - now + 60000)
+return at - now
+"""
+
+
+class RedisHostGate:
+    """Shared per-host next-allowed times for the processes of one crawl."""
+
+    def __init__(self, shared: SharedRedis) -> None:
+        self._shared = shared
+
+    def key(self, host: str) -> str:
+        # The host is the hash tag: hosts spread over the cluster's nodes.
+        return f"mc:{self._shared.name}:host:{{{host.lower()}}}"
+
+    def reserve(self, host: str, delay: float) -> float:
+        """Book ``host``'s next request slot, ``delay`` seconds after the previous one (by any
+        process); return the seconds to wait before sending the request (0.0 if none)."""
+        waited = self._shared.eval("booking a host slot", RESERVE_SCRIPT, [self.key(host)],
+                                   [max(0, round(delay * 1000))])
+        return int(waited) / 1000

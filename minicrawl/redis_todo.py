@@ -1,0 +1,353 @@
+"""ToDo in Redis: one queue for many processes, nothing lost when one of them dies.
+
+:class:`RedisToDo` has the interface of :class:`minicrawl.frontier.ToDo` (``put``, ``put_many``,
+``get``, ``task_done``, ``close``, ``drain``, ``len``, ``unfinished``), so the crawl loop does not
+know which one it has.
+
+Why a Stream with a consumer group (and not an LMOVE reliable queue)
+--------------------------------------------------------------------
+Items are entries ``{j: [url, depth, referrer, attempt]}`` of the stream ``mc:{NAME}:todo:stream``.
+A worker takes one with ``XREADGROUP`` (it then sits in the group's pending entries list, the PEL,
+under this process's consumer name) and acknowledges it with ``XACK`` once the page's links are in
+ToDo. A process killed with ``kill -9`` leaves its entries in the PEL; ``XAUTOCLAIM`` hands entries
+idle longer than ``reclaim_after`` seconds to a live process, which fetches them again. The PEL
+*is* the in-flight list, with idle times and delivery counts kept by Redis: the LMOVE pattern needs
+a processing list per worker, a registry of those lists and a reaper deciding which are dead, all
+of which we would have to write and get right. A live worker's long fetch must not look dead, so a
+heartbeat thread re-claims this process's own in-flight entries (``XCLAIM``, resetting their idle
+time) every ``reclaim_after / 4`` seconds.
+
+Termination across processes
+----------------------------
+``mc:{NAME}:todo:unfinished`` counts items put and not yet acknowledged, exactly like the local
+ToDo's counter: incremented in the same script that adds entries, decremented in the same script
+that acknowledges one — and only if ``XACK`` really removed it from the PEL, so an entry processed
+twice (reclaimed from a slow but live process) is counted down once. A killed process's entries
+stay counted until whoever reclaims them acknowledges them. ``get`` returns ``None`` when, in one
+atomic script, nothing is ready, nothing is reclaimable, the counter is 0 and no process is still
+putting its seeds (``todo:starting``: each process registers there until its first ``get``, so a
+process started a moment after another cannot see an empty crawl before the first one's seeds are
+in and quit).
+
+Delayed items (``put(item, not_before=t)``) wait in the sorted set ``todo:delayed`` by due time
+(Redis's clock, one for all machines) and are moved into the stream when due. If the crawl's keys
+vanish (Redis restarted without persistence) every process stops with :class:`RedisUnavailable`
+instead of taking the empty queue for a finished crawl.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from typing import Any
+
+from minicrawl.frontier import Item
+from minicrawl.redis_conn import RedisUnavailable, SharedRedis
+
+log = logging.getLogger("minicrawl")
+
+GROUP = "workers"
+#: How long a process counts as "still putting its seeds" if it dies before its first get.
+STARTING_GRACE_MS = 30_000
+#: Items per script call when putting many.
+BATCH = 1000
+
+INIT_SCRIPT = """
+-- KEYS: stream, meta, starting; ARGV: group, consumer, grace ms, new epoch
+pcall(redis.call, 'XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')  -- exists: fine
+redis.call('SET', KEYS[2], ARGV[4], 'NX')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[2])
+return redis.call('GET', KEYS[2])
+"""
+
+PUT_SCRIPT = """
+-- KEYS: stream, delayed, unfinished, token; ARGV: token ttl, delay ms, payloads...
+if redis.call('EXISTS', KEYS[4]) == 1 then return 0 end  -- a replay: already put
+local delay = tonumber(ARGV[2])
+if delay > 0 then
+  local t = redis.call('TIME')
+  local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay
+  for i = 3, #ARGV do redis.call('ZADD', KEYS[2], due, ARGV[i]) end
+else
+  for i = 3, #ARGV do redis.call('XADD', KEYS[1], '*', 'j', ARGV[i]) end
+end
+redis.call('INCRBY', KEYS[3], #ARGV - 2)
+redis.call('SET', KEYS[4], 1, 'EX', ARGV[1])
+return #ARGV - 2
+"""
+
+POLL_SCRIPT = """
+-- KEYS: stream, delayed, unfinished, starting, cursor, meta, stats
+-- ARGV: group, consumer, min idle ms, epoch, '1' on this process's first poll
+if redis.call('GET', KEYS[6]) ~= ARGV[4] then return {'lost'} end
+if ARGV[5] == '1' then redis.call('ZREM', KEYS[4], ARGV[2]) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)) do
+  redis.call('XADD', KEYS[1], '*', 'j', m)
+  redis.call('ZREM', KEYS[2], m)
+end
+-- Entries a dead (or hung) process took: the cursor walks the whole PEL over successive polls.
+local c = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3],
+                     redis.call('GET', KEYS[5]) or '0-0', 'COUNT', 1)
+redis.call('SET', KEYS[5], c[1])
+if #c[2] > 0 then
+  redis.call('HINCRBY', KEYS[7], 'todo_reclaimed', 1)
+  return {'item', c[2][1][1], c[2][1][2][2]}
+end
+local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1, 'STREAMS', KEYS[1], '>')
+if r and #r[1][2] > 0 then return {'item', r[1][2][1][1], r[1][2][1][2][2]} end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+if tonumber(redis.call('GET', KEYS[3]) or '0') <= 0 and redis.call('ZCARD', KEYS[4]) == 0 then
+  return {'done'}
+end
+return {'wait'}
+"""
+
+DONE_SCRIPT = """
+-- KEYS: stream, unfinished; ARGV: group, entry id
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+  redis.call('XDEL', KEYS[1], ARGV[2])
+  return redis.call('DECR', KEYS[2])
+end
+return -1  -- already acknowledged (a replay, or the entry was reclaimed and finished elsewhere)
+"""
+
+HEARTBEAT_SCRIPT = """
+-- KEYS: stream; ARGV: group, consumer, entry ids...  Resets the idle time of entries still ours.
+local kept = 0
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if #p == 1 and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    kept = kept + 1
+  end
+end
+return kept
+"""
+
+LEN_SCRIPT = """
+-- KEYS: stream, delayed; ARGV: group.  Entries waiting: not delivered, plus delayed.
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1])[1]
+return redis.call('XLEN', KEYS[1]) - pending + redis.call('ZCARD', KEYS[2])
+"""
+
+DRAIN_SCRIPT = """
+-- KEYS: stream, delayed, unfinished; ARGV: group, consumer.  Takes out what is not handed out.
+local out = {}
+local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 500, 'STREAMS', KEYS[1], '>')
+if r then
+  for _, e in ipairs(r[1][2]) do
+    redis.call('XACK', KEYS[1], ARGV[1], e[1])
+    redis.call('XDEL', KEYS[1], e[1])
+    out[#out + 1] = e[2][2]
+  end
+end
+if #out == 0 then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, 499)) do
+    redis.call('ZREM', KEYS[2], m)
+    out[#out + 1] = m
+  end
+end
+if #out > 0 then redis.call('DECRBY', KEYS[3], #out) end
+return out
+"""
+
+
+def _encode(item: Item, nonce: str | None = None) -> str:
+    fields: list[Any] = [item.url, item.depth, item.referrer, item.attempt]
+    if nonce is not None:  # delayed items are sorted-set members, which must be unique
+        fields.append(nonce)
+    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+
+
+def _decode(payload: str) -> Item:
+    url, depth, referrer, attempt = json.loads(payload)[:4]
+    return Item(url, depth, referrer, attempt)
+
+
+class RedisToDo:
+    """The crawl's ToDo, shared by every process of crawl ``shared.name`` (see the module doc)."""
+
+    def __init__(self, shared: SharedRedis, reclaim_after: float = 30.0) -> None:
+        self._shared = shared
+        self._reclaim_ms = max(1, round(reclaim_after * 1000))
+        self._consumer = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        k = shared.key
+        self._stream, self._delayed = k("todo:stream"), k("todo:delayed")
+        self._unfinished, self._starting = k("todo:unfinished"), k("todo:starting")
+        self._cursor, self._meta, self._stats = k("todo:cursor"), k("todo:epoch"), k("stats")
+        self._epoch = shared.eval(
+            "joining the crawl", INIT_SCRIPT, [self._stream, self._meta, self._starting],
+            [GROUP, self._consumer, STARTING_GRACE_MS, uuid.uuid4().hex])
+        self._first_poll = True
+        self._local = threading.local()  # ids this thread took and has not finished, oldest first
+        self._inflight: set[str] = set()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self.failure: RedisUnavailable | None = None
+        self._heartbeat = threading.Thread(target=self._beat, name="todo-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    @property
+    def consumer(self) -> str:
+        """This process's consumer name in the group (host-pid-random)."""
+        return self._consumer
+
+    # ----------------------------------------------------------------- putting
+
+    def put(self, item: Item, not_before: float | None = None) -> None:
+        """Add ``item``; with ``not_before`` (a ``time.monotonic()`` value) hold it until then."""
+        delay = 0 if not_before is None else max(0, round((not_before - time.monotonic()) * 1000))
+        payload = _encode(item, uuid.uuid4().hex[:8]) if delay else _encode(item)
+        self._put([payload], delay)
+
+    def put_many(self, items: list[Item]) -> None:
+        """Add several ready items: one script call for all the new links of a page."""
+        if items:
+            self._put([_encode(item) for item in items], 0)
+
+    def _put(self, payloads: list[str], delay_ms: int) -> None:
+        shared = self._shared
+        token = shared.tokens.next()
+        calls = [(PUT_SCRIPT,
+                  [self._stream, self._delayed, self._unfinished,
+                   shared.key(f"todo:token:{token}.{start}")],
+                  [shared.token_ttl, delay_ms, *payloads[start:start + BATCH]])
+                 for start in range(0, len(payloads), BATCH)]
+        shared.eval_many("putting URLs in ToDo", calls)
+
+    # ----------------------------------------------------------------- taking
+
+    def get(self) -> Item | None:
+        """The next item (possibly one reclaimed from a dead process); ``None`` once the crawl is
+        over everywhere, after ``close()``, or when Redis is lost (see ``failure``)."""
+        keys = [self._stream, self._delayed, self._unfinished, self._starting, self._cursor,
+                self._meta, self._stats]
+        pause = 0.002
+        while not self._closed.is_set():
+            first = self._first_poll
+            try:
+                answer = self._shared.eval(
+                    "taking an item from ToDo", POLL_SCRIPT, keys,
+                    [GROUP, self._consumer, self._reclaim_ms, self._epoch, "1" if first else "0"])
+            except RedisUnavailable as e:
+                self._fail(e)
+                return None
+            self._first_poll = False
+            if answer[0] == "item":
+                entry_id = answer[1]
+                with self._lock:
+                    self._inflight.add(entry_id)
+                ids = self._ids()
+                ids.append(entry_id)
+                self._shared.tokens.begin(entry_id)
+                return _decode(answer[2])
+            if answer[0] == "done":
+                return None
+            if answer[0] == "lost":
+                self._fail(RedisUnavailable(
+                    f"the state of crawl {self._shared.name!r} disappeared from Redis at "
+                    f"{self._shared.url} (server restarted without persistence, or keys "
+                    f"deleted): stopping rather than taking an empty ToDo for a finished crawl"))
+                return None
+            # Nothing ready but items in flight elsewhere: their links may come. Poll gently.
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        return None
+
+    def task_done(self) -> None:
+        """Acknowledge the item this thread took first and has not finished (after its links
+        were put). Without Redis it stays unacknowledged, for another process to reclaim."""
+        ids = self._ids()
+        if not ids:
+            raise ValueError("task_done() called more times than items were taken")
+        entry_id = ids.pop(0)
+        self._shared.tokens.end()
+        with self._lock:
+            self._inflight.discard(entry_id)
+        if self.failure is not None:
+            return
+        try:
+            self._shared.eval("acknowledging a ToDo item", DONE_SCRIPT,
+                              [self._stream, self._unfinished], [GROUP, entry_id])
+        except RedisUnavailable as e:
+            self._fail(e)
+
+    def _ids(self) -> list[str]:
+        ids = getattr(self._local, "ids", None)
+        if ids is None:
+            ids = self._local.ids = []
+        return ids
+
+    def _beat(self) -> None:
+        interval = self._reclaim_ms / 4000
+        while True:
+            time.sleep(interval)
+            with self._lock:
+                ids = sorted(self._inflight)
+            if not ids or self.failure is not None:
+                if self._closed.is_set():
+                    return  # nothing in flight will ever be taken again here
+                continue
+            try:
+                self._shared.eval("keeping in-flight items", HEARTBEAT_SCRIPT, [self._stream],
+                                  [GROUP, self._consumer, *ids])
+            except RedisUnavailable as e:
+                self._fail(e)
+            except Exception:  # the heartbeat must outlive a surprise; reclaim is the fallback
+                log.exception("ToDo heartbeat failed")
+
+    # ----------------------------------------------------------------- stopping
+
+    def _fail(self, error: RedisUnavailable) -> None:
+        if self.failure is None:
+            self.failure = error
+            log.error("%s", error)
+        self._closed.set()
+
+    def close(self) -> None:
+        """Stop handing out items in this process (Ctrl-C, page cap); the crawl goes on elsewhere.
+        Items in flight here are still acknowledged when their workers finish."""
+        self._closed.set()
+
+    def drain(self) -> list[Item]:
+        """Remove and return every item not yet handed out to any process (ready and delayed)."""
+        items: list[Item] = []
+        while batch := self._shared.eval(
+                "draining ToDo", DRAIN_SCRIPT, [self._stream, self._delayed, self._unfinished],
+                [GROUP, self._consumer]):
+            items += [_decode(p) for p in batch]
+        return items
+
+    def __len__(self) -> int:
+        """Items waiting in the shared queue (ready or delayed), not counting those in flight."""
+        if self.failure is not None:
+            return 0
+        try:
+            return int(self._shared.eval("measuring ToDo", LEN_SCRIPT,
+                                         [self._stream, self._delayed], [GROUP]))
+        except RedisUnavailable:
+            return 0
+
+    @property
+    def unfinished(self) -> int:
+        """Items put and not yet acknowledged, by all processes (waiting plus in flight)."""
+        if self.failure is not None:
+            return 0
+        try:
+            return int(self._shared.call("measuring ToDo", lambda: self._shared.client.get(
+                self._unfinished)) or 0)
+        except RedisUnavailable:
+            return 0
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()

@@ -1,0 +1,285 @@
+"""Visited in Redis: the local Bloom filter's bits, in Redis bitmaps shared by every process.
+
+The same filter as :class:`minicrawl.bloom.BloomFilter` — m from :func:`minicrawl.bloom.bits_for`
+for ``capacity`` and ``error_rate`` with k = 8, the k indices from
+:func:`minicrawl.hashes.indices_many` — with its bit array in Redis, split into S shard keys
+``mc:NAME:visited:{TAG}`` of m/S bits each. A URL is routed to one shard by a hash independent of
+its indices, and its k bits all live in that shard: each shard is a Bloom filter for about n/S
+URLs in m/S bits, so the false-positive rate is the whole filter's. One shard per URL is what
+makes the test-and-set atomic on a cluster, where a command or script may only touch one slot.
+
+**Atomic test-and-set, one round trip per page.** ``add_many`` groups a page's URLs by shard and
+sends one Lua script per shard, all in one pipeline. The script runs one ``BITFIELD`` with k
+``SET u1`` operations per URL, which sets the bits and returns their old values in order: a URL
+is new when one of its old bits was 0. A script runs alone on its server, so two processes
+offering the same URL get "new" exactly once. Separate GETBIT/SETBIT calls (the usual recipe)
+race: both callers read the bits before either sets them (``bench/bench_redis.py`` counts it).
+
+**Replays.** The script stores its answer under the write's replay token when it found something
+new (see :mod:`minicrawl.redis_conn`): a retried call, or the process that reclaims a killed
+worker's ToDo entry, gets the original answer, so URLs the dead worker marked seen but never
+queued are queued by the replay instead of being lost.
+
+**Numbers.** ``fill_ratio`` and ``current_fp_rate`` come from BITCOUNT over the shards, ``len``
+from per-shard counters of new URLs; both are cached for a second or two, they are for the live
+view and the stats, not for the crawl's decisions.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import mmh3
+import numpy as np
+
+from minicrawl.bloom import bits_for, false_positive_rate
+from minicrawl.hashes import MAX_BITS, indices_many
+from minicrawl.redis_conn import RedisUnavailable, SharedRedis, shard_tags
+
+#: Seed of the hash that routes a URL to its shard. The indices use MurmurHash3 x64-128 with
+#: seed 0 (minicrawl.hashes); a different function and seed keep the route independent of them.
+ROUTE_SEED = 0x6D635631
+#: A Redis string holds at most 2**32 bits.
+MAX_SHARD_BITS = 1 << 32
+#: URLs per script call: long enough to amortise the call, short enough not to stall the server.
+BATCH = 1000
+
+ADD_SCRIPT = """
+-- KEYS: bitmap, count, token; ARGV: k, token ttl, the k bit offsets of each URL packed as
+-- little-endian uint32 (one argument: far cheaper to send and parse than one per offset).
+-- Returns one character per URL: '1' new, '0' seen.
+local done = redis.call('GET', KEYS[3])
+if done then return done end
+local k = tonumber(ARGV[1])
+local packed = ARGV[3]
+local bits = #packed / 4
+local per = math.floor(1600 / k) * k   -- bits per BITFIELD call: Lua's unpack() is bounded
+local out, new, pos = {}, 0, 1
+for first = 1, bits, per do
+  local ops, off = {}, 0
+  for i = first, math.min(first + per - 1, bits) do
+    off, pos = struct.unpack('<I4', packed, pos)
+    ops[#ops + 1] = 'SET'; ops[#ops + 1] = 'u1'; ops[#ops + 1] = off; ops[#ops + 1] = 1
+  end
+  local old = redis.call('BITFIELD', KEYS[1], unpack(ops))
+  for u = 1, #old, k do
+    local fresh = '0'
+    for j = u, u + k - 1 do
+      if old[j] == 0 then fresh = '1'; break end
+    end
+    if fresh == '1' then new = new + 1 end
+    out[#out + 1] = fresh
+  end
+end
+local res = table.concat(out)
+if new > 0 then
+  redis.call('INCRBY', KEYS[2], new)
+  redis.call('SET', KEYS[3], res, 'EX', ARGV[2])
+end
+return res
+"""
+
+
+class VisitedMismatch(ValueError):
+    """This process's Visited settings differ from those the shared crawl was started with."""
+
+
+class RedisBloomVisited:
+    """A Bloom filter of URLs in Redis, shared by every process of crawl ``shared.name``.
+
+    The :class:`minicrawl.visited.Visited` interface: ``add``, ``add_many`` (True only the first
+    time a URL is offered, by any process), ``in``, ``len``.
+    """
+
+    def __init__(self, shared: SharedRedis, capacity: int = 1_000_000,
+                 error_rate: float = 0.001, hashes: int = 8, shards: int = 16) -> None:
+        self._shared = shared
+        self._k = hashes
+        self._capacity = capacity
+        self._error_rate = error_rate
+        self._shards = shards
+        m = bits_for(capacity, error_rate, hashes)
+        self._shard_bits = max(hashes, -(-m // shards))  # ≥ k keeps a URL's k indices distinct
+        if self._shard_bits > min(MAX_SHARD_BITS, MAX_BITS):
+            raise ValueError(f"{m} bits in {shards} shards is more than 2**32 bits per Redis "
+                             f"string: use more --visited-shards")
+        self._m = self._shard_bits * shards
+        prefix = f"mc:{shared.name}:visited:"
+        self._keys = [f"{prefix}{{{tag}}}" for tag in shard_tags(shards)]
+        self._count_keys = [key + ":count" for key in self._keys]
+        self._meta_key = prefix + "meta"
+        self._cache: dict[str, tuple[float, int]] = {}
+        self._check_meta()
+
+    @classmethod
+    def attach(cls, shared: SharedRedis) -> RedisBloomVisited | None:
+        """The Visited of an existing crawl, sized as it was created (None if there is none)."""
+        raw = shared.call("reading Visited settings",
+                          lambda: shared.client.get(f"mc:{shared.name}:visited:meta"))
+        if raw is None:
+            return None
+        meta = json.loads(raw)
+        return cls(shared, meta["capacity"], meta["error_rate"], meta["hashes"], meta["shards"])
+
+    def _check_meta(self) -> None:
+        # The first process records the filter's shape; a process sized differently would read
+        # and write other bits, and silently re-crawl or skip pages: refuse it.
+        meta = {"family": "default", "hashes": self._k, "shards": self._shards,
+                "shard_bits": self._shard_bits, "capacity": self._capacity,
+                "error_rate": self._error_rate}
+        client = self._shared.client
+        self._shared.call("recording Visited settings",
+                          lambda: client.set(self._meta_key, json.dumps(meta), nx=True))
+        saved = json.loads(self._shared.call("reading Visited settings",
+                                             lambda: client.get(self._meta_key)))
+        shape = ("family", "hashes", "shards", "shard_bits")
+        if any(saved.get(f) != meta[f] for f in shape):
+            raise VisitedMismatch(
+                f"crawl {self._shared.name!r} keeps its Visited filter with capacity "
+                f"{saved.get('capacity')}, error rate {saved.get('error_rate')}, "
+                f"{saved.get('shards')} shards; this process asks for capacity {self._capacity}, "
+                f"error rate {self._error_rate}, {self._shards} shards. Use the same "
+                f"--expected-urls, --error-rate and --visited-shards, or another --crawl name.")
+
+    # ----------------------------------------------------------------- where the bits are
+
+    def locate(self, urls: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(shard number of each URL, (n, k) bit offsets of each URL within its shard)."""
+        n = len(urls)
+        if self._shards == 1:
+            shard = np.zeros(n, dtype=np.int64)
+        else:
+            route = np.fromiter((mmh3.hash(u, ROUTE_SEED, signed=False) for u in urls),
+                                dtype=np.int64, count=n)
+            shard = route % self._shards
+        return shard, indices_many(urls, self._shard_bits, self._k)
+
+    def shard_key(self, shard: int) -> str:
+        return self._keys[shard]
+
+    # ----------------------------------------------------------------- the Visited interface
+
+    def add(self, url: str) -> bool:
+        """Insert ``url``; True if no process had offered it before (or a false positive)."""
+        return self.add_many([url])[0]
+
+    def add_many(self, urls: Iterable[str]) -> list[bool]:
+        """``add`` for each URL, in order; one pipelined round trip for a page's links."""
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        if not urls:
+            return []
+        shard, offsets = self.locate(urls)
+        token = self._shared.tokens.next()
+        ttl = self._shared.token_ttl
+        calls: list[tuple[str, list[str], list[Any]]] = []
+        rows_of_call: list[np.ndarray] = []
+        for s in np.unique(shard).tolist():
+            rows = np.flatnonzero(shard == s)  # in the caller's order: in-batch repeats work
+            for start in range(0, len(rows), BATCH):
+                part = rows[start:start + BATCH]
+                key = self._keys[s]
+                calls.append((ADD_SCRIPT, [key, self._count_keys[s], f"{key}:t:{token}.{start}"],
+                              [self._k, ttl, offsets[part].astype("<u4").tobytes()]))
+                rows_of_call.append(part)
+        results = self._shared.eval_many("adding URLs to Visited", calls)
+        new = np.zeros(len(urls), dtype=bool)
+        for part, res in zip(rows_of_call, results, strict=True):
+            if isinstance(res, Exception):
+                raise res
+            new[part] = np.frombuffer(res.encode(), dtype=np.uint8) == ord("1")
+        return new.tolist()
+
+    def __contains__(self, url: object) -> bool:
+        """True if all k bits of ``url`` are set (seen by some process, or a false positive)."""
+        if not isinstance(url, str):
+            return False
+        shard, offsets = self.locate([url])
+        ops: list[Any] = []
+        for off in offsets[0].tolist():
+            ops += ["GET", "u1", off]
+        key = self._keys[int(shard[0])]
+        bits = self._shared.call("reading Visited", lambda: self._shared.client.execute_command(
+            "BITFIELD_RO", key, *ops))
+        return all(bits)
+
+    def __len__(self) -> int:
+        """URLs added as new by all processes (cached for a second)."""
+        return self._cached("count", 1.0, lambda: sum(
+            int(v or 0) for v in self._pipeline("GET", self._count_keys)))
+
+    # ----------------------------------------------------------------- numbers
+
+    def _pipeline(self, command: str, keys: list[str]) -> list[Any]:
+        def run() -> list[Any]:
+            pipe = self._shared.client.pipeline(transaction=False)
+            for key in keys:
+                pipe.execute_command(command, key)
+            return pipe.execute()
+        return self._shared.call("reading Visited stats", run)
+
+    def _cached(self, name: str, max_age: float, compute: Any) -> int:
+        now = time.monotonic()
+        at, value = self._cache.get(name, (-max_age - 1.0, 0))
+        if now - at > max_age:
+            try:
+                value = compute()
+                self._cache[name] = (now, value)
+            except RedisUnavailable:
+                pass  # the last value known; the crawl reports the failure itself
+        return value
+
+    @property
+    def count(self) -> int:
+        return len(self)
+
+    @property
+    def bits_set(self) -> int:
+        """Set bits over all shards (BITCOUNT, cached for two seconds)."""
+        return self._cached("bits_set", 2.0, lambda: sum(self._pipeline("BITCOUNT", self._keys)))
+
+    @property
+    def bits(self) -> int:
+        """m, the bits of all shards together."""
+        return self._m
+
+    @property
+    def hashes(self) -> int:
+        return self._k
+
+    @property
+    def shards(self) -> int:
+        return self._shards
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    @property
+    def error_rate(self) -> float:
+        return self._error_rate
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the bitmaps once full size: ⌈m/8⌉ (Redis grows a bitmap as bits are set)."""
+        return self._shards * -(-self._shard_bits // 8)
+
+    @property
+    def fill_ratio(self) -> float:
+        return self.bits_set / self._m
+
+    @property
+    def current_fp_rate(self) -> float:
+        """False-positive rate now, from the fill ratio: fill^k."""
+        return self.fill_ratio ** self._k
+
+    @property
+    def expected_fp_rate(self) -> float:
+        """Theoretical false-positive rate once ``capacity`` URLs are in."""
+        return false_positive_rate(self._m, self._capacity, self._k)
+
+    def __repr__(self) -> str:
+        return (f"RedisBloomVisited(crawl={self._shared.name!r}, bits={self._m}, "
+                f"hashes={self._k}, shards={self._shards}, capacity={self._capacity})")
