@@ -320,7 +320,7 @@ DEFAULT = "default"
 FAMILIES: dict[str, HashFamily] = {
     "default": HashFamily(
         "default", indices, indices_many, default_indexer, False,
-        "MurmurHash3 x64-128 of the UTF-8 bytes, double hashing (h1 + i*h2) mod m"),
+        "MurmurHash3 x64-128 of the UTF-8 bytes, double hashing (start + i*step) mod m"),
     "java": HashFamily(
         "java", java_indices, java_indices_many, _partial(java_indices), True,
         "classic Java crawler SimpleHash: h = (30+Q)*h + c, 32-bit int, (m-1) & h"),

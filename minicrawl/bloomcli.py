@@ -1,0 +1,331 @@
+"""``minicrawl bloom``: size a filter, print the classic table, plot the curves, measure real rates.
+
+    minicrawl bloom size --n 100000000 --p 0.001
+    minicrawl bloom table
+    minicrawl bloom plot curves.png
+    minicrawl bloom measure --hash java --n 1000000 --ratio 10
+
+The top-level CLI passes everything after ``bloom`` to :func:`main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+from urllib.parse import quote
+
+import numpy as np
+
+from minicrawl.bloom import (
+    BloomFilter,
+    bits_for,
+    false_positive_rate,
+    optimal_bits,
+    optimal_hashes,
+)
+from minicrawl.hashes import FAMILIES
+
+__all__ = ["Measurement", "main", "measure_fp", "synthetic_urls", "table_rows"]
+
+PROG = "minicrawl bloom"
+
+
+# --------------------------------------------------------------------------- synthetic URLs
+
+_WORDS = ("news", "shop", "data", "blue", "river", "cloud", "pixel", "north", "green", "metro",
+          "alpha", "delta", "urban", "solar", "crypto", "garden", "travel", "health", "sport",
+          "music", "photo", "world", "daily", "smart", "tech", "food", "home", "city", "open",
+          "free")
+_TLDS = ("com", "org", "net", "de", "fr", "co.uk", "io", "info", "jp", "com.br", "ru", "it")
+# Real words in many scripts, percent-encoded as they appear in links.
+_TERMS = tuple(quote(w) for w in (
+    "Zürich", "São_Paulo", "Kraków", "Москва", "東京", "서울", "Ελλάδα", "İstanbul", "Čeština",
+    "naïve_café", "Ñandú", "Łódź", "München", "Αθήνα", "北京市", "القاهرة", "עברית", "ภาษาไทย",
+    "Việt_Nam", "Þingvellir", "crème_brûlée", "smörgåsbord", "Ärzte", "año_nuevo"))
+_SLUGS = ("how-to-choose-a-bike", "the-best-pizza-in-town", "quarterly-results",
+          "weather-warning-issued", "new-release-notes", "top-10-hiking-trails",
+          "interview-with-the-mayor", "recipe-lentil-soup")
+
+
+def _hosts(rng: np.random.Generator, count: int) -> list[str]:
+    a = rng.integers(0, len(_WORDS), count)
+    b = rng.integers(0, len(_WORDS), count)
+    t = rng.integers(0, len(_TLDS), count)
+    sub = rng.integers(0, 4, count)
+    prefix = ("", "www.", "m.", "blog.")
+    return [f"{prefix[s]}{_WORDS[x]}{_WORDS[y]}{i}.{_TLDS[z]}"
+            for i, (x, y, z, s) in enumerate(zip(a.tolist(), b.tolist(), t.tolist(),
+                                                 sub.tolist(), strict=True))]
+
+
+def synthetic_urls(n: int, seed: int = 1) -> list[str]:
+    """``n`` distinct, realistic-looking URLs, the same for the same (n, seed).
+
+    Like a crawl frontier: ~n/50 hosts (at least 100) in many TLDs; runs of near-identical URLs
+    that differ only in a number (``/article/123``); long tracking queries; percent-encoded
+    non-ASCII words; ports, fragments, dates. URL j carries the serial number j, so any two
+    disjoint ranges of the list are disjoint sets of URLs.
+    """
+    rng = np.random.default_rng(seed)
+    hosts = _hosts(rng, max(100, n // 50))
+    # Zipf-like host popularity: a few big sites, a long tail.
+    host = [hosts[h] for h in ((rng.zipf(1.3, n) - 1) % len(hosts)).tolist()]
+    template = rng.choice(8, size=n, p=[0.25, 0.15, 0.12, 0.12, 0.1, 0.1, 0.08, 0.08])
+    a = rng.integers(0, 1000, n).tolist()
+    w1 = rng.integers(0, len(_TERMS), n).tolist()
+    w2 = rng.integers(0, len(_TERMS), n).tolist()
+    session = rng.integers(0, 1 << 62, n).tolist()
+    terms, slugs = _TERMS, _SLUGS
+    makers = (
+        lambda j: f"https://{host[j]}/article/{j}",
+        lambda j: (f"https://{host[j]}/p/{j}?utm_source=newsletter&utm_medium=email"
+                   f"&utm_campaign=spring_sale_{a[j]}&ref=homepage_carousel"
+                   f"&session={session[j]:016x}"),
+        lambda j: f"https://{host[j]}/wiki/{terms[w1[j]]}_{j}",
+        lambda j: (f"https://{host[j]}/search?q={terms[w1[j]]}+{terms[w2[j]]}&page={j}"
+                   f"&sort=relevance&lang=de&filter=price_asc"),
+        lambda j: (f"https://{host[j]}/{2000 + a[j] % 25}/{1 + a[j] % 12:02d}/"
+                   f"{1 + a[j] % 28:02d}/{slugs[w1[j] % len(slugs)]}-{j}.html"),
+        lambda j: f"http://{host[j]}:8080/catalog/item.php?id={j}&cat={a[j]}&color=blue&size=XL",
+        lambda j: f"https://cdn.{host[j]}/images/{a[j]}/{j}.jpg",
+        lambda j: f"https://{host[j]}/user/{j}/posts?tab=recent#comments",
+    )
+    return [makers[t](j) for j, t in enumerate(template.tolist())]
+
+
+# --------------------------------------------------------------------------- measure
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The outcome of :func:`measure_fp`."""
+
+    family: str
+    n: int
+    m: int
+    k: int
+    probes: int
+    false_positives: int
+    fill_ratio: float
+    seconds: float
+
+    @property
+    def measured(self) -> float:
+        """Fraction of the probes (never inserted) reported present."""
+        return self.false_positives / self.probes
+
+    @property
+    def theoretical(self) -> float:
+        """f = (1 − e^(−kn/m))^k for this m, n, k."""
+        return false_positive_rate(self.m, self.n, self.k)
+
+    @property
+    def fill_theory(self) -> float:
+        """Expected fill ratio 1 − e^(−kn/m)."""
+        return 1.0 - math.exp(-self.k * self.n / self.m)
+
+    @property
+    def ratio(self) -> float:
+        """measured / theoretical (1.0 = the hash family behaves like the math assumes)."""
+        return self.measured / self.theoretical
+
+
+def measure_fp(family: str = "default", n: int = 1_000_000, ratio: float = 10.0, k: int = 8,
+               seed: int = 1, batch: int = 10_000) -> Measurement:
+    """Insert ``n`` synthetic URLs into a filter of ``round(n·ratio)`` bits (rounded up to a
+    power of two for the teaching families), probe ``n`` others, and count false positives."""
+    if n < 1 or ratio <= 0:
+        raise ValueError("n must be positive and ratio > 0")
+    started = time.perf_counter()
+    urls = synthetic_urls(2 * n, seed)
+    bf = BloomFilter(bits=max(1, round(n * ratio)), hashes=k, hash=family)
+    for i in range(0, n, batch):
+        bf.add_many(urls[i:min(i + batch, n)])
+    hits = 0
+    for i in range(n, 2 * n, batch):
+        hits += sum(bf.contains_many(urls[i:min(i + batch, 2 * n)]))
+    return Measurement(family, n, bf.bits, k, n, hits, bf.fill_ratio,
+                       time.perf_counter() - started)
+
+
+# --------------------------------------------------------------------------- table
+
+
+def table_rows(ratios: Sequence[int] = range(2, 33), ks: Sequence[int] = range(1, 9)
+               ) -> list[tuple[int, float, int, list[float]]]:
+    """(m/n, optimal real k, best integer k, [f for each k]) for each m/n: the classic table."""
+    rows = []
+    for r in ratios:
+        fs = [false_positive_rate(r, 1, k) for k in ks]
+        k_real = optimal_hashes(r, 1)
+        k_best = min((math.floor(k_real), math.ceil(k_real)),
+                     key=lambda k: false_positive_rate(r, 1, max(1, k)))
+        rows.append((r, k_real, max(1, k_best), fs))
+    return rows
+
+
+def _fmt(f: float) -> str:
+    # Three significant digits, trailing zeros kept (0.000140), as in the published tables.
+    return f"{f:#.3g}"
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _cmd_size(args: argparse.Namespace, out: TextIO) -> int:
+    n, p, k = args.n, args.p, args.k
+    m = optimal_bits(n, p)
+    k_real = optimal_hashes(m, n)
+    k_int = max(1, round(k_real))
+    m_k = bits_for(n, p, k)
+    print(f"items n                 {n:,}", file=out)
+    print(f"target rate p           {p:g}", file=out)
+    print(f"bits m (optimal k)      {m:,}  = {_human(m / 8)}  ({m / n:.2f} bits per item)",
+          file=out)
+    print(f"optimal k               {k_real:.2f} -> {k_int}", file=out)
+    print(f"expected f, k={k_int:<2}        {_fmt(false_positive_rate(m, n, k_int))}", file=out)
+    print(f"expected f, k={k:<2}        {_fmt(false_positive_rate(m, n, k))}", file=out)
+    print(f"bits for f <= p at k={k:<2} {m_k:,}  = {_human(m_k / 8)}  "
+          f"(what BloomFilter(capacity={n}, error_rate={p:g}, hashes={k}) allocates)", file=out)
+    return 0
+
+
+def _human(nbytes: float) -> str:
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    i = 0
+    while nbytes >= 1024 and i < len(units) - 1:
+        nbytes /= 1024
+        i += 1
+    return f"{nbytes:,.0f} B" if i == 0 else f"{nbytes:,.1f} {units[i]}"
+
+
+def _cmd_table(args: argparse.Namespace, out: TextIO) -> int:
+    ks = list(range(1, 9))
+    print("False-positive rate f = (1 - e^(-k n/m))^k", file=out)
+    head = f"{'m/n':>4} {'k_opt':>6} {'best':>4} " + " ".join(f"{'k=' + str(k):>9}" for k in ks)
+    print(head, file=out)
+    for r, k_real, k_best, fs in table_rows(range(2, 33), ks):
+        cells = " ".join(f"{_fmt(f):>9}" for f in fs)
+        print(f"{r:>4} {k_real:>6.2f} {k_best:>4} {cells}", file=out)
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        import matplotlib
+    except ImportError:
+        print(f"{PROG} plot: matplotlib is not installed; install it with "
+              "pip install 'minicrawl[plot]'", file=sys.stderr)
+        return 2
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    ratios = np.linspace(1, 32, 400)
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=110)
+    for k in range(1, 9):
+        ax.plot(ratios, (1 - np.exp(-k / ratios)) ** k, label=f"k = {k}", linewidth=1.4)
+    best = 0.6185 ** ratios  # f at the optimal (real) k
+    ax.plot(ratios, best, "k--", linewidth=1.2, label="optimal k = (m/n) ln 2")
+    ax.set_yscale("log")
+    ax.set_ylim(1e-7, 1)
+    ax.set_xlim(1, 32)
+    ax.set_xlabel("bits per item  m/n")
+    ax.set_ylabel("false-positive rate  f = (1 - e^(-kn/m))^k")
+    ax.set_title("Bloom filter false-positive rate")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(ncol=3, fontsize=8)
+    fig.tight_layout()
+    path = Path(args.file)
+    fig.savefig(path, format="png")
+    plt.close(fig)
+    print(f"wrote {path}", file=out)
+    return 0
+
+
+def _cmd_measure(args: argparse.Namespace, out: TextIO) -> int:
+    r = measure_fp(args.hash, args.n, args.ratio, args.k, args.seed)
+    print(f"hash family       {r.family}: {FAMILIES[r.family].description}", file=out)
+    print(f"inserted          {r.n:,} synthetic URLs (seed {args.seed})", file=out)
+    print(f"probed            {r.probes:,} other URLs (never inserted)", file=out)
+    print(f"m, k              {r.m:,} bits (m/n = {r.m / r.n:.2f}), k = {r.k}", file=out)
+    print(f"fill ratio        {r.fill_ratio:.4f} (theory {r.fill_theory:.4f})", file=out)
+    print(f"false positives   {r.false_positives:,}", file=out)
+    print(f"measured f        {r.measured:.6f}", file=out)
+    print(f"theoretical f     {r.theoretical:.6f}", file=out)
+    print(f"ratio             {r.ratio:.3f}  (measured / theoretical)", file=out)
+    print(f"time              {r.seconds:.1f} s", file=out)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Bloom filter sizing and experiments.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("size", help="bits, hashes and bytes for n items at rate p")
+    s.add_argument("--n", type=_positive_int, required=True, help="number of items")
+    s.add_argument("--p", type=_rate, required=True, help="false-positive rate, e.g. 0.001")
+    s.add_argument("--k", type=_positive_int, default=8, help="hashes used (default 8)")
+    s.set_defaults(func=_cmd_size)
+
+    t = sub.add_parser("table", help="classic table of f for m/n = 2..32 and k = 1..8")
+    t.set_defaults(func=_cmd_table)
+
+    g = sub.add_parser("plot", help="plot f against m/n for k = 1..8 (needs matplotlib)")
+    g.add_argument("file", help="PNG file to write")
+    g.set_defaults(func=_cmd_plot)
+
+    m = sub.add_parser("measure", help="measured vs theoretical f on synthetic URLs")
+    m.add_argument("--hash", choices=sorted(FAMILIES), default="default",
+                   help="hash family (default: default)")
+    m.add_argument("--n", type=_positive_int, default=1_000_000, help="URLs to insert")
+    m.add_argument("--ratio", type=float, default=10.0, help="bits per item m/n (default 10)")
+    m.add_argument("--k", type=_positive_int, default=8, help="hashes (default 8)")
+    m.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
+    m.set_defaults(func=_cmd_measure)
+    return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)  # also accepts 1_000_000
+    except ValueError:
+        try:
+            as_float = float(text)  # 1e8
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not as_float.is_integer():
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        value = int(as_float)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1: {text!r}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``minicrawl bloom`` with ``argv`` (default: ``sys.argv[1:]``); the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help or a usage error: argparse already printed why
+        return int(exc.code or 0)
+    return int(args.func(args, sys.stdout))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
