@@ -29,6 +29,7 @@ class Response:
     body: bytes = b""
     elapsed_ms: float = 0.0
     error: str | None = None
+    transient: bool = False  # the error was the network's (reset, timeout): worth a retry
 
     @property
     def content_type(self) -> str | None:
@@ -52,8 +53,12 @@ class Fetcher:
         # Fetching is the crawler's job, not the environment's: ignore proxy variables and netrc.
         self.session.trust_env = False
 
-    def fetch(self, url: str, headers: dict[str, str] | None = None) -> Response:
-        """GET ``url`` once. Network failures come back as ``Response.error``, never raised."""
+    def fetch(self, url: str, headers: dict[str, str] | None = None,
+              max_bytes: int | None = None) -> Response:
+        """GET ``url`` once. Network failures come back as ``Response.error``, never raised.
+
+        ``max_bytes`` lowers the body cap for this request (robots.txt is read up to 500 KiB).
+        """
         opts = self.options
         started = time.monotonic()
         result = Response(url)
@@ -62,22 +67,30 @@ class Fetcher:
                                   allow_redirects=False, stream=True) as resp:
                 result.status = resp.status_code
                 result.headers = {k.lower(): v for k, v in resp.headers.items()}
-                result.body, result.error = self._read_body(resp, started)
-        except requests.RequestException as e:
+                result.body, result.error = self._read_body(resp, started, max_bytes)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError,
+                ValueError) as e:  # the last three are raised mid-body
             result.error = describe_error(e)
-        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:  # raised mid-body
-            result.error = describe_error(e)
+            result.transient = is_transient(e)
         result.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
         return result
 
-    def _read_body(self, resp: requests.Response, started: float) -> tuple[bytes, str | None]:
+    def _read_body(self, resp: requests.Response, started: float,
+                   max_bytes: int | None = None) -> tuple[bytes, str | None]:
         """The decoded body, cut at ``max_bytes``; the cap is checked per decoded chunk, so a
         compressed bomb is stopped after one chunk of output, not after inflating it all."""
-        limit = self.options.max_bytes
+        limit = self.options.max_bytes if max_bytes is None else max_bytes
+        declared = resp.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:  # too big before decoding: don't read
+            return b"", f"body larger than max_bytes ({limit}): Content-Length {declared}"
         deadline = started + 3 * self.options.timeout  # a slow drip must still end
         chunks: list[bytes] = []
         size = 0
-        for chunk in resp.raw.stream(CHUNK, decode_content=True):
+        # read1, not stream(): stream() blocks until a whole CHUNK has arrived, so a body
+        # dripping one byte per second would never reach the deadline check. read1 returns
+        # after one socket read (each bounded by the read timeout), and urllib3 2.x inflates
+        # at most CHUNK bytes of a compressed body per call.
+        while chunk := resp.raw.read1(CHUNK, decode_content=True):
             size += len(chunk)
             if size > limit:
                 chunks.append(chunk[: limit - (size - len(chunk))])
@@ -98,6 +111,19 @@ def describe_error(e: BaseException) -> str:
     if isinstance(e, requests.ConnectionError) and "timed out" in text.lower():
         kind = "ConnectTimeout"
     return f"{kind}: {text[:200]}" if text else kind
+
+
+def is_transient(e: BaseException) -> bool:
+    """True for failures a later attempt may not meet: refused or reset connections, timeouts,
+    bodies cut short. Not for bad certificates, bad URLs or undecodable content."""
+    if isinstance(e, requests.RequestException):  # before OSError: they all subclass it
+        return (isinstance(e, requests.ConnectionError | requests.Timeout
+                           | requests.exceptions.ChunkedEncodingError)
+                and not isinstance(e, requests.exceptions.SSLError))
+    if isinstance(e, urllib3.exceptions.HTTPError):
+        return isinstance(e, urllib3.exceptions.ProtocolError | urllib3.exceptions.TimeoutError
+                          | urllib3.exceptions.IncompleteRead)
+    return isinstance(e, OSError)
 
 
 def error_kind(error: str) -> str:

@@ -2,10 +2,16 @@
 
 The demo crawl, the tests and the benchmarks all crawl sites served by :class:`LocalSite`, so
 they need no internet. The request log is how tests check what the crawler really fetched.
+
+A :class:`Resource` with ``send`` answers by hand instead: the fault injectors at the end
+(:func:`reset`, :func:`hang`, :func:`drip`, :func:`endless`, :func:`truncated`) misbehave the
+ways real servers do, and :func:`sequence` answers differently on each request (500, then 200).
 """
 
 from __future__ import annotations
 
+import socket
+import struct
 import threading
 import time
 from collections import Counter
@@ -23,6 +29,8 @@ class Resource:
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {
         "Content-Type": "text/html; charset=utf-8"})
+    # Answer by hand (write to handler.wfile, or not at all): how the fault injectors misbehave.
+    send: Callable[[BaseHTTPRequestHandler], None] | None = None
 
 
 @dataclass
@@ -51,6 +59,7 @@ class LocalSite:
         self.host = host
         self.requests: list[Request] = []
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -79,6 +88,9 @@ class LocalSite:
                 with site._lock:
                     site.requests.append(request)
                 resource = site.resolve(request)
+                if resource.send is not None:
+                    resource.send(self)
+                    return
                 self.send_response(resource.status)
                 for name, value in resource.headers.items():
                     self.send_header(name, value)
@@ -92,7 +104,12 @@ class LocalSite:
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # the default 5 drops SYNs when 32 workers connect at once
             daemon_threads = True
+            stopping = site._stopping  # fault injectors that stall give up when the site stops
 
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # clients hanging up on a drip or a reset are the point, not a failure
+
+        self._stopping.clear()
         self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
@@ -106,6 +123,7 @@ class LocalSite:
         return handler(request) if callable(handler) else handler
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -121,3 +139,87 @@ class LocalSite:
         """How many times each path was requested (robots.txt left out by default)."""
         with self._lock:
             return Counter(r.path for r in self.requests if r.path not in exclude)
+
+
+# -- fault injectors: resources that misbehave on purpose ------------------------------------
+
+
+def sequence(*resources: Resource) -> Callable[[Request], Resource]:
+    """A handler answering its n-th request with ``resources[n]`` (the last one from then on)."""
+    answered = 0
+    lock = threading.Lock()
+
+    def handler(request: Request) -> Resource:
+        nonlocal answered
+        with lock:
+            n, answered = answered, answered + 1
+        return resources[min(n, len(resources) - 1)]
+
+    return handler
+
+
+def reset() -> Resource:
+    """Reset the connection (TCP RST) instead of answering."""
+    def send(h: BaseHTTPRequestHandler) -> None:
+        h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        h.connection.close()
+        h.close_connection = True
+    return Resource(send=send)
+
+
+def hang(seconds: float = 60.0) -> Resource:
+    """Accept the request and never answer (until ``seconds`` pass or the site stops)."""
+    def send(h: BaseHTTPRequestHandler) -> None:
+        h.server.stopping.wait(seconds)  # type: ignore[attr-defined]
+        h.close_connection = True
+    return Resource(send=send)
+
+
+def _headers(h: BaseHTTPRequestHandler, status: int, headers: dict[str, str]) -> None:
+    h.send_response(status)
+    for name, value in headers.items():
+        h.send_header(name, value)
+    h.end_headers()
+
+
+def drip(body: bytes, every: float, size: int = 1, headers: dict[str, str] | None = None,
+         content_length: int | None = None) -> Resource:
+    """Send the headers at once, then ``body`` ``size`` bytes at a time, one piece per ``every``
+    seconds; ``content_length`` may claim more than will ever come."""
+    def send(h: BaseHTTPRequestHandler) -> None:
+        length = len(body) if content_length is None else content_length
+        _headers(h, 200, {"Content-Type": "text/html", **(headers or {}),
+                          "Content-Length": str(length)})
+        for i in range(0, len(body), size):
+            if h.server.stopping.wait(every):  # type: ignore[attr-defined]
+                break
+            h.wfile.write(body[i:i + size])
+            h.wfile.flush()
+        h.close_connection = True
+    return Resource(send=send)
+
+
+def endless(headers: dict[str, str] | None = None, block: bytes = b"<p>" + b"x" * 8189 + b"\n",
+            limit: int = 1 << 30) -> Resource:
+    """A body that never ends (up to ``limit`` bytes): no Content-Length, the connection closes
+    when the client hangs up."""
+    def send(h: BaseHTTPRequestHandler) -> None:
+        _headers(h, 200, {"Content-Type": "text/html", **(headers or {}),
+                          "Connection": "close"})
+        sent = 0
+        while sent < limit and not h.server.stopping.is_set():  # type: ignore[attr-defined]
+            h.wfile.write(block)
+            sent += len(block)
+        h.close_connection = True
+    return Resource(send=send)
+
+
+def truncated(body: bytes, claimed: int, headers: dict[str, str] | None = None) -> Resource:
+    """Promise ``claimed`` bytes in Content-Length, send ``body`` (fewer) and hang up."""
+    def send(h: BaseHTTPRequestHandler) -> None:
+        _headers(h, 200, {"Content-Type": "text/html", **(headers or {}),
+                          "Content-Length": str(claimed)})
+        h.wfile.write(body)
+        h.wfile.flush()
+        h.close_connection = True
+    return Resource(send=send)

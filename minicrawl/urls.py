@@ -41,10 +41,12 @@ class BadURL(ValueError):
         self.url = url
 
 
-def canonicalize(href: str, base: str | None = None, *, sort_query: bool = False) -> str:
+def canonicalize(href: str, base: str | None = None, *, sort_query: bool = False,
+                 max_length: int = MAX_URL_LENGTH) -> str:
     """The canonical absolute http(s) URL for ``href`` found on page ``base``.
 
-    Raises :class:`BadURL` (with ``reason``) for anything that is not a crawlable http(s) URL.
+    Raises :class:`BadURL` (with ``reason``) for anything that is not a crawlable http(s) URL,
+    also for URLs longer than ``max_length`` ("too long").
     """
     # Browsers drop tabs and newlines anywhere and trim surrounding spaces/controls; so do we.
     href = href.strip(" \x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11"
@@ -53,7 +55,7 @@ def canonicalize(href: str, base: str | None = None, *, sort_query: bool = False
         href = _TAB_NEWLINE.sub("", href)
     if _CONTROL.search(href):
         raise BadURL("control character", href)
-    if len(href) > MAX_URL_LENGTH:
+    if len(href) > max_length:  # before parsing: a megabyte-long href costs nothing
         raise BadURL("too long", href)
     try:
         url = urljoin(base, href) if base else href
@@ -80,9 +82,19 @@ def canonicalize(href: str, base: str | None = None, *, sort_query: bool = False
         result = f"{scheme}://{netloc}{path}?{query}"
     else:
         result = f"{scheme}://{netloc}{path}"
-    if len(result) > MAX_URL_LENGTH:
+    if len(result) > max_length:
         raise BadURL("too long", href)
     return result
+
+
+def repeated_segments(url: str) -> int:
+    """How often the most frequent segment occurs in the path of the canonical ``url``: 4 for
+    ``/a/a/a/a/`` or ``/x/a/y/a/a/a``. Calendars and relative-link loops build such paths."""
+    path = url.split("://", 1)[1].partition("/")[2].split("?", 1)[0]
+    segments = [seg for seg in path.split("/") if seg]
+    if len(segments) < 2:
+        return len(segments)
+    return max(segments.count(seg) for seg in set(segments))
 
 
 def host_of(url: str) -> str:
