@@ -274,7 +274,16 @@ class BloomFilter:
         """True if all k bits of ``url`` are set (seen, or a false positive)."""
         if not isinstance(url, str):
             return False
-        return bool(self._bits[self._indexer(url)].all())
+        bits = self._bits
+        if self._stepper is None:
+            return bool(bits[self._indexer(url)].all())
+        x, step = self._stepper(url)
+        m = self._m
+        end = x + self._span * step
+        if end < m:
+            return bool(bits[x:end + 1:step].all())
+        y = x + ((m - 1 - x) // step + 1) * step - m
+        return bool(bits[x::step].all() and bits[y:end - m + 1:step].all())
 
     # ----------------------------------------------------------------- batches
 

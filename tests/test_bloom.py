@@ -259,3 +259,12 @@ def test_big_batch_many_repeats_path() -> None:
     b = BloomFilter(bits=200_000, hashes=8)
     assert a.add_many(urls) == [b.add(u) for u in urls]
     assert a._bits == b._bits
+
+
+@given(added=URLS, probes=URLS, m=st.sampled_from([5, 100, 777, 4096]))
+@settings(max_examples=100, deadline=None)
+def test_contains_single_equals_batch(added: list[str], probes: list[str], m: int) -> None:
+    # Small filters so that probes hit every case: absent, present, false positive.
+    bf = BloomFilter(bits=m, hashes=6)
+    bf.add_many(added)
+    assert [u in bf for u in probes] == bf.contains_many(probes)
