@@ -34,6 +34,7 @@ import random
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -90,21 +91,22 @@ def shard_tags(shards: int) -> list[str]:
 
 
 class ReplayTokens:
-    """Deterministic tokens for the writes a worker makes while handling one ToDo entry.
+    """Tokens for the writes a worker makes while handling one ToDo entry, replayable.
 
     A thread calls :meth:`begin` with the entry's stream id when it takes the entry, and
-    :meth:`end` when done; each write asks :meth:`next` for its token. Outside an entry (the
-    seeding done by the main thread) tokens come from ``base``, a digest of the seed list, so
-    every process started with the same seeds makes the same seeding tokens.
+    :meth:`end` when done; each write asks :meth:`next` for its token, ``<entry id>:<n>``. The
+    process that reclaims the entry after a crash makes the same tokens, so it replays the dead
+    worker's answers.
+
+    Outside an entry, a write about seed URLs only (the seeding, by any process started with
+    these seeds) gets a token derived from those URLs: a process killed between marking its seeds
+    seen and queueing them is replayed by the next one started with the same seeds. Any other
+    write outside an entry gets a random token, good for its own retries only.
     """
 
-    def __init__(self, base: str) -> None:
-        self._base = base
+    def __init__(self, seeds: Sequence[str] = ()) -> None:
+        self._seeds = frozenset(seeds)
         self._local = threading.local()
-
-    @staticmethod
-    def seeds_base(seeds: Sequence[str]) -> str:
-        return "seeds-" + hashlib.sha1("\n".join(sorted(seeds)).encode()).hexdigest()[:20]
 
     def begin(self, entry_id: str) -> None:
         self._local.base = entry_id
@@ -113,15 +115,15 @@ class ReplayTokens:
     def end(self) -> None:
         self._local.base = None
 
-    def next(self) -> str:
+    def next(self, urls: Sequence[str] = ()) -> str:
         local = self._local
         base = getattr(local, "base", None)
-        if base is None:
-            base = self._base
-            local.base_n = n = getattr(local, "base_n", -1) + 1
-        else:
-            local.n = n = local.n + 1
-        return f"{base}:{n}"
+        if base is not None:
+            local.n += 1
+            return f"{base}:{local.n}"
+        if urls and self._seeds and self._seeds.issuperset(urls):
+            return "seeds-" + hashlib.sha1("\n".join(urls).encode()).hexdigest()[:24]
+        return uuid.uuid4().hex
 
 
 class SharedRedis:
@@ -133,7 +135,7 @@ class SharedRedis:
         self.name = check_name(name)
         self.retry_for = retry_for
         self.token_ttl = max(1, round(token_ttl))
-        self.tokens = ReplayTokens(ReplayTokens.seeds_base(seeds))
+        self.tokens = ReplayTokens(seeds)
         self.failure: RedisUnavailable | None = None
         self._shas: dict[str, str] = {}
         self.client: redis.Redis | RedisCluster = self.call(

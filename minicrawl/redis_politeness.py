@@ -7,9 +7,9 @@ and hands out slots atomically: ``reserve(host, delay)`` books the next free slo
 long the caller must wait for it. Callers that must not sleep (a worker other hosts need) can
 instead put the item back in ToDo with ``not_before = now + wait``.
 
-This is the shared half of the politeness in :mod:`minicrawl.politeness` (per-host delay and
-robots.txt for one process): that module asks its gate for the wait before each request, and with
-``--redis`` the gate is this one.
+This is the shared half of :mod:`minicrawl.politeness` (per-host delay, robots.txt, slots, for
+one process). The hook: where ``Politeness._take_slot`` lets a request start, a shared crawl also
+asks ``try_start(host, gap)``; a non-zero answer means WAIT until ``now + answer``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,17 @@ local delay = tonumber(ARGV[1])
 -- The key outlives the slot a little, then disappears: idle hosts cost no memory.
 redis.call('SET', KEYS[1], at + delay, 'PX', at + delay - now + 60000)
 return at - now
+"""
+
+TRY_SCRIPT = """
+-- KEYS: the host's key; ARGV: gap ms.  0: go now (the next start is booked gap ms later);
+-- otherwise the ms until the host is free, nothing booked.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local free = tonumber(redis.call('GET', KEYS[1]) or '0')
+if free > now then return free - now end
+redis.call('SET', KEYS[1], now + tonumber(ARGV[1]), 'PX', tonumber(ARGV[1]) + 60000)
+return 0
 """
 
 
@@ -43,4 +54,12 @@ class RedisHostGate:
         process); return the seconds to wait before sending the request (0.0 if none)."""
         waited = self._shared.eval("booking a host slot", RESERVE_SCRIPT, [self.key(host)],
                                    [max(0, round(delay * 1000))])
+        return int(waited) / 1000
+
+    def try_start(self, host: str, gap: float) -> float:
+        """Start a request on ``host`` now if no process started one less than its gap ago:
+        0.0 (go; the next start is booked ``gap`` seconds on), else the seconds until it is
+        free (nothing booked: the caller puts the URL back in ToDo with that not-before)."""
+        waited = self._shared.eval("asking for a host slot", TRY_SCRIPT, [self.key(host)],
+                                   [max(0, round(gap * 1000))])
         return int(waited) / 1000

@@ -207,16 +207,16 @@ class RedisToDo:
         """Add ``item``; with ``not_before`` (a ``time.monotonic()`` value) hold it until then."""
         delay = 0 if not_before is None else max(0, round((not_before - time.monotonic()) * 1000))
         payload = _encode(item, uuid.uuid4().hex[:8]) if delay else _encode(item)
-        self._put([payload], delay)
+        self._put([payload], delay, [item.url])
 
     def put_many(self, items: list[Item]) -> None:
         """Add several ready items: one script call for all the new links of a page."""
         if items:
-            self._put([_encode(item) for item in items], 0)
+            self._put([_encode(item) for item in items], 0, [item.url for item in items])
 
-    def _put(self, payloads: list[str], delay_ms: int) -> None:
+    def _put(self, payloads: list[str], delay_ms: int, urls: list[str]) -> None:
         shared = self._shared
-        token = shared.tokens.next()
+        token = shared.tokens.next(urls)
         calls = [(PUT_SCRIPT,
                   [self._stream, self._delayed, self._unfinished,
                    shared.key(f"todo:token:{token}.{start}")],

@@ -1,0 +1,353 @@
+"""The shared crawl, against real redis-server processes (one server, and a 3-node cluster).
+
+Every Redis here is started by a fixture on a free 127.0.0.1 port, without persistence, and
+stopped after. Without redis-server on the machine these tests fail with the install hint (CI
+installs it): they are never skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from minicrawl import Crawler
+from minicrawl.demo import generate_site
+from minicrawl.frontier import Item
+from minicrawl.localsite import LocalSite
+from minicrawl.redis_conn import SharedRedis, shard_tags
+from minicrawl.redis_politeness import RedisHostGate
+from minicrawl.redis_todo import RedisToDo
+from minicrawl.redis_visited import RedisBloomVisited, VisitedMismatch
+from minicrawl.redislocal import RedisCluster, RedisServer, require_binaries
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    require_binaries()  # a clear failure, not a skip, when redis-server is missing
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def redis_cluster() -> Iterator[RedisCluster]:
+    require_binaries()
+    with RedisCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[tuple[LocalSite, dict[str, int]]]:
+    """A 2,000-page generated site served from this process, and its reachable set."""
+    with LocalSite() as server:
+        generated = generate_site(server.origin, pages=2000)
+        server.pages.update(generated.pages)
+        yield server, generated.reachable()
+
+
+def crawl_name() -> str:
+    return "t" + uuid.uuid4().hex[:8]
+
+
+def start_crawlers(url: str, name: str, seed: str, n: int = 3, threads: int = 4,
+                   extra: tuple[str, ...] = ()) -> list[subprocess.Popen[str]]:
+    args = [sys.executable, "run.py", seed, "--redis", url, "--crawl", name, "--threads",
+            str(threads), "--quiet", "--reclaim-after", "1", "--expected-urls", "100000",
+            "--timeout", "5", "--delay", "0", "--per-host", "16", *extra]
+    return [subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, stdin=subprocess.DEVNULL) for _ in range(n)]
+
+
+def wait_all(procs: list[subprocess.Popen[str]], timeout: float = 90) -> list[tuple[int, str]]:
+    out = []
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise
+        out.append((p.returncode, err))
+    return out
+
+
+def fetched_paths(server: LocalSite) -> dict[str, int]:
+    return dict(server.fetch_counts())
+
+
+def wait_for_requests(server: LocalSite, n: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while len(server.requests) < n:
+        assert time.monotonic() < deadline, f"only {len(server.requests)} requests so far"
+        time.sleep(0.01)
+
+
+# --------------------------------------------------------------------------- Visited
+
+
+def test_shard_tags_spread_over_the_slot_ranges():
+    from redis.crc import key_slot
+
+    tags = shard_tags(16)
+    assert len(set(tags)) == 16
+    assert [key_slot(f"mc:x:visited:{{{t}}}".encode()) * 16 // 16384 for t in tags] == \
+        list(range(16))
+
+
+def test_visited_matches_the_local_sizing_and_answers_in_order(redis_server):
+    from minicrawl.bloom import BloomFilter
+
+    shared = SharedRedis(redis_server.url, crawl_name())
+    visited = RedisBloomVisited(shared, capacity=10_000, error_rate=0.001, shards=4)
+    local = BloomFilter(capacity=10_000, error_rate=0.001, hashes=8)
+    assert visited.hashes == local.hashes == 8
+    assert local.bits <= visited.bits < local.bits + 4  # the same m, rounded up to 4 shards
+    assert visited.add_many(["a", "b", "a", "c"]) == [True, True, False, True]
+    assert visited.add_many(["a", "d"]) == [False, True]
+    assert visited.add("e") and not visited.add("e")
+    assert "a" in visited and "zz" not in visited
+    assert len(visited) == 5
+    assert 0 < visited.fill_ratio < 0.001 and visited.current_fp_rate < 1e-20
+    urls = [f"https://example.org/{i}" for i in range(5000)]
+    assert sum(visited.add_many(urls)) >= 4990  # a few false positives allowed
+    assert not any(visited.add_many(urls))
+
+
+def test_a_differently_sized_process_is_refused(redis_server):
+    name = crawl_name()
+    RedisBloomVisited(SharedRedis(redis_server.url, name), capacity=10_000, shards=4)
+    with pytest.raises(VisitedMismatch, match="--expected-urls"):
+        RedisBloomVisited(SharedRedis(redis_server.url, name), capacity=20_000, shards=4)
+
+
+ADDER = """
+import json, random, sys
+from minicrawl.redis_conn import SharedRedis
+from minicrawl.redis_visited import RedisBloomVisited
+url, name, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+visited = RedisBloomVisited(SharedRedis(url, name), capacity=100_000, shards=8)
+urls = [f"https://example.org/page/{i}" for i in range(8000)]
+random.Random(seed).shuffle(urls)
+sys.stdin.readline()  # start together
+new = []
+for i in range(0, len(urls), 50):
+    batch = urls[i:i + 50]
+    new += [u for u, fresh in zip(batch, visited.add_many(batch)) if fresh]
+print(json.dumps(new))
+"""
+
+
+@pytest.mark.parametrize("where", ["server", "cluster"])
+def test_concurrent_processes_get_new_exactly_once(where, redis_server, redis_cluster):
+    url = redis_server.url if where == "server" else redis_cluster.url
+    name = crawl_name()
+    RedisBloomVisited(SharedRedis(url, name), capacity=100_000, shards=8)  # create it first
+    procs = [subprocess.Popen([sys.executable, "-c", ADDER, url, name, str(seed)], cwd=ROOT,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+             for seed in range(4)]
+    time.sleep(1.0)  # all four imported and connected
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    answers = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    everything = [u for answer in answers for u in answer]
+    assert len(everything) == len(set(everything)), "a URL was new for two processes"
+    assert len(everything) >= 7_980  # 8,000 minus a few false positives
+    assert all(answers), "the processes did not really overlap"
+
+
+def test_a_replayed_write_gets_the_first_answer(redis_server):
+    """A worker killed between "seen" and "queued": the process that reclaims its entry replays
+    the same token and must be told "new" again, or the links would be lost."""
+    shared = SharedRedis(redis_server.url, crawl_name())
+    visited = RedisBloomVisited(shared, capacity=10_000, shards=4)
+    shared.tokens.begin("1-0")
+    assert visited.add_many(["x", "y", "x"]) == [True, True, False]
+    shared.tokens.begin("1-0")  # the same entry, handled again
+    assert visited.add_many(["x", "y", "x"]) == [True, True, False]
+    shared.tokens.begin("2-0")  # another entry: the truth
+    assert visited.add_many(["x", "y"]) == [False, False]
+    shared.tokens.end()
+
+
+# --------------------------------------------------------------------------- ToDo
+
+
+def test_todo_reclaims_the_items_of_a_dead_consumer(redis_server):
+    shared = SharedRedis(redis_server.url, crawl_name())
+    dead = RedisToDo(shared, reclaim_after=0.3)
+    dead.put_many([Item("u1", 0), Item("u2", 1, "u1")])
+    assert len(dead) == 2 and dead.unfinished == 2
+    taken = dead.get()
+    assert taken == Item("u1", 0, None)
+    dead._inflight.clear()  # as if the process were killed: no more heartbeats
+    alive = RedisToDo(shared, reclaim_after=0.3)
+    got = [alive.get(), alive.get()]
+    assert sorted(i.url for i in got) == ["u1", "u2"]  # u1 reclaimed after 0.3 s idle
+    alive.task_done()
+    alive.task_done()
+    assert alive.get() is None and alive.unfinished == 0
+    dead.task_done()  # the slow original finishing late is not counted twice
+    assert alive.unfinished == 0
+
+
+def test_todo_heartbeat_keeps_a_slow_item(redis_server):
+    shared = SharedRedis(redis_server.url, crawl_name())
+    slow = RedisToDo(shared, reclaim_after=0.4)
+    slow.put(Item("slow", 0))
+    assert slow.get().url == "slow"
+    other = RedisToDo(shared, reclaim_after=0.4)
+    result: list = []
+    thread = threading.Thread(target=lambda: result.append(other.get()))
+    thread.start()
+    time.sleep(1.5)  # well past reclaim_after: only the heartbeat keeps it here
+    assert result == [] and thread.is_alive()
+    slow.task_done()
+    thread.join(5)
+    assert result == [None]
+
+
+def test_delayed_items_wait_for_their_time(redis_server):
+    shared = SharedRedis(redis_server.url, crawl_name())
+    todo = RedisToDo(shared)
+    todo.put(Item("later", 0), not_before=time.monotonic() + 0.3)
+    start = time.monotonic()
+    assert todo.get().url == "later"
+    assert time.monotonic() - start >= 0.25
+    todo.task_done()
+    assert todo.get() is None
+
+
+def test_host_gate_spaces_requests_across_clients(redis_server):
+    name = crawl_name()
+    gates = [RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(3)]
+    waits = sorted(g.reserve("example.org", 0.1) for g in gates for _ in range(2))
+    assert waits[0] == 0.0
+    assert all(b - a >= 0.09 for a, b in zip(waits, waits[1:], strict=False))
+    assert gates[0].try_start("other.org", 0.2) == 0.0
+    assert 0.1 < gates[1].try_start("other.org", 0.2) <= 0.2
+
+
+# --------------------------------------------------------------------------- whole crawls
+
+
+def check_union(server: LocalSite, reachable: dict[str, int], allowed_twice: int = 0) -> None:
+    counts = fetched_paths(server)
+    missed = set(reachable) - set(counts)
+    assert not missed, f"{len(missed)} reachable pages never fetched, e.g. {sorted(missed)[:5]}"
+    assert set(counts) == set(reachable)
+    twice = {p: c for p, c in counts.items() if c > 1}
+    assert sum(c - 1 for c in twice.values()) <= allowed_twice, twice
+
+
+@pytest.mark.timeout(120)
+def test_three_processes_crawl_the_site_once_and_status_reports_it(redis_server, site):
+    server, reachable = site
+    server.requests.clear()
+    name = crawl_name()
+    results = wait_all(start_crawlers(redis_server.url, name, server.url("/")))
+    assert all(code == 0 for code, _ in results), results
+    check_union(server, reachable)
+    status = subprocess.run([sys.executable, "run.py", "--redis", redis_server.url, "--crawl",
+                             name, "--status"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=30)
+    assert status.returncode == 0, status.stderr
+    lines = dict(line.split(None, 1) for line in status.stdout.splitlines() if line.strip())
+    assert lines["state"] == "finished" and lines["processes"] == "3"
+    assert int(lines["pages"]) == len(reachable)
+    assert lines["todo_left"] == "0" and lines["in_flight"] == "0"
+    assert float(lines["visited_fill_ratio"]) > 0
+
+
+def kill_one_mid_crawl(url: str, server: LocalSite, reachable: dict[str, int]) -> None:
+    server.requests.clear()
+    name = crawl_name()
+    procs = start_crawlers(url, name, server.url("/"))
+    wait_for_requests(server, len(reachable) // 4)
+    victim = procs[1]
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    results = wait_all([procs[0], procs[2]])
+    assert all(code == 0 for code, _ in results), results
+    # A killed worker's page is fetched again by whoever reclaims it; with a redirect that is
+    # two requests. 4 threads were in flight at most.
+    check_union(server, reachable, allowed_twice=8)
+    shared = SharedRedis(url, name)
+    assert int(shared.client.hget(shared.key("stats"), "todo_reclaimed") or 0) <= 4
+
+
+@pytest.mark.timeout(120)
+def test_kill_9_of_one_process_loses_nothing(redis_server, site):
+    kill_one_mid_crawl(redis_server.url, *site)
+
+
+@pytest.mark.timeout(120)
+def test_kill_9_on_a_three_node_cluster_loses_nothing(redis_cluster, site):
+    kill_one_mid_crawl(redis_cluster.url, *site)
+    # and the Visited shards really are spread over the three nodes
+    for node in redis_cluster.nodes:
+        client = node.client()
+        assert any(":visited:{" in k for k in client.keys("mc:*")), node.port
+        client.close()
+
+
+def test_dropped_connections_are_retried_without_loss_or_duplicates(redis_server):
+    """The server drops every client connection many times during the crawl: the retries and
+    the replay tokens must keep "exactly once"."""
+    killer_stop = threading.Event()
+
+    def drop_connections() -> None:
+        admin = redis_server.client()
+        while not killer_stop.wait(0.05):
+            admin.client_kill_filter(_type="normal", skipme=True)
+        admin.close()
+
+    with LocalSite() as server:
+        generated = generate_site(server.origin, pages=300)
+        server.pages.update(generated.pages)
+        killer = threading.Thread(target=drop_connections)
+        killer.start()
+        try:
+            Crawler([server.url("/")], threads=4, redis=redis_server.url, crawl=crawl_name(),
+                    expected_urls=10_000, reclaim_after=1.0, delay=0, per_host=16).run()
+        finally:
+            killer_stop.set()
+            killer.join()
+        check_union(server, generated.reachable())
+
+
+@pytest.mark.timeout(60)
+def test_redis_lost_mid_crawl_is_a_clear_error(site):
+    server, reachable = site
+    with RedisServer() as lost:
+        procs = start_crawlers(lost.url, crawl_name(), server.url("/"), n=1,
+                               extra=("--redis-retry", "1"))
+        server.requests.clear()
+        wait_for_requests(server, 100)
+        lost.stop()
+        [(code, err)] = wait_all(procs, timeout=30)
+    assert code == 3, err
+    assert "unreachable" in err and "redis://127.0.0.1" in err
+
+
+def test_unreachable_redis_at_start_is_a_clear_error(site):
+    from minicrawl.redislocal import free_port
+
+    server, _ = site
+    done = subprocess.run([sys.executable, "run.py", server.url("/"), "--redis",
+                           f"redis://127.0.0.1:{free_port()}/0", "--redis-retry", "0.5",
+                           "--delay", "0", "--quiet"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 3
+    assert "unreachable" in done.stderr and "connecting" in done.stderr
