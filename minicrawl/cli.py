@@ -19,6 +19,7 @@ from minicrawl.options import Options, option_fields
 from minicrawl.seeds import NoValidSeeds
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="serve a generated demo site on loopback and crawl it (no internet)")
     parser.add_argument("--quiet", action="store_true",
                         help="no live view and no summary, only warnings")
+    parser.add_argument("--status", action="store_true",
+                        help="with --redis and --crawl: print the shared crawl's stats and exit")
     parser.add_argument("--version", action="version", version=f"minicrawl {__version__}")
     groups: dict[str, argparse._ArgumentGroup] = {}
     for f in option_fields():
@@ -73,19 +76,28 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, **settings: Any) -> tuple[int, dict]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
+    from minicrawl.redis_conn import RedisUnavailable
+    from minicrawl.redis_visited import VisitedMismatch
     from minicrawl.report import ReportUnavailable
     from minicrawl.view import LiveView, format_summary, wants_live_view
 
     try:
         crawler = Crawler(seeds, options, **settings)
-    except (NoValidSeeds, ReportUnavailable) as e:
+    except (NoValidSeeds, ReportUnavailable, VisitedMismatch) as e:
         print(f"minicrawl: {e}", file=sys.stderr)
         return EXIT_USAGE, {}
+    except RedisUnavailable as e:
+        print(f"minicrawl: {e}", file=sys.stderr)
+        return EXIT_REDIS, {}
     code = EXIT_OK
     view = LiveView(crawler, enabled=wants_live_view(
         quiet, sys.stdout, trace_to_stdout=crawler.options.trace == "-"))
-    with view:
-        stats = crawler.run()
+    try:
+        with view:
+            stats = crawler.run()
+    except RedisUnavailable as e:  # Redis lost mid-crawl; the items in flight wait in Redis
+        print(f"minicrawl: {e}", file=sys.stderr)
+        return EXIT_REDIS, {}
     if crawler.stats["interrupted"]:
         code = EXIT_INTERRUPTED
     if not quiet:
@@ -116,6 +128,17 @@ def main(argv: list[str] | None = None) -> int:
         from minicrawl.demo import run_demo
 
         return run_demo(options=options, quiet=args.quiet)
+    if args.status:
+        if not options.redis:
+            parser.error("--status reads a shared crawl: give --redis URL (and --crawl NAME)")
+        from minicrawl.redis_conn import RedisUnavailable
+        from minicrawl.redis_crawl import print_status
+
+        try:
+            return print_status(options)
+        except RedisUnavailable as e:
+            print(f"minicrawl: {e}", file=sys.stderr)
+            return EXIT_REDIS
     if not args.seeds:
         parser.error("give seed URLs or seed files (or --demo)")
     code, _ = crawl_and_report(args.seeds, quiet=args.quiet, options=options)

@@ -91,10 +91,18 @@ class Crawler:
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
         opts = self.options
         self.on_page = on_page
-        self.todo = ToDo()
-        self.visited = visited_filter if visited_filter is not None else make_visited(opts)
+        self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
+        if opts.redis:
+            from minicrawl.redis_crawl import open_shared_crawl
+
+            self.shared = open_shared_crawl(opts, self.seeds)
+        self.todo = self.shared.todo if self.shared else ToDo()
+        if visited_filter is not None:
+            self.visited = visited_filter
+        else:
+            self.visited = self.shared.visited if self.shared else make_visited(opts)
         self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
-        self.stats = Stats()
+        self.stats = self.shared.stats if self.shared else Stats()
         self._fetch_lock = threading.Lock()
         self._fetches = 0
         self._out_lock = threading.Lock()
@@ -151,6 +159,8 @@ class Crawler:
                 json.dump(stats, f, indent=2)
         if self.recorder is not None:
             write_report(opts.report, self.recorder, stats)
+        if self.shared is not None and self.shared.todo.failure is not None:
+            raise self.shared.todo.failure  # Redis lost: what was in flight waits there
         return stats
 
     def pages(self) -> Iterator[Page]:

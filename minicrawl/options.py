@@ -75,6 +75,22 @@ class Options:
     forget_gone: bool = opt(False, "with --recrawl: forget gone pages, so a link to one that "
                             "comes back finds it again", "State")
 
+    # -- a crawl shared by many processes through Redis (minicrawl/redis_*.py)
+    redis: str | None = opt(None, "share the crawl with other processes through this Redis: "
+                            "redis://HOST:PORT/DB, or redis+cluster://HOST:PORT for a Redis "
+                            "Cluster (a cluster node is also detected)", "Shared crawl (Redis)",
+                            metavar="URL")
+    crawl: str = opt("default", "name of the shared crawl: processes with the same --redis and "
+                     "--crawl crawl together", "Shared crawl (Redis)", metavar="NAME")
+    visited_shards: int = opt(16, "Redis keys the shared Visited bitmap is split into (spread "
+                              "over a cluster's nodes)", "Shared crawl (Redis)", metavar="S")
+    reclaim_after: float = opt(30.0, "seconds an item taken by a process may go without a "
+                               "heartbeat before another process takes it over (a killed "
+                               "process)", "Shared crawl (Redis)", metavar="SECONDS")
+    redis_retry: float = opt(30.0, "seconds to keep retrying (with backoff) while Redis is "
+                             "unreachable before stopping with an error", "Shared crawl (Redis)",
+                             metavar="SECONDS")
+
     def replace(self, **changes: Any) -> Options:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)

@@ -7,6 +7,7 @@ installs it): they are never skipped silently.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -24,6 +25,7 @@ from minicrawl import Crawler
 from minicrawl.demo import generate_site
 from minicrawl.frontier import Item
 from minicrawl.localsite import LocalSite
+from minicrawl.options import Options
 from minicrawl.redis_conn import SharedRedis, shard_tags
 from minicrawl.redis_politeness import RedisHostGate
 from minicrawl.redis_todo import RedisToDo
@@ -31,6 +33,11 @@ from minicrawl.redis_visited import RedisBloomVisited, VisitedMismatch
 from minicrawl.redislocal import RedisCluster, RedisServer, require_binaries
 
 ROOT = Path(__file__).resolve().parent.parent
+# The per-host delay would make one-host test crawls slow: off, where politeness exists.
+POLITE_OFF = {"delay": 0, "per_host": 16} if "delay" in {
+    f.name for f in dataclasses.fields(Options)} else {}
+POLITE_FLAGS = tuple(x for k, v in POLITE_OFF.items() for x in ("--" + k.replace("_", "-"),
+                                                                   str(v)))
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +71,7 @@ def start_crawlers(url: str, name: str, seed: str, n: int = 3, threads: int = 4,
                    extra: tuple[str, ...] = ()) -> list[subprocess.Popen[str]]:
     args = [sys.executable, "run.py", seed, "--redis", url, "--crawl", name, "--threads",
             str(threads), "--quiet", "--reclaim-after", "1", "--expected-urls", "100000",
-            "--timeout", "5", "--delay", "0", "--per-host", "16", *extra]
+            "--timeout", "5", *POLITE_FLAGS, *extra]
     return [subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, stdin=subprocess.DEVNULL) for _ in range(n)]
 
@@ -320,7 +327,7 @@ def test_dropped_connections_are_retried_without_loss_or_duplicates(redis_server
         killer.start()
         try:
             Crawler([server.url("/")], threads=4, redis=redis_server.url, crawl=crawl_name(),
-                    expected_urls=10_000, reclaim_after=1.0, delay=0, per_host=16).run()
+                    expected_urls=10_000, reclaim_after=1.0, **POLITE_OFF).run()
         finally:
             killer_stop.set()
             killer.join()
@@ -347,7 +354,7 @@ def test_unreachable_redis_at_start_is_a_clear_error(site):
     server, _ = site
     done = subprocess.run([sys.executable, "run.py", server.url("/"), "--redis",
                            f"redis://127.0.0.1:{free_port()}/0", "--redis-retry", "0.5",
-                           "--delay", "0", "--quiet"], cwd=ROOT, capture_output=True, text=True,
+                           *POLITE_FLAGS, "--quiet"], cwd=ROOT, capture_output=True, text=True,
                           timeout=30)
     assert done.returncode == 3
     assert "unreachable" in done.stderr and "connecting" in done.stderr
