@@ -53,12 +53,35 @@ class Options:
                                 "(default: no limit)", "Scope")
     max_pages: int | None = opt(None, "hard cap on pages fetched (default: no limit)", "Scope")
     sort_query: bool = opt(False, "sort query parameters when canonicalizing URLs", "Scope")
+    max_url_length: int = opt(2048, "links longer than this (canonical, in characters) are "
+                              "skipped as malformed", "Scope", metavar="N")
+    max_repeated_segments: int = opt(3, "drop links whose path has one segment more often "
+                                     "than this (/a/a/a/a/ has 4), a crawler trap; 0: no limit",
+                                     "Scope", metavar="N")
+    max_pages_per_host: int | None = opt(None, "at most this many requests to one host "
+                                         "(default: no limit)", "Scope", metavar="N")
+
+    # -- politeness and retries
+    ignore_robots: bool = opt(False, "do not fetch or obey robots.txt", "Politeness")
+    delay: float = opt(0.25, "minimum seconds between requests to the same host (0: none)",
+                       "Politeness", metavar="SECONDS")
+    max_crawl_delay: float = opt(10.0, "a robots.txt Crawl-delay above this many seconds is "
+                                 "capped to it", "Politeness", metavar="SECONDS")
+    per_host: int = opt(2, "at most this many requests in flight to one host", "Politeness",
+                        metavar="N")
+    retries: int = opt(2, "retry a URL this many times after a connection error, timeout, "
+                       "408, 429 or 5xx", "Politeness", metavar="N")
+    retry_backoff: float = opt(1.0, "seconds before the first retry, doubled for each next one "
+                               "(with jitter)", "Politeness", metavar="SECONDS")
+    max_backoff: float = opt(60.0, "longest wait before a retry, also for a Retry-After",
+                             "Politeness", metavar="SECONDS")
 
     # -- output
     out: str | None = opt(None, "write one JSON line per fetched page to this file", "Output")
     stats: str | None = opt(None, "write the final stats as JSON to this file", "Output")
     trace: str | None = opt(None, "write one line per crawl decision (EXTRACT, VISITED?, TAKES, "
-                            "FETCHED…) to FILE, or to stdout when FILE is omitted or -",
+                            "FETCHED…) to FILE, or to stdout when FILE is omitted or - "
+                            "(default: off)",
                             "Output", nargs="?", const="-", metavar="FILE")
     report: str | None = opt(None, "write an HTML crawl report with plots to this file at the "
                              "end (needs matplotlib: pip install 'minicrawl[plot]')", "Output",
