@@ -116,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
         return bloom_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.demo:  # other defaults for the demo's loopback site; flags given still win
+        from minicrawl.demo import DEMO_DEFAULTS
+
+        parser.set_defaults(**DEMO_DEFAULTS)
+        args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     # SIGTERM stops the crawl the way Ctrl-C does: pages in flight finish, files are complete.
     signal.signal(signal.SIGTERM, lambda *_: _raise_interrupt())

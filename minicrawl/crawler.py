@@ -23,12 +23,14 @@ from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
 from minicrawl.options import Options
+from minicrawl.politeness import Politeness, Verdict
 from minicrawl.report import Recorder, require_plotting, write_report
+from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds
 from minicrawl.stats import Stats
 from minicrawl.trace import Tracer
-from minicrawl.urls import BadURL, canonicalize
+from minicrawl.urls import BadURL, canonicalize, repeated_segments
 from minicrawl.visited import Visited, describe, make_visited
 
 log = logging.getLogger("minicrawl")
@@ -105,6 +107,10 @@ class Crawler:
         self.stats = self.shared.stats if self.shared else Stats()
         self._fetch_lock = threading.Lock()
         self._fetches = 0
+        self.politeness = Politeness(opts, self.stats)  # robots.txt, per-host pace, retries' room
+        # Redirect targets waiting in ToDo → the chain that led there (its record comes at the
+        # end). Plain dict operations on distinct keys: atomic, no lock needed.
+        self._chains: dict[str, _Chain] = {}
         self._out_lock = threading.Lock()
         self._out = None
         self._stopping = threading.Event()
@@ -215,6 +221,7 @@ class Crawler:
                     self._visit(item, fetcher, n)
                 except Exception as e:  # one bad URL must never kill a worker
                     log.exception("worker %d failed on %s", n, item.url)
+                    self._chains.pop(item.url, None)
                     self.stats.add(errors=1, error_internal=1)
                     self._emit(Page(item.url, item.depth, item.referrer, item.url, worker=n,
                                     error=f"internal error: {type(e).__name__}: {e}"[:300],
@@ -228,66 +235,123 @@ class Crawler:
             fetcher.close()
 
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
-        if not self._reserve_fetch():
+        # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
+        chain = self._chains.get(item.url)
+        admission = self.politeness.admit(item.url, fetcher)
+        if admission.verdict is Verdict.WAIT:  # not now: back to ToDo, take another URL
+            self.stats.add(politeness_waits=1)
+            self.todo.put(item, not_before=admission.not_before)
             return
-        if self.tracer:
-            self.tracer.takes(n, item.url, item.depth)
-        fetched_at = _now()
-        response, final_url, error = self._fetch_following_redirects(item.url, fetcher, n)
+        if admission.verdict is Verdict.DENY:
+            self._refuse(item, chain, admission.reason, {admission.kind: 1}, n)
+            return
+        started = time.monotonic()
+        response: Response | None = None
+        try:  # the host slot admit() gave us is handed back whatever happens
+            if not self._reserve_fetch():
+                if chain is not None:
+                    self._refuse(item, chain, "max_pages reached before redirect target", {}, n)
+                return
+            if self.tracer:
+                self.tracer.takes(n, item.url, item.depth)
+            if chain is None:
+                chain = _Chain(item, _now())
+            response = self._fetch(fetcher, item.url, n)
+        finally:
+            self.politeness.done(item.url, time.monotonic() - started,
+                                 host_pause(response, self.options.max_backoff))
+        opts = self.options
+        counts: dict[str, int] = {"requests": 1, "bytes": len(response.body)}
+        error = response.error
+        if is_retryable(response):
+            if item.attempt < opts.retries:  # later, from ToDo: this worker goes on meanwhile
+                wait = wait_before_retry(response, item.attempt, opts.retry_backoff,
+                                         opts.max_backoff)
+                counts["retries"] = 1
+                self.stats.add(counts)
+                self.todo.put(item._replace(attempt=item.attempt + 1),
+                              not_before=time.monotonic() + wait)
+                return
+            error = failure_reason(response, item.attempt + 1)
+        chain.urls.append(item.url)
+        chain.elapsed_ms += response.elapsed_ms
+        final_url = item.url
+        if error is None and response.location is not None:
+            final_url, error, queued = self._redirect(chain, item, response)
+            if queued:  # the record waits for the end of the chain
+                self.stats.add(counts, redirects_followed=1)
+                return
+        self._chains.pop(item.url, None)
         if self.tracer and error:
-            self.tracer.gives_up(n, item.url, error)
-        page = Page(item.url, item.depth, item.referrer, final_url, status=response.status,
+            self.tracer.gives_up(n, chain.item.url, error)
+        origin = chain.item
+        page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
                     headers=response.headers, body=response.body,
-                    elapsed_ms=response.elapsed_ms, fetched_at=fetched_at,
-                    error=error or response.error, worker=n)
-        counts: dict[str, int] = {"pages": 1, "bytes": len(response.body)}
+                    elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
+                    error=error, worker=n)
+        self._record(page, counts)
+
+    def _refuse(self, item: Item, chain: _Chain | None, reason: str, counts: dict[str, int],
+                n: int) -> None:
+        """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
+        self._chains.pop(item.url, None)
+        origin = chain.item if chain is not None else item
+        page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
+                    fetched_at=chain.fetched_at if chain is not None else _now(), worker=n)
+        if self.tracer:
+            self.tracer.gives_up(n, item.url, reason)
+        policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
+        self._record(page, counts, failed=not policy)
+
+    def _record(self, page: Page, counts: dict[str, int], failed: bool = True) -> None:
+        """Count the page, follow its links if it is HTML, and emit it."""
+        counts["pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
-        if page.error:
+        if page.error and failed:
             counts["errors"] = 1
             counts["error_" + error_kind(page.error)] = 1
-        elif page.status == 200 and is_html(page.content_type):
+        # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
+        if page.status == 200 and page.body and is_html(page.content_type):
             self._follow_links(page, counts)
         self.stats.add(counts)
         self._emit(page)
 
-    def _fetch_following_redirects(self, url: str, fetcher: Fetcher,
-                                   worker: int = 0) -> tuple[Response, str, str | None]:
-        """Fetch ``url``; follow redirects whose targets Visited has not seen.
-
-        A redirect target is offered to Visited like any link, so a page reached both by a
-        redirect and by a link is fetched once. Returns the last response, the final URL and an
-        error (None when the chain ended normally, also when it ended at a page already seen).
+    def _redirect(self, chain: _Chain, item: Item,
+                  response: Response) -> tuple[str, str | None, bool]:
+        """Follow ``response``'s redirect if Visited has not seen its target: the target goes
+        to ToDo like a link (so robots.txt, politeness and retries apply to it) and carries the
+        chain on. Returns (final URL, error, whether the target was queued). A chain ends with
+        an error on a loop, after ``MAX_REDIRECTS`` hops or at a bad Location; without one at
+        a target out of scope or already seen (which is then not fetched again).
         """
-        chain = [url]
-        response = self._fetch(fetcher, url, worker)
-        while (location := response.location) is not None:
-            try:
-                target = canonicalize(location, response.url,
-                                      sort_query=self.options.sort_query)
-            except BadURL as e:
-                return response, chain[-1], f"bad redirect location ({e.reason})"
-            if target in chain:
-                return response, target, "redirect loop"
-            if len(chain) > MAX_REDIRECTS:
-                return response, target, f"more than {MAX_REDIRECTS} redirects"
-            if not self.scope.allows(target):
-                self.stats.add(redirects_out_of_scope=1)
-                if self.tracer:
-                    self.tracer.redirect(chain[-1], target, "OUT OF SCOPE → drop")
-                return response, target, None
-            if not self.visited.add(target):
-                self.stats.add(redirects_to_visited=1)
-                if self.tracer:
-                    self.tracer.redirect(chain[-1], target, "VISITED? yes → drop")
-                return response, target, None
-            if not self._reserve_fetch():
-                return response, target, "max_pages reached before redirect target"
+        try:
+            target = canonicalize(response.location or "", response.url,
+                                  sort_query=self.options.sort_query,
+                                  max_length=self.options.max_url_length)
+        except BadURL as e:
+            return item.url, f"bad redirect location ({e.reason})", False
+        if target in chain.urls:
+            return target, "redirect loop", False
+        if len(chain.urls) > MAX_REDIRECTS:
+            return target, f"more than {MAX_REDIRECTS} redirects", False
+        unwanted = self._unwanted(target)
+        if unwanted is not None:
+            self.stats.add({"redirects_" + unwanted: 1})
             if self.tracer:
-                self.tracer.redirect(chain[-1], target, "VISITED? no → fetch it now")
-            chain.append(target)
-            response = self._fetch(fetcher, target, worker)
-        return response, chain[-1], None
+                self.tracer.redirect(item.url, target, f"{unwanted.upper()} → drop")
+            return target, None, False
+        if not self.visited.add(target):
+            self.stats.add(redirects_to_visited=1)
+            if self.tracer:
+                self.tracer.redirect(item.url, target, "VISITED? yes → drop")
+            return target, None, False
+        if self.tracer:
+            self.tracer.redirect(item.url, target, "VISITED? no → ToDo")
+        hop = Item(target, chain.item.depth, item.url)
+        self._chains[target] = chain  # before it is in ToDo, where a worker may take it at once
+        self.todo.put(hop)
+        return target, None, True
 
     def _fetch(self, fetcher: Fetcher, url: str, worker: int) -> Response:
         """One request (one hop of a redirect chain)."""
@@ -306,7 +370,8 @@ class Crawler:
         rejected: list[tuple[str, str]] = []  # (href, why): only for the trace, rare anyway
         for href in extracted.hrefs:
             try:
-                url = canonicalize(href, extracted.base, sort_query=opts.sort_query)
+                url = canonicalize(href, extracted.base, sort_query=opts.sort_query,
+                                   max_length=opts.max_url_length)
             except BadURL as e:
                 key = "links_not_http" if e.reason == "not http(s)" else "links_malformed"
                 counts[key] = counts.get(key, 0) + 1
@@ -321,8 +386,13 @@ class Crawler:
         if too_deep:
             counts["links_too_deep"] = len(page.links)
         else:
-            in_scope = [url for url in page.links if self.scope.allows(url)]
-            counts["links_out_of_scope"] = len(page.links) - len(in_scope)
+            counts["links_out_of_scope"] = 0
+            for url in page.links:
+                unwanted = self._unwanted(url)
+                if unwanted is None:
+                    in_scope.append(url)
+                else:
+                    counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
             answers = self.visited.add_many(in_scope)
         fresh = [url for url, new in zip(in_scope, answers, strict=True) if new]
         counts["links_filtered"] = len(in_scope) - len(fresh)
@@ -332,6 +402,18 @@ class Crawler:
                               max_depth=opts.max_depth, in_scope=in_scope, fresh=answers,
                               duplicates=len(extracted.hrefs) - len(rejected) - len(page.links))
         self.todo.put_many([Item(url, depth, page.final_url) for url in fresh])
+
+    def _unwanted(self, url: str) -> str | None:
+        """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
+        out of scope, a path repeating a segment (a trap), or a host that had its share."""
+        if not self.scope.allows(url):
+            return "out_of_scope"
+        limit = self.options.max_repeated_segments
+        if limit and url.count("/") > limit + 2 and repeated_segments(url) > limit:
+            return "trap"
+        if self.politeness.host_full(url):
+            return "host_full"
+        return None
 
     def _reserve_fetch(self) -> bool:
         """Count one fetch against ``max_pages``; False (and ToDo closed) once the cap is hit."""
@@ -359,6 +441,17 @@ class Crawler:
             except Exception:  # the caller's bug must not take the crawl down
                 log.exception("on_page callback failed for %s", page.url)
                 self.stats.add(callback_errors=1)
+
+
+@dataclass
+class _Chain:
+    """A redirect chain in progress: the ToDo item that started it (its record names it), when,
+    and the URLs fetched so far."""
+
+    item: Item
+    fetched_at: str
+    urls: list[str] = field(default_factory=list)
+    elapsed_ms: float = 0.0
 
 
 def _now() -> str:

@@ -3,8 +3,10 @@
 :func:`generate_site` builds a site of interlinked pages with everything a crawler meets: cycles,
 self-links, relative / ``../`` / absolute links, the same link spelled differently (case of scheme
 and host, ``./``, percent-escapes, fragments), ``<base href>``, broken links (404), redirects,
-non-HTML files, off-site links and non-http links. It also returns the link graph it meant, so a
-breadth-first search over that graph says exactly which pages a correct crawl fetches.
+non-HTML files, off-site links and non-http links, and (``robots=True``) a robots.txt whose
+Disallow covers pages that are linked but must never be fetched. It also returns the link graph
+it meant, so a breadth-first search over that graph says exactly which pages a correct crawl
+fetches.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from dataclasses import dataclass, field
 from minicrawl.localsite import LocalSite, Resource
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
+ROBOTS_TXT = b"User-agent: *\nDisallow: /private/\n\nUser-agent: badbot\nDisallow: /\n"
+# The demo crawls our own loopback server: no need to pace requests (flags still win).
+DEMO_DEFAULTS = {"delay": 0.0, "per_host": 64}
 
 
 @dataclass
@@ -27,6 +32,11 @@ class Site:
     pages: dict[str, Resource] = field(default_factory=dict)
     graph: dict[str, list[str]] = field(default_factory=dict)  # path → paths it leads to
     start: str = "/"
+    disallowed: tuple[str, ...] = ()  # path prefixes robots.txt forbids
+
+    def allowed(self, path: str) -> bool:
+        """True if robots.txt lets a crawler fetch ``path``."""
+        return not path.startswith(self.disallowed)
 
     def reachable(self, max_depth: int | None = None) -> dict[str, int]:
         """Breadth-first search from ``start``: every path a crawl must fetch, with its depth."""
@@ -44,7 +54,7 @@ class Site:
 
 
 def generate_site(origin: str, pages: int = 300, seed: int = 7, links_per_page: int = 6,
-                  redirects: bool = True, orphans: int = 5) -> Site:
+                  redirects: bool = True, orphans: int = 5, robots: bool = False) -> Site:
     """A site of about ``pages`` HTML pages served at ``origin`` (``http://host:port``)."""
     rng = random.Random(seed)
     site = Site(origin)
@@ -80,6 +90,11 @@ def generate_site(origin: str, pages: int = 300, seed: int = 7, links_per_page: 
             site.graph[old] = [targets[-1]]
             body_links.append(old)
             site.graph[path].append(old)
+        if robots and i % 30 == 7:  # linked, served, but disallowed: never to be fetched
+            private = f"/private/{i}.html"
+            site.pages[private] = Resource(_html(-1, ["/secret.html"], None), 200, dict(HTML))
+            body_links.append(private)
+            site.graph[path].append(private)
         if i == 0:
             for extra in ("/files/notes.txt", "/img/logo.png"):
                 body_links.append(extra)
@@ -92,6 +107,9 @@ def generate_site(origin: str, pages: int = 300, seed: int = 7, links_per_page: 
     site.pages["/img/logo.png"] = Resource(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, 200,
                                            {"Content-Type": "image/png"})
     site.pages["/secret.html"] = Resource(_html(-1, [], None), 200, dict(HTML))
+    if robots:
+        site.pages["/robots.txt"] = Resource(ROBOTS_TXT, 200, {"Content-Type": "text/plain"})
+        site.disallowed = ("/private/",)
     site.graph = {p: list(dict.fromkeys(t)) for p, t in site.graph.items()}
     return site
 
@@ -136,12 +154,14 @@ def run_demo(pages: int = 300, **settings: object) -> int:
     from minicrawl.cli import crawl_and_report
 
     with LocalSite() as server:
-        site = generate_site(server.origin, pages=pages)
+        site = generate_site(server.origin, pages=pages, robots=True)
         server.pages.update(site.pages)
-        expected = site.reachable()
-        unreachable = len(set(site.pages) - set(expected))
+        reached = site.reachable()
+        expected = {p for p in reached if site.allowed(p)}
+        unreachable = len(set(site.pages) - set(reached) - {"/robots.txt"})
         print(f"Demo site at {server.origin}/: {len(expected)} URLs reachable from the seed "
-              f"(pages, broken links, redirects, files); {unreachable} pages linked from nowhere")
+              f"(pages, broken links, redirects, files); {len(reached) - len(expected)} more "
+              f"linked but disallowed by robots.txt; {unreachable} pages linked from nowhere")
         code, _ = crawl_and_report([server.url("/")], **settings)
         counts = server.fetch_counts()
         twice = sorted(p for p, c in counts.items() if c > 1)

@@ -43,12 +43,21 @@ class Response:
         return None
 
 
+class _Session(requests.Session):
+    """A session that leaves redirects alone. Even with ``allow_redirects=False``, requests
+    prepares the next hop of every redirect, and a malformed Location (``http://[::1/``) makes
+    that raise and lose the response. The crawler follows redirects itself, through Visited."""
+
+    def get_redirect_target(self, resp: requests.Response) -> str | None:
+        return None
+
+
 class Fetcher:
     """Fetches URLs for one worker with its own keep-alive session."""
 
     def __init__(self, options: Options) -> None:
         self.options = options
-        self.session = requests.Session()
+        self.session = _Session()
         self.session.headers["User-Agent"] = options.user_agent
         # Fetching is the crawler's job, not the environment's: ignore proxy variables and netrc.
         self.session.trust_env = False

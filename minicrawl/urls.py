@@ -132,7 +132,8 @@ def _canonical_netloc(netloc: str, scheme: str) -> str:
         host, _, port = hostport.partition(":")
         host = _canonical_host(host, href)
     if port:
-        if not port.isdigit() or not 0 < int(port) < 65536:
+        # isascii: "²" and "١" are digits to isdigit() but not to int() or to a server
+        if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
             raise BadURL("invalid port", href)
         port_number = int(port)
         if port_number != DEFAULT_PORTS[scheme]:
@@ -153,6 +154,11 @@ def _canonical_host(host: str, href: str) -> str:
         raise BadURL("invalid host", href)
     if any(len(label) > 63 for label in host.split(".")):
         raise BadURL("invalid host", href)
+    if "xn--" in host:  # an ASCII label claiming to be punycode must decode as such
+        try:
+            host.encode("ascii").decode("idna")
+        except UnicodeError as e:
+            raise BadURL("host not valid IDNA", href) from e
     return host
 
 
