@@ -107,7 +107,9 @@ class Crawler:
         self.stats = self.shared.stats if self.shared else Stats()
         self._fetch_lock = threading.Lock()
         self._fetches = 0
-        self.politeness = Politeness(opts, self.stats)  # robots.txt, per-host pace, retries' room
+        # robots.txt and per-host pace; in a shared crawl the pace is shared through Redis too.
+        self.politeness = Politeness(opts, self.stats,
+                                     self.shared.host_gate if self.shared else None)
         # Redirect targets waiting in ToDo → the chain that led there (its record comes at the
         # end). Plain dict operations on distinct keys: atomic, no lock needed.
         self._chains: dict[str, _Chain] = {}

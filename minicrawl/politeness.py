@@ -31,6 +31,7 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
+from typing import Protocol
 
 from protego import Protego
 
@@ -49,6 +50,14 @@ MIN_SPACING = 0.005  # booked times of one host's waiting URLs are at least this
 
 DISALLOWED = "robots.txt disallows"
 HOST_FULL = "max_pages_per_host reached"
+
+
+class HostGate(Protocol):
+    """Per-host pacing shared with other processes (``RedisHostGate`` with ``--redis``)."""
+
+    def try_start(self, host: str, gap: float) -> float:
+        """0.0: start now (the next start is booked ``gap`` on); else seconds to wait."""
+        ...
 
 
 class Verdict(Enum):
@@ -106,7 +115,7 @@ class _Host:
 class Politeness:
     """Decides, for each URL a worker takes from ToDo, whether it may be fetched now."""
 
-    def __init__(self, options: Options, stats: Stats) -> None:
+    def __init__(self, options: Options, stats: Stats, gate: HostGate | None = None) -> None:
         if options.per_host < 1:
             raise ValueError("per_host must be at least 1")
         if options.delay < 0 or options.max_crawl_delay < 0:
@@ -114,6 +123,7 @@ class Politeness:
         self.options = options
         self.stats = stats
         self.obey_robots = not options.ignore_robots
+        self.gate = gate  # other processes' requests to a host count too (a shared crawl)
         self.token = robots_token(options.user_agent)
         # Guards the two dicts and the states in them; held for bookkeeping only, never while
         # fetching or matching, so one slow host never holds up another.
@@ -143,10 +153,22 @@ class Politeness:
             if cap is not None and host.fetches >= cap:
                 return Admission(Verdict.DENY, reason=HOST_FULL, kind="host_full")
             now = time.monotonic()
-            if self._take_slot(host, now):
-                host.fetches += 1
-                return _GO
-            return Admission(Verdict.WAIT, self._book(host, now))
+            if not self._take_slot(host, now):
+                return Admission(Verdict.WAIT, self._book(host, now))
+            host.fetches += 1
+        if self.gate is None:
+            return _GO
+        try:  # asked outside the lock: it is a network round trip
+            wait = self.gate.try_start(host_name, host.gap)
+        except BaseException:
+            self._give_back(host)
+            raise
+        if wait <= 0:
+            return _GO
+        now = time.monotonic()
+        with self._lock:
+            self._give_back(host, locked=True)
+            return Admission(Verdict.WAIT, self._book(host, now, now + wait))
 
     def done(self, url: str, seconds: float, pause: float = 0.0) -> None:
         """The GO request for ``url`` is over, after ``seconds``; ``pause`` (a Retry-After)
@@ -176,6 +198,15 @@ class Politeness:
         if host is None:
             host = self._hosts[name] = _Host(gap=self.options.delay)
         return host
+
+    def _give_back(self, host: _Host, locked: bool = False) -> None:
+        """Undo a slot taken for a request that will not start after all."""
+        if not locked:
+            with self._lock:
+                self._give_back(host, locked=True)
+            return
+        host.in_flight -= 1
+        host.fetches -= 1
 
     def _take_slot(self, host: _Host, now: float) -> bool:
         """Start a request on ``host`` now if its gap has passed and it has a free slot."""
