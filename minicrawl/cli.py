@@ -28,15 +28,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="minicrawl",
         description="Crawl from seed URLs: a ToDo queue, worker threads and a Visited filter.",
         epilog="Also: 'minicrawl bloom --help' for the Bloom filter tools.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=HelpFormatter)
     parser.add_argument("seeds", nargs="*", metavar="SEEDS",
                         help="seed URLs, or files with one URL per line (# starts a comment)")
-    parser.add_argument("--demo", action="store_true",
-                        help="serve a generated demo site on loopback and crawl it (no internet)")
-    parser.add_argument("--quiet", action="store_true",
-                        help="no live view and no summary, only warnings")
-    parser.add_argument("--status", action="store_true",
-                        help="with --redis and --crawl: print the shared crawl's stats and exit")
+    run = parser.add_argument_group("Run")
+    run.add_argument("--demo", action="store_true",
+                     help="serve a generated demo site on loopback and crawl it (no internet)")
+    run.add_argument("--quiet", action="store_true",
+                     help="no live view and no summary, only warnings (the live view is also "
+                          "off when stdout is not a terminal)")
+    run.add_argument("--status", action="store_true",
+                     help="with --redis and --crawl: print the shared crawl's stats and exit")
     parser.add_argument("--version", action="version", version=f"minicrawl {__version__}")
     groups: dict[str, argparse._ArgumentGroup] = {}
     for f in option_fields():
@@ -58,6 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
                     kwargs[name] = meta[name]
         group.add_argument(flag, **kwargs)
     return parser
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, said the way a person would say it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "(default" in text or action.default is argparse.SUPPRESS or not action.option_strings:
+            return text
+        default = action.default
+        shown = ("off" if default is False else "none" if default in (None, [])
+                 else "%(default)s")
+        return f"{text} (default: {shown})"
 
 
 def _field_type(f: dataclasses.Field) -> type:

@@ -131,7 +131,7 @@ class Crawler:
         if opts.out:
             self._out = open(opts.out, "w", encoding="utf-8")  # noqa: SIM115 - closed below
         if opts.trace:
-            self.tracer = Tracer.open(opts.trace)
+            self.tracer = Tracer.open(opts.trace, on_broken=self.stop)
         if opts.report:
             self.recorder = Recorder(self).start()
         try:
@@ -300,8 +300,11 @@ class Crawler:
         origin = chain.item if chain is not None else item
         page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
                     fetched_at=chain.fetched_at if chain is not None else _now(), worker=n)
-        if self.tracer:
-            self.tracer.gives_up(n, item.url, reason)
+        if self.tracer:  # robots.txt is a decision of the model, not a failure: its own line
+            if "robots_disallowed" in counts:
+                self.tracer.robots_drop(item.url, worker=n)
+            else:
+                self.tracer.gives_up(n, item.url, reason)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
         self._record(page, counts, failed=not policy)
 
@@ -385,6 +388,7 @@ class Crawler:
         too_deep = opts.max_depth is not None and depth > opts.max_depth
         in_scope: list[str] = []
         answers: list[bool] = []  # Visited's answer for each in-scope link: True = never seen
+        dropped: dict[str, str] = {}  # link → why it was not offered to Visited (for the trace)
         if too_deep:
             counts["links_too_deep"] = len(page.links)
         else:
@@ -395,6 +399,7 @@ class Crawler:
                     in_scope.append(url)
                 else:
                     counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
+                    dropped[url] = unwanted
             answers = self.visited.add_many(in_scope)
         fresh = [url for url, new in zip(in_scope, answers, strict=True) if new]
         counts["links_filtered"] = len(in_scope) - len(fresh)
@@ -402,7 +407,8 @@ class Crawler:
         if self.tracer:  # before the links enter ToDo, so no TAKES line precedes its TODO line
             self.tracer.links(page.final_url, page.links, rejected, depth, too_deep=too_deep,
                               max_depth=opts.max_depth, in_scope=in_scope, fresh=answers,
-                              duplicates=len(extracted.hrefs) - len(rejected) - len(page.links))
+                              duplicates=len(extracted.hrefs) - len(rejected) - len(page.links),
+                              unwanted=dropped)
         self.todo.put_many([Item(url, depth, page.final_url) for url in fresh])
 
     def _unwanted(self, url: str) -> str | None:

@@ -23,9 +23,10 @@ When tracing is off the crawler holds ``None`` instead of a :class:`Tracer` and 
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 INDENT = "    "
@@ -34,24 +35,31 @@ INDENT = "    "
 class Tracer:
     """Writes decision lines to a stream, whole lines (or whole blocks) at a time, thread-safe."""
 
-    def __init__(self, stream: TextIO, close: bool = False) -> None:
+    def __init__(self, stream: TextIO, close: bool = False,
+                 on_broken: Callable[[], None] | None = None) -> None:
         self.stream = stream
         self._close = close
+        self._on_broken = on_broken
+        self._broken = False
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, target: str) -> Tracer:
-        """A tracer writing to ``target``: a file path, or ``-`` for standard output."""
+    def open(cls, target: str, on_broken: Callable[[], None] | None = None) -> Tracer:
+        """A tracer writing to ``target``: a file path, or ``-`` for standard output.
+
+        ``on_broken`` is called once if the reader goes away (``--trace | head``): the crawl
+        passes its ``stop``, so a piped trace ends the crawl the way a Unix filter would.
+        """
         if target == "-":
-            return cls(sys.stdout)
+            return cls(sys.stdout, on_broken=on_broken)
         return cls(open(target, "w", encoding="utf-8"), close=True)  # noqa: SIM115
 
     def close(self) -> None:
         with self._lock:
             if self._close:
                 self.stream.close()
-            else:
-                self.stream.flush()
+            elif not self._broken:
+                self._write_or_break("")
 
     def __enter__(self) -> Tracer:
         return self
@@ -63,9 +71,22 @@ class Tracer:
         """Write ``lines`` together, so no other thread's line lands in between."""
         text = "".join(line + "\n" for line in lines)
         with self._lock:
+            if not self._broken:
+                self._write_or_break(text)
+
+    def _write_or_break(self, text: str) -> None:
+        try:
             self.stream.write(text)
             if not self._close:
                 self.stream.flush()  # someone is watching stdout live
+        except BrokenPipeError:
+            self._broken = True
+            if self.stream is sys.stdout:  # later prints (the summary) must not fail too
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
+            if self._on_broken is not None:
+                self._on_broken()
 
     # -- the decisions, in the order the crawl makes them ------------------------------------
 
@@ -83,6 +104,7 @@ class Tracer:
 
     def redirect(self, source: str, target: str, decision: str) -> None:
         """A redirect from ``source`` to ``target``, and what scope or Visited said about it."""
+        decision = decision.replace("_", " ")  # a counter name (out_of_scope) reads as words
         self.write([f"{INDENT}REDIRECT {source} → {target}", f"{INDENT}{decision}"])
 
     def gives_up(self, worker: int, url: str, error: str) -> None:
@@ -96,21 +118,25 @@ class Tracer:
 
     def links(self, page_url: str, links: Sequence[str], rejected: Sequence[tuple[str, str]],
               depth: int, *, too_deep: bool, max_depth: int | None, in_scope: Sequence[str],
-              fresh: Sequence[bool], duplicates: int) -> None:
+              fresh: Sequence[bool], duplicates: int,
+              unwanted: Mapping[str, str] | None = None) -> None:
         """The fate of every link on one page, as the crawler decided it.
 
         ``links`` are the page's distinct canonical links; ``rejected`` the hrefs that were not
-        URLs to crawl, with the reason; ``in_scope`` and ``fresh`` the crawler's scope result
-        and Visited's answers for it (empty when the links were too deep to consider).
+        URLs to crawl, with the reason; ``in_scope`` and ``fresh`` the links offered to Visited
+        and its answers (empty when the links were too deep to consider); ``unwanted`` why each
+        other link was not offered (``out_of_scope``, ``trap``, …; out of scope if not given).
         """
         answers = dict(zip(in_scope, fresh, strict=True))
+        unwanted = unwanted or {}
         lines = []
         for url in links:
             lines.append(f"{INDENT}EXTRACT {url} from {page_url}")
             if too_deep:
                 lines.append(f"{INDENT}TOO DEEP (depth {depth} > max depth {max_depth}) → drop")
             elif url not in answers:
-                lines.append(f"{INDENT}OUT OF SCOPE → drop")
+                why = unwanted.get(url, "out_of_scope").replace("_", " ").upper()
+                lines.append(f"{INDENT}{why} → drop")
             elif answers[url]:
                 lines.append(f"{INDENT}VISITED? no → TODO (depth {depth})")
             else:

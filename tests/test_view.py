@@ -1,0 +1,106 @@
+"""The live view: what the panel says, and that it stays off when nobody is watching."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from minicrawl import Crawler
+from minicrawl.localsite import Resource
+from minicrawl.progress import Progress, RecentRate, read_progress
+from minicrawl.view import LiveView, render_progress, wants_live_view
+
+ROOT = Path(__file__).resolve().parent.parent
+# Loopback servers need no politeness pacing (the politeness tests cover it).
+FAST = {"delay": 0, "per_host": 64}
+
+
+def text_of(renderable: object, width: int = 140) -> str:
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    console.print(renderable)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def progress(**changes: object) -> Progress:
+    values: dict = dict(elapsed=12.5, pages=1234, todo=5678, in_flight=7, visited=9012,
+                        fill_ratio=0.0312, fp_rate=9.1e-13, links_new=8000, links_dropped=4321,
+                        links_out_of_scope=222, errors=33, max_pages=None)
+    values.update(changes)
+    return Progress(**values)
+
+
+def test_panel_shows_every_gauge():
+    text = text_of(render_progress(progress(), pages_per_s=98.7))
+    for expected in ("1,234", "5,678 waiting", "7 in flight", "9,012 URLs", "fill 3.1200%",
+                     "9.10e-13", "4,321 dropped by Visited", "8,000 new", "222 out of scope",
+                     "errors", "33", "98.7 pages/s now", "98.7 average", "12.5 s elapsed"):
+        assert expected in text, (expected, text)
+    assert "━" not in text  # no bar without --max-pages
+
+
+def test_panel_has_a_bar_with_max_pages():
+    text = text_of(render_progress(progress(pages=250, max_pages=1000), pages_per_s=1.0))
+    assert "250 / 1,000" in text and "(25%)" in text
+    assert "━" in text
+
+
+def test_panel_for_an_exact_visited_says_so():
+    text = text_of(render_progress(progress(fill_ratio=None, fp_rate=None), pages_per_s=1.0))
+    assert "fill n/a" in text and "none (exact)" in text
+
+
+def test_render_reads_a_real_crawl(server):
+    server.pages["/"] = Resource(b'<a href="/a">a</a><a href="/b">b</a><a href="/">me</a>')
+    server.pages["/a"] = Resource(b'<a href="/b">b</a>')
+    server.pages["/b"] = Resource(b"end")
+    crawler = Crawler([server.url("/")], threads=2, visited="exact", **FAST)
+    crawler.run()
+    p = read_progress(crawler)
+    assert (p.pages, p.todo, p.in_flight, p.visited) == (3, 0, 0, 3)
+    assert p.links_new == 2 and p.links_dropped == 2  # "/" on "/" and "/b" on "/a"
+    text = text_of(LiveView(crawler, enabled=False).render())
+    assert "3 URLs" in text and "2 dropped by Visited" in text
+
+
+def test_recent_rate_uses_the_last_seconds_only():
+    rate = RecentRate(window=2.0)
+    assert rate.update(progress(pages=0), now=100.0) == 0.0
+    assert rate.update(progress(pages=100), now=101.0) == 100.0
+    assert rate.update(progress(pages=200), now=102.0) == 100.0
+    # after a stall the old readings age out and the rate falls to what happens now
+    assert rate.update(progress(pages=200), now=104.0) == 0.0
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_live_view_only_on_a_terminal_and_not_quiet():
+    assert wants_live_view(quiet=False, stream=FakeTTY())
+    assert not wants_live_view(quiet=True, stream=FakeTTY())
+    assert not wants_live_view(quiet=False, stream=io.StringIO())
+    assert not wants_live_view(quiet=False, stream=FakeTTY(), trace_to_stdout=True)
+
+
+def test_live_view_draws_on_a_terminal_console(server):
+    server.pages["/"] = Resource(b'<a href="/a">a</a>')
+    server.pages["/a"] = Resource(b"end")
+    crawler = Crawler([server.url("/")], threads=1, max_pages=2, **FAST)
+    out = io.StringIO()
+    with LiveView(crawler, console=Console(file=out, force_terminal=True, width=120)):
+        crawler.run()
+    assert "pages done" in out.getvalue() and "2 / 2" in out.getvalue()
+
+
+def test_no_panel_when_stdout_is_a_pipe(server):
+    server.pages["/"] = Resource(b"end")
+    result = subprocess.run([sys.executable, str(ROOT / "run.py"), server.url("/")],
+                            capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "Crawl finished" in result.stdout  # the summary is printed …
+    assert "pages done" not in result.stdout and "╭" not in result.stdout  # … the panel is not
