@@ -17,6 +17,7 @@ from minicrawl import __version__
 from minicrawl.crawler import Crawler
 from minicrawl.options import Options, option_fields
 from minicrawl.seeds import NoValidSeeds
+from minicrawl.state import StateError
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
@@ -98,7 +99,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
 
     try:
         crawler = Crawler(seeds, options, **settings)
-    except (NoValidSeeds, ReportUnavailable, VisitedMismatch) as e:
+    except (NoValidSeeds, ReportUnavailable, StateError, VisitedMismatch) as e:
         print(f"minicrawl: {e}", file=sys.stderr)
         return EXIT_USAGE, {}
     except RedisUnavailable as e:
@@ -110,6 +111,9 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     try:
         with view:
             stats = crawler.run()
+    except StateError as e:  # the state dir failed mid-crawl; what it journaled is kept
+        print(f"minicrawl: {e}", file=sys.stderr)
+        return EXIT_USAGE, {}
     except RedisUnavailable as e:  # Redis lost mid-crawl; the items in flight wait in Redis
         print(f"minicrawl: {e}", file=sys.stderr)
         return EXIT_REDIS, {}

@@ -24,10 +24,13 @@ from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
 from minicrawl.options import Options
 from minicrawl.politeness import Politeness, Verdict
+from minicrawl.recrawl import UNCHANGED, Prior, classify
 from minicrawl.report import Recorder, require_plotting, write_report
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
+from minicrawl.savepages import PageSaver
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds
+from minicrawl.state import StateError, open_state
 from minicrawl.stats import Stats
 from minicrawl.trace import Tracer
 from minicrawl.urls import BadURL, canonicalize, repeated_segments
@@ -55,6 +58,8 @@ class Page:
     fetched_at: str = ""
     error: str | None = None
     worker: int = 0
+    change: str | None = None  # with --state: new, changed, unchanged or gone
+    saved: str | None = None  # with --save-pages: the file holding the body
 
     @property
     def content_type(self) -> str | None:
@@ -67,6 +72,7 @@ class Page:
             "depth": self.depth, "referrer": self.referrer, "content_type": self.content_type,
             "bytes": len(self.body), "links": len(self.links), "new": self.new,
             "elapsed_ms": self.elapsed_ms, "fetched_at": self.fetched_at, "error": self.error,
+            "change": self.change, "saved": self.saved,
         }
 
 
@@ -93,6 +99,9 @@ class Crawler:
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
         opts = self.options
         self.on_page = on_page
+        # With --state, Visited and the ToDo journal come from (and go to) the state dir.
+        self.state = open_state(opts, self.seeds)
+        self.failure: StateError | None = None
         self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
         if opts.redis:
             from minicrawl.redis_crawl import open_shared_crawl
@@ -102,7 +111,9 @@ class Crawler:
         if visited_filter is not None:
             self.visited = visited_filter
         else:
-            self.visited = self.shared.visited if self.shared else make_visited(opts)
+            self.visited = (self.state.visited if self.state else
+                            self.shared.visited if self.shared else make_visited(opts))
+        self.saver = PageSaver(opts.save_pages) if opts.save_pages else None
         self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
         self.stats = self.shared.stats if self.shared else Stats()
         self._fetch_lock = threading.Lock()
@@ -129,12 +140,18 @@ class Crawler:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
         opts = self.options
         if opts.out:
-            self._out = open(opts.out, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            # A resumed crawl continues its output file too.
+            self._out = open(opts.out, "a" if self.state else "w",  # noqa: SIM115 - closed below
+                             encoding="utf-8")
         if opts.trace:
             self.tracer = Tracer.open(opts.trace, on_broken=self.stop)
         if opts.report:
             self.recorder = Recorder(self).start()
         try:
+            if self.state is not None:  # resume: what was journaled goes back into ToDo
+                items, counts = self.state.start(recrawl=opts.recrawl)
+                self.todo.put_many(items)
+                self.stats.add(counts)
             self._put_seeds()
             workers = [threading.Thread(target=self._worker, args=(n,), name=f"worker-{n}",
                                         daemon=True) for n in range(1, opts.threads + 1)]
@@ -161,12 +178,16 @@ class Crawler:
                 self.tracer = None
             if self.recorder is not None:
                 self.recorder.stop()
+            if self.state is not None:
+                self.state.close()
         stats = self.summary()
         if opts.stats:
             with open(opts.stats, "w", encoding="utf-8") as f:
                 json.dump(stats, f, indent=2)
         if self.recorder is not None:
             write_report(opts.report, self.recorder, stats)
+        if self.failure is not None:
+            raise self.failure
         if self.shared is not None and self.shared.todo.failure is not None:
             raise self.shared.todo.failure  # Redis lost: what was in flight waits there
         return stats
@@ -212,7 +233,10 @@ class Crawler:
                                          strict=True) if fresh]
         if self.tracer:
             self.tracer.seeds(new, [url for url in self.seeds if url not in new])
-        self.todo.put_many([Item(url, 0, None) for url in new])
+        items = [Item(url, 0, None) for url in new]
+        if self.state is not None:
+            self.state.journal(items)
+        self.todo.put_many(items)
         self.stats.add(seeds=len(new))
 
     def _worker(self, n: int) -> None:
@@ -221,6 +245,10 @@ class Crawler:
             while (item := self.todo.get()) is not None:
                 try:
                     self._visit(item, fetcher, n)
+                except StateError as e:  # the state cannot record: stop, the journal keeps the rest
+                    log.error("%s", e)
+                    self.failure = e
+                    self.stop()
                 except Exception as e:  # one bad URL must never kill a worker
                     log.exception("worker %d failed on %s", n, item.url)
                     self._chains.pop(item.url, None)
@@ -257,8 +285,11 @@ class Crawler:
             if self.tracer:
                 self.tracer.takes(n, item.url, item.depth)
             if chain is None:
-                chain = _Chain(item, _now())
-            response = self._fetch(fetcher, item.url, n)
+                # With a state, what was recorded last time: a conditional GET, what changed.
+                prior = self.state.prior(item.url) if self.state is not None else None
+                chain = _Chain(item, _now(), prior)
+            headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
+            response = self._fetch(fetcher, item.url, n, headers)
         finally:
             self.politeness.done(item.url, time.monotonic() - started,
                                  host_pause(response, self.options.max_backoff))
@@ -291,7 +322,7 @@ class Crawler:
                     headers=response.headers, body=response.body,
                     elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
                     error=error, worker=n)
-        self._record(page, counts)
+        self._record(page, counts, chain.prior)
 
     def _refuse(self, item: Item, chain: _Chain | None, reason: str, counts: dict[str, int],
                 n: int) -> None:
@@ -305,22 +336,36 @@ class Crawler:
                 self.tracer.robots_drop(item.url, worker=n)
             else:
                 self.tracer.gives_up(n, item.url, reason)
+        prior = chain.prior if chain is not None else (
+            self.state.prior(origin.url) if self.state is not None else None)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
-        self._record(page, counts, failed=not policy)
+        self._record(page, counts, prior, failed=not policy)
 
-    def _record(self, page: Page, counts: dict[str, int], failed: bool = True) -> None:
+    def _record(self, page: Page, counts: dict[str, int], prior: Prior | None,
+                failed: bool = True) -> None:
         """Count the page, follow its links if it is HTML, and emit it."""
         counts["pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
+        if self.state is not None:
+            page.change = classify(prior, page.status, page.body)
+            counts["change_" + page.change] = 1
+            if page.change == UNCHANGED and prior is not None:
+                page.saved = prior.saved  # the copy saved then is still the page
+                if page.status == 304:
+                    counts["bytes_saved_304"] = prior.size
+        if self.saver is not None and page.saved is None and page.status == 200 and not page.error:
+            page.saved = self.saver.save(page.final_url, page.body)
+        new: list[Item] = []
         if page.error and failed:
             counts["errors"] = 1
             counts["error_" + error_kind(page.error)] = 1
         # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
-        if page.status == 200 and page.body and is_html(page.content_type):
-            self._follow_links(page, counts)
+        if page.status == 200 and page.body and is_html(page.content_type) \
+                and page.change != UNCHANGED:
+            new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.stats.add(counts)
-        self._emit(page)
+        self._emit(page, new)
 
     def _redirect(self, chain: _Chain, item: Item,
                   response: Response) -> tuple[str, str | None, bool]:
@@ -355,19 +400,23 @@ class Crawler:
             self.tracer.redirect(item.url, target, "VISITED? no → ToDo")
         hop = Item(target, chain.item.depth, item.url)
         self._chains[target] = chain  # before it is in ToDo, where a worker may take it at once
+        # Not journaled: the chain's first URL stays journaled until its record is committed,
+        # so after a crash the chain is simply fetched again from its start.
         self.todo.put(hop)
         return target, None, True
 
-    def _fetch(self, fetcher: Fetcher, url: str, worker: int) -> Response:
+    def _fetch(self, fetcher: Fetcher, url: str, worker: int,
+               headers: dict[str, str] | None = None) -> Response:
         """One request (one hop of a redirect chain)."""
-        response = fetcher.fetch(url)
+        response = fetcher.fetch(url, headers=headers)
         if self.tracer:
             self.tracer.fetched(worker, response.url, response.status, len(response.body),
                                 response.error)
         return response
 
-    def _follow_links(self, page: Page, counts: dict[str, int]) -> None:
-        """Extract the page's links and put the unseen, in-scope ones in ToDo."""
+    def _follow_links(self, page: Page, counts: dict[str, int]) -> list[Item]:
+        """Extract the page's links; the unseen, in-scope ones, as ToDo items (``_emit`` puts
+        them in ToDo once the page is recorded)."""
         opts = self.options
         extracted = extract_links(page.body, page.final_url, page.content_type)
         counts["links_extracted"] = len(extracted.hrefs)
@@ -409,7 +458,7 @@ class Crawler:
                               max_depth=opts.max_depth, in_scope=in_scope, fresh=answers,
                               duplicates=len(extracted.hrefs) - len(rejected) - len(page.links),
                               unwanted=dropped)
-        self.todo.put_many([Item(url, depth, page.final_url) for url in fresh])
+        return [Item(url, depth, page.final_url) for url in fresh]
 
     def _unwanted(self, url: str) -> str | None:
         """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
@@ -436,7 +485,16 @@ class Crawler:
                 self.todo.close()  # the fetches in flight finish; no new one starts
             return True
 
-    def _emit(self, page: Page) -> None:
+    def _emit(self, page: Page, new: list[Item] | None = None) -> None:
+        """Record the page, put its ``new`` links in ToDo, then report it (output, on_page).
+
+        With a state, the record and the links' journal rows are committed *before* the links
+        enter ToDo: a URL is in ToDo only once journaled (the resume argument in state.py).
+        """
+        new = new or []
+        if self.state is not None:
+            self.state.commit(page, new)
+        self.todo.put_many(new)
         if self.recorder is not None:
             self.recorder.page(page)
         if self._out is not None:
@@ -454,10 +512,11 @@ class Crawler:
 @dataclass
 class _Chain:
     """A redirect chain in progress: the ToDo item that started it (its record names it), when,
-    and the URLs fetched so far."""
+    what a state knew of it, and the URLs fetched so far."""
 
     item: Item
     fetched_at: str
+    prior: Prior | None = None
     urls: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
 

@@ -129,6 +129,9 @@ def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | None:
         if options.recrawl or options.forget_gone:
             raise StateError("--recrawl and --forget-gone need --state DIR (the earlier crawl)")
         return None
+    if options.redis:
+        raise StateError("--state keeps the crawl of one process; a shared crawl (--redis) "
+                         "keeps its ToDo and Visited in Redis — give one or the other")
     return CrawlState(options.state, options, crawl_config(options, seeds))
 
 

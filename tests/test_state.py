@@ -1,0 +1,259 @@
+"""--state DIR: resume after kill -9, SIGTERM or a page cap; refuse the wrong or a damaged dir."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from minicrawl import Crawler
+from minicrawl.frontier import Item
+from minicrawl.options import Options
+from minicrawl.state import FILTER_NAME, CrawlState, StateError, crawl_config
+
+ROOT = Path(__file__).resolve().parent.parent
+THREADS = 16
+FAST = ["--delay", "0", "--per-host", str(THREADS), "--threads", str(THREADS), "--quiet"]
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def wait_for_requests(server, count: int, proc: subprocess.Popen, limit: float = 60) -> None:
+    """Until the server has seen ``count`` requests (or the crawl ended)."""
+    deadline = time.monotonic() + limit
+    while len(server.requests) < count and proc.poll() is None:
+        assert time.monotonic() < deadline, "the crawl made no progress"
+        time.sleep(0.002)
+
+
+def journal_rows(state_dir: Path) -> int:
+    with sqlite3.connect(state_dir / "crawl.db") as db:
+        return db.execute("SELECT count(*) FROM todo").fetchone()[0]
+
+
+def test_kill_9_at_random_moments_then_resume_loses_nothing(make_site, tmp_path):
+    server, site = make_site(pages=2000)
+    expected = set(site.reachable())
+    state = tmp_path / "state"
+    args = [server.url("/"), "--state", str(state), *FAST]
+    rng = random.Random(20261122)
+    kills = 0
+    for _ in range(4):
+        # A random moment: after a random number of further requests, so the kill lands
+        # mid-crawl however fast this machine is.
+        proc = start(*args)
+        wait_for_requests(server, len(server.requests) + rng.randrange(30, 500), proc)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.communicate(timeout=30)
+    assert kills >= 3
+    assert len(server.fetch_counts()) < len(expected)  # really interrupted
+    final = run(*args)
+    assert final.returncode == 0, final.stderr
+    counts = server.fetch_counts()
+    missed = expected - set(counts)
+    assert not missed, f"{len(missed)} reachable pages never fetched, e.g. {sorted(missed)[:3]}"
+    assert set(counts) == expected
+    duplicates = sum(c - 1 for c in counts.values())
+    print(f"{kills} kills, {duplicates} duplicate fetches (bound {THREADS} per kill)")
+    assert duplicates <= THREADS * kills
+    assert journal_rows(state) == 0
+    # and a completed crawl run again fetches nothing
+    before = len(server.requests)
+    again = run(*args)
+    assert again.returncode == 0 and "is complete" in again.stderr
+    assert len(server.fetch_counts()) == len(counts) and sum(
+        server.fetch_counts().values()) == sum(counts.values())
+    assert len(server.requests) - before <= 1  # robots.txt at most
+
+
+def test_sigterm_finishes_pages_in_flight_and_resume_fetches_nothing_twice(make_site, tmp_path):
+    server, site = make_site(pages=1000)
+    state, out = tmp_path / "state", tmp_path / "out.jsonl"
+    args = [server.url("/"), "--state", str(state), "--out", str(out), *FAST]
+    proc = start(*args)
+    wait_for_requests(server, 200, proc)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert journal_rows(state) > 0  # the rest stayed journaled
+    assert run(*args).returncode == 0
+    counts = server.fetch_counts()
+    assert set(counts) == set(site.reachable())
+    assert max(counts.values()) == 1  # in-flight pages were recorded, not lost nor repeated
+    # --out kept growing across the two runs: one line per record
+    urls = [json.loads(line)["url"] for line in out.read_text().splitlines()]
+    assert len(urls) == len(set(urls))
+    with sqlite3.connect(state / "crawl.db") as db:
+        assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == len(urls)
+
+
+def test_max_pages_runs_continue_where_the_last_one_stopped(make_site, tmp_path):
+    server, site = make_site(pages=150)
+    state = tmp_path / "state"
+    runs = 0
+    while True:
+        stats = Crawler([server.url("/")], threads=4, delay=0, state=str(state),
+                        max_pages=40).run()
+        runs += 1
+        if stats.get("pages", 0) < 40:
+            break
+    counts = server.fetch_counts()
+    assert set(counts) == set(site.reachable()) and max(counts.values()) == 1
+    assert runs >= len(site.reachable()) // 40
+
+
+def test_a_link_seen_only_by_an_unrecorded_page_is_not_in_the_checkpoint(tmp_path):
+    """The checkpoint is a shadow of committed URLs: a link that a page in flight put in the
+    live Visited must not survive a crash, or the re-fetched page would find it 'seen'."""
+    options = Options(state=str(tmp_path / "s"))
+    config = crawl_config(options, ["http://h/"])
+    state = CrawlState(options.state, options, config)
+    state.visited.add("http://h/")
+    state.journal([Item("http://h/", 0)])
+    state.visited.add("http://h/in-flight-link")  # a worker's add_many, page not committed yet
+    with state._lock:
+        state._checkpoint()
+    state.close(checkpoint=False)  # the crash: no final save
+    again = CrawlState(options.state, options, config)
+    assert "http://h/" in again.visited
+    assert "http://h/in-flight-link" not in again.visited
+    items, counts = again.start(recrawl=False)
+    assert [i.url for i in items] == ["http://h/"] and counts == {"state_resumed": 1}
+    again.close()
+
+
+def test_rows_written_after_the_checkpoint_are_replayed(tmp_path, server):
+    from minicrawl.localsite import Resource
+
+    server.pages["/"] = Resource(b'<a href="/a">a</a>')
+    server.pages["/a"] = Resource(b'<a href="/b">b</a>')
+    server.pages["/b"] = Resource(b"end")
+    state_dir = tmp_path / "s"
+    Crawler([server.url("/")], threads=1, delay=0, state=str(state_dir)).run()
+    # Put the checkpoint back to an empty filter saved "before" everything: the database alone
+    # must bring Visited back.
+    options = Options(state=str(state_dir))
+    from minicrawl.bloom import BloomFilter
+
+    BloomFilter(capacity=options.expected_urls, error_rate=options.error_rate,
+                hashes=8).save(state_dir / FILTER_NAME)
+    with sqlite3.connect(state_dir / "crawl.db") as db:
+        db.execute("UPDATE meta SET value = '0' WHERE key = 'filter_seq'")
+    stats = Crawler([server.url("/")], threads=1, delay=0, state=str(state_dir)).run()
+    assert stats.get("pages", 0) == 0
+    assert max(server.fetch_counts().values()) == 1
+
+
+# -- refusing the wrong directory, reporting a damaged one ------------------------------------
+
+
+@pytest.fixture
+def crawled(server, tmp_path):
+    from minicrawl.localsite import Resource
+
+    server.pages["/"] = Resource(b'<a href="/a">a</a>')
+    server.pages["/a"] = Resource(b"end")
+    state = tmp_path / "state"
+    result = run(server.url("/"), "--state", str(state), *FAST)
+    assert result.returncode == 0, result.stderr
+    return server, state
+
+
+def test_a_different_configuration_is_refused(crawled):
+    server, state = crawled
+    for extra, named in ((["--exclude", "/a"], "exclude"), (["--visited", "exact"], "visited"),
+                         (["--max-depth", "3"], "max_depth")):
+        result = run(server.url("/"), "--state", str(state), *FAST, *extra)
+        assert result.returncode == 2
+        assert "another configuration" in result.stderr and named in result.stderr
+    other_seed = run(server.url("/a"), "--state", str(state), *FAST)
+    assert other_seed.returncode == 2 and "seeds" in other_seed.stderr
+
+
+def test_an_incompatible_format_is_refused(crawled):
+    server, state = crawled
+    with sqlite3.connect(state / "crawl.db") as db:
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
+    result = run(server.url("/"), "--state", str(state), *FAST)
+    assert result.returncode == 2 and "format '99'" in result.stderr
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncate", "middle"])
+def test_a_corrupt_database_is_reported_and_left_alone(crawled, damage):
+    server, state = crawled
+    db = state / "crawl.db"
+    for leftover in ("crawl.db-wal", "crawl.db-shm"):
+        assert not (state / leftover).exists() or True
+    data = bytearray(db.read_bytes())
+    if damage == "garbage":
+        data[:100] = b"\xff" * 100
+    elif damage == "truncate":
+        data = data[: len(data) // 3]
+    else:
+        for i in range(4096, len(data), 97):  # scribble over every page after the first
+            data[i] = (data[i] + 1) % 256
+    db.write_bytes(bytes(data))
+    result = run(server.url("/"), "--state", str(state), *FAST)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "crawl.db" in result.stderr and ("corrupt" in result.stderr or
+                                            "not a minicrawl" in result.stderr)
+    assert db.read_bytes() == bytes(data)  # never silently reset
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "missing"])
+def test_a_corrupt_filter_file_is_reported(crawled, damage):
+    server, state = crawled
+    path = state / FILTER_NAME
+    data = bytearray(path.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+    elif damage == "truncate":
+        path.write_bytes(bytes(data[:100]))
+    else:
+        path.unlink()
+    result = run(server.url("/"), "--state", str(state), *FAST)
+    assert result.returncode == 2, result.stderr
+    assert FILTER_NAME in result.stderr
+    assert {"flip": "checksum", "truncate": "truncated", "missing": "missing"}[damage] \
+        in result.stderr
+
+
+def test_a_foreign_directory_and_a_busy_one_are_refused(crawled, tmp_path):
+    server, state = crawled
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "cat.jpg").write_bytes(b"meow")
+    result = run(server.url("/"), "--state", str(foreign), *FAST)
+    assert result.returncode == 2 and "not empty" in result.stderr
+    options = Options(state=str(state))
+    holder = CrawlState(state, options, crawl_config(options, [server.url("/")]))
+    try:
+        with pytest.raises(StateError, match="in use"):
+            CrawlState(state, options, crawl_config(options, [server.url("/")]))
+    finally:
+        holder.close()
+
+
+def test_recrawl_needs_a_state_dir_and_state_excludes_redis(server, tmp_path):
+    result = run(server.url("/"), "--recrawl", *FAST)
+    assert result.returncode == 2 and "--state" in result.stderr
+    with pytest.raises(StateError, match="--redis"):
+        Crawler([server.url("/")], state=str(tmp_path / "s"), redis="redis://127.0.0.1:1/0")
