@@ -14,6 +14,7 @@ import base64
 import html
 import importlib.util
 import io
+import logging
 import threading
 from array import array
 from collections import Counter
@@ -21,12 +22,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from minicrawl import __version__
-from minicrawl.progress import Progress, read_progress
+from minicrawl.progress import Progress, ProgressReader
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from minicrawl.crawler import Crawler, Page
+
+log = logging.getLogger("minicrawl")
 
 SAMPLE_INTERVAL = 0.1  # seconds; a demo crawl lasts about one second and still gets a curve
 RATE_WINDOW = 0.5  # seconds of samples behind each pages/s point
@@ -48,6 +51,7 @@ class Recorder:
     def __init__(self, crawler: Crawler, interval: float = SAMPLE_INTERVAL) -> None:
         self.crawler = crawler
         self.interval = interval
+        self._reader = ProgressReader(crawler)
         self.samples: list[Progress] = []
         self.depths: Counter[int] = Counter()
         self.statuses: Counter[str] = Counter()
@@ -65,8 +69,8 @@ class Recorder:
             self.elapsed_ms.append(page.elapsed_ms)
 
     def start(self) -> Recorder:
-        self.samples.append(read_progress(self.crawler))
-        self._thread = threading.Thread(target=self._sample, name="report-sampler", daemon=True)
+        self._sample()
+        self._thread = threading.Thread(target=self._run, name="report-sampler", daemon=True)
         self._thread.start()
         return self
 
@@ -75,11 +79,17 @@ class Recorder:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-            self.samples.append(read_progress(self.crawler))  # the final state, exactly
+            self._sample(exact=True)  # the final state, exactly
 
-    def _sample(self) -> None:
+    def _run(self) -> None:
         while not self._stop.wait(self.interval):
-            self.samples.append(read_progress(self.crawler))
+            self._sample()
+
+    def _sample(self, exact: bool = False) -> None:
+        try:
+            self.samples.append(self._reader.read(exact))
+        except Exception:  # a reading can fail (Redis away): a gap in the curves, no more
+            log.debug("report: reading the crawl failed", exc_info=True)
 
 
 # -- the HTML file --------------------------------------------------------------------------------

@@ -5,13 +5,14 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
 
 from minicrawl import Crawler
 from minicrawl.localsite import Resource
-from minicrawl.progress import Progress, RecentRate, read_progress
+from minicrawl.progress import Progress, ProgressReader, RecentRate, read_progress
 from minicrawl.view import LiveView, render_progress, wants_live_view
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,3 +105,31 @@ def test_no_panel_when_stdout_is_a_pipe(server):
     assert result.returncode == 0, result.stderr
     assert "Crawl finished" in result.stdout  # the summary is printed …
     assert "pages done" not in result.stdout and "╭" not in result.stdout  # … the panel is not
+
+
+def test_the_filter_is_counted_only_as_often_as_the_budget_allows(server):
+    class SlowFilter:  # a Visited whose fill takes 5 ms to count, like a big Bloom filter
+        counted = 0
+
+        def add_many(self, urls):
+            return [True for _ in urls]
+
+        def __len__(self):
+            return 1
+
+        @property
+        def fill_ratio(self):
+            SlowFilter.counted += 1
+            time.sleep(0.005)
+            return 0.5
+
+        current_fp_rate = 0.004
+
+    server.pages["/"] = Resource(b"end")
+    crawler = Crawler([server.url("/")], visited_filter=SlowFilter(), **FAST)
+    reader = ProgressReader(crawler, budget=0.01)  # 5 ms of counting per 0.5 s at most
+    for _ in range(40):
+        assert reader.read().fill_ratio == 0.5
+    assert SlowFilter.counted == 1
+    reader.read(exact=True)
+    assert SlowFilter.counted == 2
