@@ -397,7 +397,8 @@ class Crawler:
                 self.tracer.redirect(item.url, target, "VISITED? yes → drop")
             return target, None, False
         if self.tracer:
-            self.tracer.redirect(item.url, target, "VISITED? no → ToDo")
+            self.tracer.redirect(item.url, target,
+                                 f"VISITED? no → TODO (depth {chain.item.depth})")
         hop = Item(target, chain.item.depth, item.url)
         self._chains[target] = chain  # before it is in ToDo, where a worker may take it at once
         # Not journaled: the chain's first URL stays journaled until its record is committed,

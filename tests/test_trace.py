@@ -32,16 +32,19 @@ def traced_crawl(make_site, tmp_path, site_kwargs=None, **settings):
 def test_trace_mirrors_the_crawl(make_site, tmp_path, threads):
     server, site, stats, lines = traced_crawl(make_site, tmp_path, {"pages": 80},
                                               threads=threads)
-    def count(pattern: str) -> int:
-        return sum(1 for line in lines if re.match(pattern, line))
+    def count(pattern: str, after: str = "") -> int:
+        """Lines matching ``pattern`` (whose previous line starts with ``after``)."""
+        return sum(1 for i, line in enumerate(lines)
+                   if re.match(pattern, line) and lines[i - 1].startswith(after))
 
     assert lines[0] == f"SEED {server.url('/')} → TODO (depth 0)"
     assert lines[-1] == f"DONE after {stats['pages']} pages: ToDo is empty and no worker is busy"
     assert count(r"WORKER \d+ TAKES ") == stats["pages"]
     assert count(r"WORKER \d+ FETCHED ") == sum(server.fetch_counts().values())
-    assert count(r"    VISITED\? no → TODO \(depth \d+\)$") == stats["links_new"]
-    assert count(r"    VISITED\? yes → drop$") == (stats["links_filtered"]
-                                                    + stats["redirects_to_visited"])
+    no, yes = r"    VISITED\? no → TODO \(depth \d+\)$", r"    VISITED\? yes → drop$"
+    assert count(no, after="    EXTRACT ") == stats["links_new"]
+    assert count(yes, after="    EXTRACT ") == stats["links_filtered"]
+    assert count(yes, after="    REDIRECT ") == stats["redirects_to_visited"]
     assert count(r"    OUT OF SCOPE → drop$") == stats["links_out_of_scope"]
     assert count(r"    NOT A URL TO CRAWL \(not http\(s\)\) → drop$") == stats["links_not_http"]
     assert count(r"WORKER \d+ FETCHED 404 ") == stats["status_4xx"]
