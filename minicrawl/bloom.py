@@ -894,7 +894,11 @@ class ScalableBloomFilter:
                 cur = self._filters[-1]
                 room = cur.capacity - cur.count
                 if room <= 0:
-                    self._grow()
+                    # The full slice joins the old ones: what is pending must miss it too.
+                    hits = cur.contains_many([urls[i] for i in pending])
+                    pending = [i for i, hit in zip(pending, hits, strict=True) if not hit]
+                    if pending:  # grow only for a new item, as add() does
+                        self._grow()
                     continue
                 chunk, rest = pending[:room], pending[room:]
                 news = cur.add_many([urls[i] for i in chunk])

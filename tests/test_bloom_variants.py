@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
@@ -132,8 +132,9 @@ def test_scalable_slices_tighten_and_grow() -> None:
     assert all(f.count <= f.capacity for f in sf.slices)
 
 
+@example(urls=[str(i) for i in range(20)] + ["0"], batch=1)  # repeat right after a slice fills
 @given(urls=st.lists(st.integers(0, 300).map(str), max_size=400), batch=st.integers(1, 60))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_scalable_add_many_equals_sequential(urls: list[str], batch: int) -> None:
     a = ScalableBloomFilter(initial_capacity=20, error_rate=0.01)
     b = ScalableBloomFilter(initial_capacity=20, error_rate=0.01)
