@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from minicrawl import __version__
+from minicrawl.fetch import error_kind
 from minicrawl.progress import Progress, ProgressReader
 
 if TYPE_CHECKING:
@@ -62,7 +63,9 @@ class Recorder:
 
     def page(self, page: Page) -> None:
         """Note one fetched page (called by the crawler once per page)."""
-        status = str(page.status) if page.status is not None else "error"
+        # No status: never fetched (robots.txt, a host cap) or no response; say which.
+        status = (str(page.status) if page.status is not None
+                  else error_kind(page.error or "no response"))
         with self._lock:
             self.depths[page.depth] += 1
             self.statuses[status] += 1
@@ -193,17 +196,19 @@ def _plots(rec: Recorder) -> list[tuple[str, Any]]:
         _labels(ax, "Pages by depth (hops from a seed)", "depth", "pages")
 
     def status(ax: Axes) -> None:
-        codes = sorted(rec.statuses)
-        colors = [{"2": "tab:green", "3": "tab:blue", "4": "tab:orange"}.get(c[0], "tab:red")
-                  for c in codes]
+        codes = sorted(rec.statuses, key=lambda c: (not c.isdigit(), c))
+        colors = [{"2": "tab:green", "3": "tab:blue", "4": "tab:orange", "5": "tab:red"}.get(
+            c[0], "tab:gray") for c in codes]
         ax.bar(codes, [rec.statuses[c] for c in codes], color=colors)
+        if len(codes) > 4:
+            ax.tick_params(axis="x", labelrotation=20)
         _labels(ax, "Status codes", "status", "pages")
 
     def response(ax: Axes) -> None:
         times = [ms for ms in rec.elapsed_ms if ms > 0]
         if times:
             ax.hist(times, bins=min(50, max(10, len(times) // 10)), color="tab:cyan")
-        _labels(ax, "Response times", "milliseconds (redirect hops: the last one)", "pages")
+        _labels(ax, "Response times", "milliseconds", "pages")
 
     def visited(ax: Axes) -> None:
         fill = [s.fill_ratio for s in samples]
@@ -237,7 +242,8 @@ def _plots(rec: Recorder) -> list[tuple[str, Any]]:
          "can fetch, and the crawl ends when it is empty and no page is in flight.", todo),
         ("Depth histogram: how many hops from a seed each fetched page was (ToDo is FIFO, so "
          "the crawl is breadth-first).", depth),
-        ("Status codes of the fetched pages ('error': no response at all).", status),
+        ("Status codes of the pages; a page without one names why (robots.txt disallows, "
+         "a network error…).", status),
         ("Response time distribution (time to the full body).", response),
         ("Visited over time: the fraction of the Bloom filter's bits set, and the estimated "
          "false-positive rate fill^k — the chance a new URL is wrongly taken for seen.",
