@@ -14,9 +14,9 @@ never fetched).
   deny the origin's URLs as "robots.txt unreachable"; up to 5 redirects followed. Rules are
   kept 24 hours.
 * per host: a request starts at least ``delay`` seconds after the previous one started and
-  after it ended (the gap is raised by the site's Crawl-delay or Request-rate, capped at
-  ``max_crawl_delay``); at most ``per_host`` requests in flight; at most
-  ``max_pages_per_host`` requests in all.
+  after the last one ended (so with ``per_host=1`` the server sees every gap whole); the gap is
+  raised by the site's Crawl-delay or Request-rate, capped at ``max_crawl_delay``; at most
+  ``per_host`` requests in flight; at most ``max_pages_per_host`` requests in all.
 
 A URL that must wait is handed a booked time: the waiting URLs of a host come back one
 spacing apart, in the order they arrived, instead of all waking at once and all but one

@@ -26,6 +26,9 @@ _PATH_OK = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
 _QUERY_OK = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
 _ESCAPE_OR_UNSAFE_PATH = re.compile(r"%([0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()*+,;=:@/]")
 _ESCAPE_OR_UNSAFE_QUERY = re.compile(r"%([0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?]")
+# userinfo (RFC 3986 3.2.1): like a path segment without "@" and "/"
+_USERINFO_OK = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:]*")
+_ESCAPE_OR_UNSAFE_USERINFO = re.compile(r"%([0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()*+,;=:]")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _HOST_OK = re.compile(r"[a-z0-9\-_.]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -138,7 +141,10 @@ def _canonical_netloc(netloc: str, scheme: str) -> str:
         port_number = int(port)
         if port_number != DEFAULT_PORTS[scheme]:
             host = f"{host}:{port_number}"
-    return f"{userinfo}@{host}" if userinfo else host
+    if userinfo:  # "user@" is kept (it names another account); its text is escaped like a path
+        userinfo = _normalize_escapes(userinfo, _USERINFO_OK, _ESCAPE_OR_UNSAFE_USERINFO)
+        return f"{userinfo}@{host}"
+    return host
 
 
 def _canonical_host(host: str, href: str) -> str:

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl.urls import BadURL, canonicalize, host_of, origin_of, remove_dot_segments
+from minicrawl.urls import (
+    BadURL,
+    canonicalize,
+    host_of,
+    origin_of,
+    remove_dot_segments,
+    repeated_segments,
+)
 
 BASE = "http://example.com/a/b/c.html"
 
@@ -40,6 +47,8 @@ BASE = "http://example.com/a/b/c.html"
     ("http://[::1]:8080/", "http://[::1]:8080/"),
     ("http://[0:0::1]/", "http://[::1]/"),
     ("http://example.com./x", "http://example.com/x"),
+    ("http://us er:p@ss@host/x", "http://us%20er:p%40ss@host/x"),  # userinfo escaped too
+    ("http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/"),
 ])
 def test_canonical_forms(href, expected):
     assert canonicalize(href, BASE) == expected
@@ -67,6 +76,9 @@ def test_sort_query_is_optional():
     ("http://" + "a" * 64 + ".com/", "invalid host"),
     ("http://" + "\u00e9" * 64 + ".com/", "host not valid IDNA"),
     ("http://a\u0000b\u00e9.com/", "control character"),
+    ("http://example.com:\u00b2/", "invalid port"),  # a digit to isdigit(), not to int()
+    ("http://example.com:\u0661\u0662/", "invalid port"),
+    ("http://xn--a.com/", "host not valid IDNA"),  # claims punycode, is not
 ])
 def test_bad_links_have_a_reason(href, reason):
     with pytest.raises(BadURL) as info:
@@ -77,6 +89,14 @@ def test_bad_links_have_a_reason(href, reason):
 def test_relative_without_base_is_bad():
     with pytest.raises(BadURL):
         canonicalize("/just/a/path")
+
+
+def test_repeated_segments_and_a_configurable_length_cap():
+    assert repeated_segments("http://h/a/a/a/a/") == 4
+    assert repeated_segments("http://h/x/a/y/a/a/a?q=a/a/a/a/a") == 4  # the query is not path
+    assert repeated_segments("http://h/") == 0 and repeated_segments("http://h/a/b/c") == 1
+    with pytest.raises(BadURL, match="too long"):
+        canonicalize("/" + "a" * 100, BASE, max_length=64)
 
 
 def test_helpers():
