@@ -136,5 +136,6 @@ def is_transient(e: BaseException) -> bool:
 
 
 def error_kind(error: str) -> str:
-    """The counter name part of an error message (its exception class)."""
-    return error.split(":", 1)[0]
+    """The counter name part of an error message: its exception class, or its words before any
+    detail ("HTTP 503 (gave up after 3 attempts)" → "HTTP 503")."""
+    return error.split(":", 1)[0].split(" (", 1)[0]
