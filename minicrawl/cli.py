@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import os
 import signal
 import sys
 from typing import Any
@@ -128,7 +129,16 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``minicrawl`` and ``run.py``; returns the exit status."""
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:  # `minicrawl … | head`: the reader left, which is no error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush does not fail again
+        os.close(devnull)
+        return EXIT_OK
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] == "bloom":
         from minicrawl.bloomcli import main as bloom_main
 

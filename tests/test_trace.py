@@ -150,3 +150,23 @@ def test_robots_drop_line_for_the_politeness_layer():
     tracer.robots_drop("http://example.org/admin/")
     assert out.getvalue().splitlines() == ["WORKER 3 ROBOTS → drop http://example.org/private/",
                                            "ROBOTS → drop http://example.org/admin/"]
+
+
+def test_a_reader_that_leaves_stops_the_crawl_quietly(server):
+    """``minicrawl … --trace | head``: once head has its lines the crawl ends, no traceback."""
+    def endless(request):
+        n = int(request.path.strip("/") or 0)
+        return Resource(f'<a href="/{n + 1}">next</a>'.encode())
+
+    for n in range(2000):
+        server.pages[f"/{n}" if n else "/"] = endless
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), server.url("/"), "--trace",
+                             "--delay", "0.01"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    head = [proc.stdout.readline() for _ in range(3)]
+    proc.stdout.close()  # what head does after its lines
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=30) == 0, stderr
+    assert head[0].startswith("SEED ") and "Traceback" not in stderr
+    assert len(server.requests) < 1000  # it stopped, it did not crawl on unseen
