@@ -13,9 +13,8 @@ Everything the shared crawl keeps in Redis goes through one :class:`SharedRedis`
   process must replay the Visited answers the dead process got (else the links it had marked seen
   but not yet queued would be lost). Both are the same problem, solved once: every write script
   takes a token, stores its answer under it for ``token_ttl`` seconds, and returns the stored
-  answer when it sees the token again. :class:`ReplayTokens` makes the tokens: ``<entry id>:<n>``
-  for the n-th write while a worker handles ToDo entry ``<entry id>`` (so the process that
-  reclaims the entry produces the same tokens), and one derived from the seed list for seeding.
+  answer when it sees the token again. :class:`ReplayTokens` makes the tokens from what is
+  written and for which page, so whoever handles that page again makes the same ones.
 
 Key names (NAME is the crawl's name, ``{...}`` is a Redis Cluster hash tag):
 
@@ -58,6 +57,9 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
     redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError,
     redis.exceptions.RedisClusterException,
+    # The server is there but cannot take writes for now: full (maxmemory), or a replica until
+    # the failover ends. Retried, then fatal: acknowledging the item would lose its links.
+    redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError,
 )
 
 
@@ -91,39 +93,49 @@ def shard_tags(shards: int) -> list[str]:
 
 
 class ReplayTokens:
-    """Tokens for the writes a worker makes while handling one ToDo entry, replayable.
+    """Tokens for the writes a worker makes while handling a ToDo item: replayable, by content.
 
-    A thread calls :meth:`begin` with the entry's stream id when it takes the entry, and
-    :meth:`end` when done; each write asks :meth:`next` for its token, ``<entry id>:<n>``. The
-    process that reclaims the entry after a crash makes the same tokens, so it replays the dead
-    worker's answers.
+    A thread calls :meth:`begin` with the stream entry id and the URL of the item it takes, and
+    :meth:`end` when done; each write asks :meth:`token` for its token, given the URLs it writes.
 
-    Outside an entry, a write about seed URLs only (the seeding, by any process started with
-    these seeds) gets a token derived from those URLs: a process killed between marking its seeds
-    seen and queueing them is replayed by the next one started with the same seeds. Any other
-    write outside an entry gets a random token, good for its own retries only.
+    * Writes of *other* URLs (Visited checks of the page's links or redirect target, the links
+      put in ToDo) get ``u:<digest of the page URL>:<digest of the URLs>``: whoever handles this
+      page again — the process that reclaims a killed worker's entry, even under a new entry id
+      after a politeness wait put it back — replays the first answers, so links the dead worker
+      marked seen but never queued are queued, and links it did queue are not queued twice.
+    * Putting the item's *own* URL back (a politeness wait, a retry) may legitimately happen
+      once per handling, so it gets ``e:<entry id>:<digest>``: unique per entry, the same when
+      that entry is replayed.
+    * Outside an item, a write about seed URLs only (the seeding, by any process started with
+      these seeds) gets ``s:<digest of the URLs>``: a process killed between marking its seeds
+      seen and queueing them is replayed by the next one started with the same seeds. Any other
+      write outside an item gets a random token, good for its own retries only.
     """
 
     def __init__(self, seeds: Sequence[str] = ()) -> None:
         self._seeds = frozenset(seeds)
         self._local = threading.local()
 
-    def begin(self, entry_id: str) -> None:
-        self._local.base = entry_id
-        self._local.n = 0
+    def begin(self, entry_id: str, url: str) -> None:
+        self._local.entry = (entry_id, url)
 
     def end(self) -> None:
-        self._local.base = None
+        self._local.entry = None
 
-    def next(self, urls: Sequence[str] = ()) -> str:
-        local = self._local
-        base = getattr(local, "base", None)
-        if base is not None:
-            local.n += 1
-            return f"{base}:{local.n}"
+    def token(self, urls: Sequence[str]) -> str:
+        entry = getattr(self._local, "entry", None)
+        if entry is not None:
+            entry_id, url = entry
+            if list(urls) == [url]:
+                return f"e:{entry_id}:{_digest(urls)}"
+            return f"u:{_digest([url])}:{_digest(urls)}"
         if urls and self._seeds and self._seeds.issuperset(urls):
-            return "seeds-" + hashlib.sha1("\n".join(urls).encode()).hexdigest()[:24]
+            return f"s:{_digest(urls)}"
         return uuid.uuid4().hex
+
+
+def _digest(urls: Sequence[str]) -> str:
+    return hashlib.sha1("\n".join(urls).encode()).hexdigest()[:20]
 
 
 class SharedRedis:

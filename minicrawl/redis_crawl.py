@@ -16,7 +16,7 @@ from typing import Any
 from minicrawl.options import Options
 from minicrawl.redis_conn import SharedRedis
 from minicrawl.redis_politeness import RedisHostGate
-from minicrawl.redis_stats import META, read_shared, shared_elapsed
+from minicrawl.redis_stats import META, RedisStats, read_shared, shared_elapsed
 from minicrawl.redis_todo import GROUP, LEN_SCRIPT, RedisToDo
 from minicrawl.redis_visited import RedisBloomVisited
 
@@ -28,7 +28,7 @@ class SharedCrawl:
     redis: SharedRedis
     todo: RedisToDo
     visited: RedisBloomVisited
-    stats: Any  # RedisStats (imported lazily: it pulls in nothing heavy, but keeps this light)
+    stats: RedisStats
     host_gate: RedisHostGate
 
 
@@ -44,8 +44,6 @@ def connect(options: Options, seeds: Sequence[str] = ()) -> SharedRedis:
 
 def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
     """Join (or start) crawl ``options.crawl`` on ``options.redis``."""
-    from minicrawl.redis_stats import RedisStats
-
     if getattr(options, "state", None):
         raise ValueError("--redis and --state both keep the crawl's state: the shared crawl "
                          "keeps it in Redis, so give one of them")

@@ -162,15 +162,14 @@ return out
 
 
 def _encode(item: Item, nonce: str | None = None) -> str:
-    fields: list[Any] = [item.url, item.depth, item.referrer, item.attempt]
+    fields: list[Any] = list(item)  # url, depth, referrer, attempt (and any later field)
     if nonce is not None:  # delayed items are sorted-set members, which must be unique
         fields.append(nonce)
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
 
 
 def _decode(payload: str) -> Item:
-    url, depth, referrer, attempt = json.loads(payload)[:4]
-    return Item(url, depth, referrer, attempt)
+    return Item(*json.loads(payload)[:len(Item._fields)])
 
 
 class RedisToDo:
@@ -216,7 +215,7 @@ class RedisToDo:
 
     def _put(self, payloads: list[str], delay_ms: int, urls: list[str]) -> None:
         shared = self._shared
-        token = shared.tokens.next(urls)
+        token = shared.tokens.token(urls)
         calls = [(PUT_SCRIPT,
                   [self._stream, self._delayed, self._unfinished,
                    shared.key(f"todo:token:{token}.{start}")],
@@ -248,8 +247,9 @@ class RedisToDo:
                     self._inflight.add(entry_id)
                 ids = self._ids()
                 ids.append(entry_id)
-                self._shared.tokens.begin(entry_id)
-                return _decode(answer[2])
+                item = _decode(answer[2])
+                self._shared.tokens.begin(entry_id, item.url)
+                return item
             if answer[0] == "done":
                 return None
             if answer[0] == "lost":
@@ -260,7 +260,7 @@ class RedisToDo:
                 return None
             # Nothing ready but items in flight elsewhere: their links may come. Poll gently.
             time.sleep(pause)
-            pause = min(pause * 2, 0.05)
+            pause = min(pause * 2, 0.02)
         return None
 
     def task_done(self) -> None:

@@ -172,7 +172,7 @@ class RedisBloomVisited:
         if not urls:
             return []
         shard, offsets = self.locate(urls)
-        token = self._shared.tokens.next(urls)
+        token = self._shared.tokens.token(urls)
         ttl = self._shared.token_ttl
         calls: list[tuple[str, list[str], list[Any]]] = []
         rows_of_call: list[np.ndarray] = []

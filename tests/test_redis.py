@@ -175,15 +175,25 @@ def test_concurrent_processes_get_new_exactly_once(where, redis_server, redis_cl
 
 
 def test_a_replayed_write_gets_the_first_answer(redis_server):
-    """A worker killed between "seen" and "queued": the process that reclaims its entry replays
-    the same token and must be told "new" again, or the links would be lost."""
+    """A worker killed between "seen" and "queued": whoever handles that page again (the
+    process that reclaims the entry, or a later entry after a politeness wait put the page back)
+    must be told "new" again for its links, or they would be lost — and must not queue them
+    twice if the dead worker had queued them."""
     shared = SharedRedis(redis_server.url, crawl_name())
     visited = RedisBloomVisited(shared, capacity=10_000, shards=4)
-    shared.tokens.begin("1-0")
+    todo = RedisToDo(shared)
+    shared.tokens.begin("1-0", "http://site/p")
     assert visited.add_many(["x", "y", "x"]) == [True, True, False]
-    shared.tokens.begin("1-0")  # the same entry, handled again
+    todo.put_many([Item("x", 1, "http://site/p"), Item("y", 1, "http://site/p")])
+    shared.tokens.begin("7-0", "http://site/p")  # the same page, handled again
     assert visited.add_many(["x", "y", "x"]) == [True, True, False]
-    shared.tokens.begin("2-0")  # another entry: the truth
+    todo.put_many([Item("x", 1, "http://site/p"), Item("y", 1, "http://site/p")])
+    assert todo.unfinished == 2  # not queued twice
+    todo.put(Item("http://site/p", 0))  # putting the page itself back: once per entry
+    shared.tokens.begin("8-0", "http://site/p")
+    todo.put(Item("http://site/p", 0))
+    assert todo.unfinished == 4
+    shared.tokens.begin("9-0", "http://site/q")  # another page: the truth
     assert visited.add_many(["x", "y"]) == [False, False]
     shared.tokens.end()
 
