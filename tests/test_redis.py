@@ -368,3 +368,23 @@ def test_unreachable_redis_at_start_is_a_clear_error(site):
                           timeout=30)
     assert done.returncode == 3
     assert "unreachable" in done.stderr and "connecting" in done.stderr
+
+
+@pytest.mark.timeout(120)
+def test_kill_9_with_politeness_waits_loses_nothing(redis_server):
+    """With a per-host delay most takes end in a politeness wait that puts the URL back with a
+    not-before time: the delayed path and the replays must hold across a kill too."""
+    if not POLITE_OFF:
+        pytest.fail("this test needs the politeness options (--delay, --per-host)")
+    with LocalSite() as server:
+        generated = generate_site(server.origin, pages=400)
+        server.pages.update(generated.pages)
+        reachable = generated.reachable()
+        procs = start_crawlers(redis_server.url, crawl_name(), server.url("/"),
+                               extra=("--delay", "0.005", "--per-host", "2"))
+        wait_for_requests(server, len(reachable) // 3)
+        os.kill(procs[0].pid, signal.SIGKILL)
+        procs[0].wait()
+        results = wait_all(procs[1:])
+        assert all(code == 0 for code, _ in results), results
+        check_union(server, reachable, allowed_twice=8)
