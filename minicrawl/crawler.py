@@ -401,8 +401,8 @@ class Crawler:
                                  f"VISITED? no → TODO (depth {chain.item.depth})")
         hop = Item(target, chain.item.depth, item.url)
         self._chains[target] = chain  # before it is in ToDo, where a worker may take it at once
-        # Not journaled: the chain's first URL stays journaled until its record is committed,
-        # so after a crash the chain is simply fetched again from its start.
+        if self.state is not None:  # in the journal the hop replaces the URL just fetched
+            self.state.hop(item.url, hop, chain.item.url)
         self.todo.put(hop)
         return target, None, True
 

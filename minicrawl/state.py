@@ -82,8 +82,10 @@ CREATE TABLE pages (
 CREATE INDEX pages_seq ON pages (seq);
 CREATE TABLE todo (
     url TEXT PRIMARY KEY, depth INTEGER NOT NULL, referrer TEXT,
-    attempt INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL);
+    attempt INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL,
+    chain TEXT);  -- a redirect hop: the URL whose record the chain will end in
 CREATE INDEX todo_seq ON todo (seq);
+CREATE INDEX todo_chain ON todo (chain);
 """
 
 _UPSERT_PAGE = """
@@ -319,6 +321,7 @@ class CrawlState:
         db = self._conn
         replay = db.execute(
             "SELECT url FROM todo WHERE seq > ?1 UNION ALL "
+            "SELECT chain FROM todo WHERE seq > ?1 AND chain IS NOT NULL UNION ALL "
             "SELECT url FROM pages WHERE seq > ?1 AND forgotten = 0 UNION ALL "
             "SELECT final_url FROM pages WHERE seq > ?1 AND forgotten = 0 AND final_url != url",
             (since,))
@@ -382,6 +385,17 @@ class CrawlState:
         """Journal items about to enter ToDo outside a page (the seeds); returns once durable."""
         if items:
             self._submit(_Write(None, items, [i.url for i in items]))
+
+    def hop(self, done: str, hop: Item, chain: str) -> None:
+        """A redirect: ``hop`` replaces ``done`` (the URL just fetched) in the journal, for the
+        chain whose record will be ``chain``'s; returns once durable, before ``hop`` enters ToDo.
+
+        After a crash the chain thus resumes at its last hop (recorded under that URL) instead
+        of starting again from ``chain``: a chain waiting in ToDo holds no thread, so re-fetching
+        its start would add duplicates beyond the pages in flight.
+        """
+        self._submit(_Write(None, [hop], [hop.url, done, chain], replaces=done,
+                            chain=chain))
 
     def prior(self, url: str) -> Prior | None:
         """The record of ``url`` from an earlier fetch, or None.
@@ -482,10 +496,12 @@ class CrawlState:
                 for write in batch:
                     if write.page is not None:
                         self._record(write.page, write.forget, seq)
+                    if write.replaces is not None:
+                        db.execute("DELETE FROM todo WHERE url = ?", (write.replaces,))
                 db.executemany(
-                    "INSERT OR REPLACE INTO todo (url, depth, referrer, attempt, seq) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    [(i.url, i.depth, i.referrer, i.attempt, seq)
+                    "INSERT OR REPLACE INTO todo (url, depth, referrer, attempt, seq, chain) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(i.url, i.depth, i.referrer, i.attempt, seq, write.chain)
                      for write in batch for i in write.items])
         except sqlite3.Error as e:
             raise StateError(f"cannot write {self.db_path}: {e}") from e
@@ -499,7 +515,8 @@ class CrawlState:
 
     def _record(self, page: Page, forget: bool, seq: int) -> None:
         db = self._conn
-        db.execute("DELETE FROM todo WHERE url = ?", (page.url,))
+        # Its own journal row, and those of the redirect hops it ended (see hop()).
+        db.execute("DELETE FROM todo WHERE url = ?1 OR chain = ?1", (page.url,))
         # Validators only describe the URL asked for if no redirect intervened.
         same = page.final_url == page.url
         etag = page.headers.get("etag") if same else None
@@ -560,6 +577,8 @@ class _Write:
     items: list[Item]
     urls: list[str]  # for the shadow filter once committed
     forget: bool = False
+    replaces: str | None = None  # a journal row this write removes (a redirect hop's source)
+    chain: str | None = None  # the items are hops of the chain recorded under this URL
     done: threading.Event = field(default_factory=threading.Event)
     error: StateError | None = None
 
