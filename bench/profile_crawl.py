@@ -1,6 +1,6 @@
 """Profile minicrawl in-process on the benchmark site: where does the CPU per page go?
 
-    python bench/profile_crawl.py                      # nginx, 4 threads, top 25 both ways
+    python bench/profile_crawl.py                      # nginx, 1 thread, top 25 both ways
     python bench/profile_crawl.py --mode disk          # no HTTP at all: pages read from disk
     python bench/profile_crawl.py --threads 16 --save crawl.prof   # then: snakeviz crawl.prof
 
@@ -9,9 +9,10 @@ cProfile only sees the thread that enabled it, so every thread started during th
 the workers' (the main thread only waits). ``--mode disk`` swaps the crawler's Fetcher for one
 that answers from the generated files the way nginx would (200, 301 for a slashless directory,
 404), leaving exactly the per-page and per-link work: decode, parse, extract, canonicalize,
-scope, Visited, ToDo. Each thread is timed by its own CPU clock (``--timer wall`` for
-cProfile's default). Profiling slows Python code ~2×, more for many small calls, so compare
-profiles with each other, and take absolute speed from ``run.py`` or ``--no-profile``.
+scope, Visited, ToDo. With several threads each is timed by its own CPU clock, so GIL waits
+are not charged to whatever ran before them (see ``--timer``). Profiling slows Python code
+~2× (more with the CPU clock, and most for functions called very often), so compare profiles
+with each other, and take absolute speed from ``run.py`` or ``--no-profile``.
 """
 
 from __future__ import annotations
@@ -123,13 +124,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n")[1])
-    ap.add_argument("--threads", type=int, default=4, help="worker threads (default 4)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="worker threads (default 1: the per-page cost without GIL contention)")
     ap.add_argument("--mode", choices=("http", "disk"), default="http",
                     help="http: through nginx; disk: no HTTP, pages read from the files")
     ap.add_argument("--top", type=int, default=25, help="rows per listing")
     ap.add_argument("--seed", type=int, default=1, help="site generator seed")
-    ap.add_argument("--timer", choices=("cpu", "wall"), default="cpu",
-                    help="cpu: each thread's CPU time (default); wall: cProfile's default clock")
+    ap.add_argument("--timer", choices=("auto", "cpu", "wall"), default="auto",
+                    help="cpu: each thread's CPU clock (a system call per event: slower, and "
+                    "inflates functions called very often); wall: cProfile's own clock (cheap, "
+                    "but charges GIL waits); auto (default): wall for 1 thread, else cpu")
     ap.add_argument("--save", type=Path, help="also write the merged profile (pstats) here")
     ap.add_argument("--no-profile", action="store_true",
                     help="just time the in-process crawl (CPU per page without cProfile)")
@@ -156,8 +160,8 @@ def main() -> int:
     profiles: list[cProfile.Profile] = []
     original_run = threading.Thread.run
     if not args.no_profile:
-        profiles, original_run = profile_threads(time.thread_time if args.timer == "cpu"
-                                                 else None)
+        cpu_timer = args.timer == "cpu" or (args.timer == "auto" and args.threads > 1)
+        profiles, original_run = profile_threads(time.thread_time if cpu_timer else None)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     try:
         stats = Crawler([origin + "/"], threads=args.threads, **settings).run()

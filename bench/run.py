@@ -20,6 +20,7 @@ Never run by the test suite: it takes minutes, installs nginx and Scrapy, and ne
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -93,6 +94,12 @@ class Run:
 
 # -- the crawlers ----------------------------------------------------------------------------
 
+@functools.cache  # one `run.py --help` per bench run, not one per crawl
+def _minicrawl_help(python: str) -> str:
+    return subprocess.run([python, str(REPO / "run.py"), "--help"], capture_output=True,
+                          text=True, cwd=REPO, check=False).stdout
+
+
 def minicrawl_politeness_args(python: str, threads: int) -> list[str]:
     """Flags that switch politeness off, if ``run.py --help`` has them at the time of the run.
 
@@ -101,8 +108,7 @@ def minicrawl_politeness_args(python: str, threads: int) -> list[str]:
     0, a ``--no-robots``/``--ignore-robots`` switch is given, and a per-host connection limit is
     raised to the thread count. Anything else can be passed with ``--minicrawl-arg``.
     """
-    out = subprocess.run([python, str(REPO / "run.py"), "--help"], capture_output=True,
-                         text=True, cwd=REPO, check=False).stdout
+    out = _minicrawl_help(python)
     args: list[str] = []
     for m in re.finditer(r"^\s+(--[a-z0-9][a-z0-9-]*)(?:[ =]([A-Z_{][^\s,]*))?", out, re.M):
         name, metavar = m.group(1), m.group(2)
@@ -405,9 +411,13 @@ def main(argv: list[str] | None = None) -> int:
             expected = set(site.expected)
             print(f"\nsite for {origin}: {site.describe()} (generated in "
                   f"{time.perf_counter() - t0:.1f} s)")
+            url = origin + "/"
             if minicrawl_args := minicrawl_politeness_args(opts.python, 16):
                 print(f"minicrawl politeness switched off with: {' '.join(minicrawl_args)}")
-            url = origin + "/"
+            for cfg in configs:  # what was run, to re-run one by hand (e.g. under py-spy)
+                if cfg.concurrency in (1, 16) or cfg.crawler != "minicrawl":
+                    cmd = command(cfg, url, opts, scrapy_python, work)
+                    print(f"  {cfg.label}: {' '.join(cmd)}")
             runs: dict[tuple[str, int], list[Run]] = {(c.crawler, c.concurrency): []
                                                       for c in configs}
             try:
