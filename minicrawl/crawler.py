@@ -348,7 +348,7 @@ class Crawler:
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
         if self.state is not None:
-            page.change = classify(prior, page.status, page.body)
+            page.change = classify(prior, page.status, page.body, page.final_url)
             counts["change_" + page.change] = 1
             if page.change == UNCHANGED and prior is not None:
                 page.saved = prior.saved  # the copy saved then is still the page

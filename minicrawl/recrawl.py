@@ -8,7 +8,8 @@ classified by :func:`classify`:
 * 404 or 410 → ``gone`` (``unchanged`` if it was already missing last time);
 * a full answer → compare status, MD5 of the body and size with the record: all equal →
   ``unchanged`` (a dynamic server that sends no validators, or a fresh date each time), else
-  ``changed``;
+  ``changed``; a redirect to the URL recorded as its target is ``unchanged`` too (the target
+  is compared under its own URL);
 * no record (or a forgotten one), or a page that was missing and is back → ``new``.
 """
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
 CHANGES = (NEW, CHANGED, UNCHANGED, GONE)
 GONE_STATUSES = (404, 410)
+REDIRECTS = (301, 302, 303, 307, 308)
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Prior:
     size: int
     saved: str | None = None
     forgotten: bool = False  # gone and forgotten (--forget-gone): treated as never seen
+    final_url: str | None = None  # where its redirects led, if any
 
     def request_headers(self) -> dict[str, str]:
         """The conditional-GET headers this record allows (empty when it has no validators)."""
@@ -49,8 +52,10 @@ def body_md5(body: bytes) -> str:
     return hashlib.md5(body, usedforsecurity=False).hexdigest()
 
 
-def classify(prior: Prior | None, status: int | None, body: bytes) -> str:
-    """``new``, ``changed``, ``unchanged`` or ``gone`` for a page fetched with ``prior`` known."""
+def classify(prior: Prior | None, status: int | None, body: bytes,
+             final_url: str | None = None) -> str:
+    """``new``, ``changed``, ``unchanged`` or ``gone`` for a page fetched with ``prior`` known
+    (``final_url``: where the fetch ended after redirects)."""
     if prior is None or prior.forgotten:
         return NEW
     was_missing = prior.status in GONE_STATUSES
@@ -60,6 +65,8 @@ def classify(prior: Prior | None, status: int | None, body: bytes) -> str:
         return NEW  # it came back
     if status == 304:
         return UNCHANGED
+    if status in REDIRECTS and final_url is not None and final_url == prior.final_url:
+        return UNCHANGED  # still redirects to the page recorded (not fetched again: seen)
     if status == prior.status and len(body) == prior.size and body_md5(body) == prior.md5:
         return UNCHANGED
     return CHANGED

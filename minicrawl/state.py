@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 from minicrawl.bloom import BloomFileError
 from minicrawl.frontier import Item
 from minicrawl.options import Options
-from minicrawl.recrawl import GONE, Prior, body_md5
+from minicrawl.recrawl import GONE, UNCHANGED, Prior, body_md5
 from minicrawl.visited import Visited, make_visited
 
 if TYPE_CHECKING:
@@ -100,7 +100,9 @@ ON CONFLICT (url) DO UPDATE SET
     error = excluded.error, forgotten = excluded.forgotten, seq = excluded.seq
 """
 
-# A 304 confirms the recorded copy: keep its status, signature and file, refresh the rest.
+# An unchanged page (a 304, the same body, a redirect to the same target) confirms its record:
+# keep its status, signature and file — what a redirect's target is compared with — and refresh
+# the rest.
 _CONFIRM_PAGE = """
 UPDATE pages SET etag = coalesce(?, etag), last_modified = coalesce(?, last_modified),
     fetched_at = ?, change = ?, error = NULL, forgotten = 0, seq = ?
@@ -373,6 +375,12 @@ class CrawlState:
                 db.execute("INSERT INTO todo (url, depth, referrer, attempt, seq) "
                            "SELECT url, depth, referrer, 0, ? FROM pages WHERE forgotten = 0 "
                            "ORDER BY depth, seq", (self._seq,))
+                # Pages known only as the end of a redirect chain: the chain's start is seen
+                # now, so its redirect stops there; they are revisited under their own URL.
+                db.execute("INSERT OR IGNORE INTO todo (url, depth, referrer, attempt, seq) "
+                           "SELECT final_url, depth, url, 0, ? FROM pages WHERE forgotten = 0 "
+                           "AND final_url != url AND status NOT BETWEEN 300 AND 399 "
+                           "AND final_url NOT IN (SELECT url FROM pages)", (self._seq,))
             items = self._journaled()
             return items, {"recrawl_queued": len(items)}
 
@@ -406,14 +414,18 @@ class CrawlState:
         if not self._had_pages:  # a first crawl: no page can have an earlier record
             return None
         try:
+            # Its own record; else that of a redirect chain that ended at it (the content the
+            # chain's record describes is this URL's), the best earlier knowledge there is.
             row = self._reader().execute(
-                "SELECT status, etag, last_modified, md5, size, saved, forgotten FROM pages "
-                "WHERE url = ?", (url,)).fetchone()
+                "SELECT status, etag, last_modified, md5, size, saved, forgotten, final_url "
+                "FROM pages WHERE url = ?1 UNION ALL "
+                "SELECT status, NULL, NULL, md5, size, saved, 0, final_url FROM pages "
+                "WHERE final_url = ?1 AND url != ?1 LIMIT 1", (url,)).fetchone()
         except sqlite3.Error as e:
             raise StateError(f"cannot read {self.db_path}: {e}") from e
         if row is None:
             return None
-        return Prior(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]))
+        return Prior(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
 
     def commit(self, page: Page, items: list[Item]) -> None:
         """Record ``page``, drop its journal row and journal ``items``: all in one transaction.
@@ -521,7 +533,7 @@ class CrawlState:
         same = page.final_url == page.url
         etag = page.headers.get("etag") if same else None
         modified = page.headers.get("last-modified") if same else None
-        if page.status == 304 and db.execute(
+        if page.change == UNCHANGED and db.execute(
                 _CONFIRM_PAGE, (etag, modified, page.fetched_at, page.change, seq,
                                 page.url)).rowcount:
             return

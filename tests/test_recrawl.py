@@ -227,3 +227,41 @@ def test_conditional_headers_come_from_the_record():
     assert Prior(200, '"abc"', LAST_MODIFIED, "m", 1).request_headers() == {
         "If-None-Match": '"abc"', "If-Modified-Since": LAST_MODIFIED}
     assert Prior(200, None, None, "m", 1).request_headers() == {}
+
+
+def test_redirects_recrawl_as_unchanged_and_their_targets_are_compared(server, tmp_path):
+    """A target reached only through a redirect is recorded in its chain's record; a recrawl
+    asks for it under its own URL and compares it with that record, and the redirect itself
+    (still to the same target) is unchanged."""
+    state = tmp_path / "state"
+    body = {"target": b"<p>target v1</p>"}
+    server.pages.update({
+        "/": Resource(b'<a href="/old">old</a><a href="/also">also</a>', 200, HTML),
+        "/old": Resource(b"", 301, {"Location": "/target"}),
+        "/target": lambda request: Resource(body["target"], 200, HTML),
+        "/also": Resource(b"<p>also</p>", 200, HTML)})
+    first, _ = crawl(server, state)
+    assert set(first) == {"/", "/old", "/also"} and first["/old"].final_url.endswith("/target")
+    second, stats = crawl(server, state, recrawl=True)
+    assert {path: p.change for path, p in second.items()} == {
+        "/": "unchanged", "/old": "unchanged", "/also": "unchanged", "/target": "unchanged"}
+    assert server.fetch_counts()["/target"] == 2
+    body["target"] = b"<p>target v2</p>"
+    third, _ = crawl(server, state, recrawl=True)
+    assert third["/target"].change == "changed" and third["/old"].change == "unchanged"
+
+
+def test_recrawling_an_unchanged_generated_site_finds_nothing_changed(make_site, tmp_path):
+    server, site = make_site(pages=300)
+    state = tmp_path / "state"
+    first = Crawler([server.url("/")], threads=8, delay=0, per_host=8, state=str(state)).run()
+    counts_before = server.fetch_counts()
+    stats = Crawler([server.url("/")], threads=8, delay=0, per_host=8, state=str(state),
+                    recrawl=True).run()
+    changes = {k: v for k, v in stats.items() if k.startswith("change_")}
+    assert set(changes) == {"change_unchanged"}, changes
+    assert stats["change_unchanged"] == stats["pages"] == stats["recrawl_queued"] >= first["pages"]
+    counts = server.fetch_counts()
+    # every page asked for once more, none twice (redirects stop at their recorded target)
+    assert set(counts) == set(counts_before)
+    assert all(counts[p] - counts_before[p] <= 1 for p in counts)
