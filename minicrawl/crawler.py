@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TextIO
 
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
@@ -140,9 +141,7 @@ class Crawler:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
         opts = self.options
         if opts.out:
-            # A resumed crawl continues its output file too.
-            self._out = open(opts.out, "a" if self.state else "w",  # noqa: SIM115 - closed below
-                             encoding="utf-8")
+            self._out = _open_output(opts.out, resume=self.state is not None)
         if opts.trace:
             self.tracer = Tracer.open(opts.trace, on_broken=self.stop)
         if opts.report:
@@ -520,6 +519,25 @@ class _Chain:
     prior: Prior | None = None
     urls: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
+
+
+def _open_output(path: str, resume: bool) -> TextIO:
+    """The ``--out`` file: new, or with a state continued after the last complete line (a
+    process killed mid-write leaves a partial one; the state database has that page anyway)."""
+    if not resume:
+        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - the crawl closes it
+    with open(path, "a+b") as f:
+        f.seek(0, os.SEEK_END)
+        end = f.tell()
+        f.seek(max(0, end - 65536))
+        tail = f.read()
+        if tail and not tail.endswith(b"\n"):
+            cut = tail.rfind(b"\n")
+            if cut >= 0 or len(tail) == end:
+                f.truncate(end - len(tail) + cut + 1)
+            else:  # a partial line longer than the tail read: isolate it
+                f.write(b"\n")
+    return open(path, "a", encoding="utf-8")  # noqa: SIM115 - the crawl closes it
 
 
 def _now() -> str:
