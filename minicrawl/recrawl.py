@@ -10,7 +10,7 @@ classified by :func:`classify`:
   ``unchanged`` (a dynamic server that sends no validators, or a fresh date each time), else
   ``changed``; a redirect to the URL recorded as its target is ``unchanged`` too (the target
   is compared under its own URL);
-* no record (or a forgotten one), or a page that was missing and is back → ``new``.
+* no record, or a page that was missing (or gone and forgotten) and is back → ``new``.
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ def classify(prior: Prior | None, status: int | None, body: bytes,
              final_url: str | None = None) -> str:
     """``new``, ``changed``, ``unchanged`` or ``gone`` for a page fetched with ``prior`` known
     (``final_url``: where the fetch ended after redirects)."""
-    if prior is None or prior.forgotten:
+    if prior is None:
         return NEW
+    if prior.forgotten:  # offered again by a link: back, or still gone (and stays forgotten)
+        return GONE if status in GONE_STATUSES else NEW
     was_missing = prior.status in GONE_STATUSES
     if status in GONE_STATUSES:
         return UNCHANGED if was_missing else GONE

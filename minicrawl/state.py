@@ -20,7 +20,9 @@ Why a ``kill -9`` at any moment loses nothing and re-fetches at most the pages i
    database, journaled (still to do) or recorded (done) — never neither — and a worker can never
    record a link's page before the page that found it journaled the link.
 2. On resume every journaled row goes back into ToDo: the URLs that were queued, and the ≤
-   ``threads`` that were in flight (the only pages fetched twice).
+   ``threads`` that were in flight (the only pages fetched twice). A redirect hop replaces the
+   URL it came from in the journal (:meth:`CrawlState.hop`), so a chain waiting in ToDo — which
+   holds no thread — resumes at its last hop instead of adding to the re-fetches.
 3. Visited must come back holding every journaled and recorded URL (or they would be found again
    and fetched twice) and **nothing else** that matters: a URL in the filter but in neither table
    would be dropped as seen when its page is re-fetched, and never crawled. The live filter does
@@ -31,10 +33,18 @@ Why a ``kill -9`` at any moment loses nothing and re-fetches at most the pages i
    ``filter_seq``): Bloom-filter adds are idempotent. Before the file is written the WAL is
    checkpointed, so even after a power cut the database is not older than the file.
 
+Writes go through one writer thread that commits whatever is waiting in one transaction (group
+commit): with sixteen workers a page costs a fraction of a commit, and no worker holds a lock
+while SQLite works. Workers read earlier records (:meth:`CrawlState.prior`) through their own
+connections, which WAL never blocks.
+
 Gone pages (``--forget-gone``) are not removed from the Bloom filter: the state keeps their exact
-URLs (:class:`ForgettingVisited`) and reports each unseen once. That forgets exactly the gone
-pages and nothing else, costs memory per gone page instead of a counting filter's 4-8x for the
-whole crawl, and keeps the checkpoint add-only (so the replay above stays idempotent).
+URLs (:class:`ForgettingVisited`) and reports each unseen once. A
+:class:`~minicrawl.bloom.CountingBloomFilter` as Visited would cost 8x the memory for the whole
+crawl, and it counts every offer of a URL (each page linking it), so one ``remove`` would not
+forget a page linked from several; its replay after a checkpoint would count twice too. The
+exact set forgets exactly the gone pages, costs memory per gone page only, and keeps the
+checkpoint add-only (so the replay above stays idempotent).
 """
 
 from __future__ import annotations

@@ -218,6 +218,7 @@ def test_recrawl_keeps_saved_copies_and_rewrites_changed_ones(server, tmp_path):
     (Prior(404, None, None, "m", 1), 404, b"", "unchanged"),
     (Prior(410, None, None, "m", 1), 200, b"x", "new"),
     (Prior(200, None, None, "m", 1, forgotten=True), 200, b"x", "new"),
+    (Prior(404, None, None, "m", 1, forgotten=True), 404, b"", "gone"),
 ])
 def test_classify(prior, status, body, change):
     assert classify(prior, status, body) == change
