@@ -290,3 +290,28 @@ def test_a_redirect_chain_resumes_at_its_last_hop(server, tmp_path):
     Crawler([server.url("/")], threads=2, delay=0, state=str(tmp_path / "t")).run()
     assert journal_rows(tmp_path / "t") == 0
     assert server.fetch_counts() == {"/": 1, "/old": 1, "/mid": 1, "/new": 1}
+
+
+def test_a_failing_database_stops_the_crawl_and_keeps_the_journal(make_site, tmp_path,
+                                                                  monkeypatch):
+    server, site = make_site(pages=150)
+    state = tmp_path / "state"
+    real = CrawlState._commit_batch
+    commits = {"n": 0}
+
+    def failing(self, batch):
+        commits["n"] += 1
+        if commits["n"] > 10:
+            raise StateError("cannot write crawl.db: disk I/O error (simulated)")
+        return real(self, batch)
+
+    monkeypatch.setattr(CrawlState, "_commit_batch", failing)
+    with pytest.raises(StateError, match="simulated"):
+        Crawler([server.url("/")], threads=4, delay=0, per_host=4, state=str(state)).run()
+    fetched_before = sum(server.fetch_counts().values())
+    assert 0 < fetched_before < len(site.reachable())  # it stopped early
+    monkeypatch.undo()
+    Crawler([server.url("/")], threads=4, delay=0, per_host=4, state=str(state)).run()
+    counts = server.fetch_counts()
+    assert set(counts) == set(site.reachable())
+    assert sum(c - 1 for c in counts.values()) <= 4  # at most one page per worker repeated
