@@ -74,7 +74,11 @@ def test_ctrl_c_or_sigterm_stop_cleanly_with_complete_output(tmp_path, server, s
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), server.url("/"), "--out",
                              str(out), "--stats", str(stats), "--threads", "4"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.5)
+    # Interrupt a crawl under way, not an interpreter still importing (slow on a busy machine).
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.stat().st_size) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130, stderr
