@@ -104,7 +104,7 @@ class _Robots:
 class _Host:
     """Scheduling state of one host."""
 
-    gap: float  # seconds between request starts
+    gap: float  # seconds from a request's start, and from the last one's end, to the next
     next_start: float = 0.0  # no request starts before this time
     in_flight: int = 0
     booked: float = 0.0  # the latest time handed to a waiting URL
@@ -161,13 +161,14 @@ class Politeness:
         try:  # asked outside the lock: it is a network round trip
             wait = self.gate.try_start(host_name, host.gap)
         except BaseException:
-            self._give_back(host)
+            with self._lock:
+                self._give_back(host)
             raise
         if wait <= 0:
             return _GO
-        now = time.monotonic()
-        with self._lock:
-            self._give_back(host, locked=True)
+        with self._lock:  # another process's request to the host was too recent
+            self._give_back(host)
+            now = time.monotonic()
             return Admission(Verdict.WAIT, self._book(host, now, now + wait))
 
     def done(self, url: str, seconds: float, pause: float = 0.0) -> None:
@@ -199,12 +200,9 @@ class Politeness:
             host = self._hosts[name] = _Host(gap=self.options.delay)
         return host
 
-    def _give_back(self, host: _Host, locked: bool = False) -> None:
-        """Undo a slot taken for a request that will not start after all."""
-        if not locked:
-            with self._lock:
-                self._give_back(host, locked=True)
-            return
+    @staticmethod
+    def _give_back(host: _Host) -> None:
+        """Undo the slot taken for a request that will not start after all (lock held)."""
         host.in_flight -= 1
         host.fetches -= 1
 

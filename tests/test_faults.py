@@ -22,8 +22,9 @@ from minicrawl.options import Options
 from minicrawl.urls import BadURL, canonicalize
 
 MiB = 1 << 20
-# Small timeouts and backoffs keep the whole file a few seconds long.
-QUICK = {"delay": 0, "per_host": 8, "timeout": 0.3, "retries": 2, "retry_backoff": 0.05,
+# Small timeouts and backoffs keep the whole file a few seconds long (a timeout of 1 s, not
+# less: on a loaded machine a good page must not time out and be fetched twice).
+QUICK = {"delay": 0, "per_host": 8, "timeout": 1.0, "retries": 2, "retry_backoff": 0.05,
          "max_bytes": MiB}
 
 
@@ -77,7 +78,7 @@ def faulty_site(server: LocalSite, gzip_bomb: bytes) -> tuple[set[str], dict[str
         "/reset": reset(), "/hang": hang(), "/always-503": Resource(b"busy", 503),
         "/flaky-reset": sequence(reset(), html()), "/flaky-500": sequence(
             Resource(b"oops", 500), Resource(b"oops", 502), html()),
-        "/drip": drip(b'<a href="/good/drip">first</a>' + b" " * 400, every=0.01, size=1),
+        "/drip": drip(b'<a href="/good/drip">first</a>' + b" " * 1000, every=0.01, size=1),
         "/bomb": Resource(gzip_bomb, 200, {"Content-Type": "text/html",
                                            "Content-Encoding": "gzip"}),
         "/huge": endless(),
@@ -168,13 +169,14 @@ def test_a_compression_bomb_is_cut_without_inflating_it(server, wbits):
 
 
 def test_a_slow_drip_ends_at_the_deadline_not_after_the_whole_body(server):
-    # 1 byte per 0.05 s: each read is quick (no read timeout), the whole body would take 50 s.
-    server.pages["/drip"] = drip(b"x" * 1000, every=0.05)
-    fetcher = Fetcher(Options(timeout=0.2))
+    # 1 byte per 0.02 s: each read is quick (no read timeout), the whole body would take 40 s;
+    # the deadline is 3 timeouts (1.5 s).
+    server.pages["/drip"] = drip(b"x" * 2000, every=0.02)
+    fetcher = Fetcher(Options(timeout=0.5))
     response = fetcher.fetch(server.url("/drip"))
     fetcher.close()
     assert response.error == "body too slow (deadline exceeded)"
-    assert 0 < len(response.body) < 1000
+    assert 0 < len(response.body) < 2000
 
 
 def test_a_retry_does_not_hold_the_worker(server):
