@@ -466,7 +466,7 @@ class Crawler:
         if not self.scope.allows(url):
             return "out_of_scope"
         limit = self.options.max_repeated_segments
-        if limit and url.count("/") > limit + 2 and repeated_segments(url) > limit:
+        if limit > 0 and url.count("/") > limit + 2 and repeated_segments(url) > limit:
             return "trap"
         if self.politeness.host_full(url):
             return "host_full"
