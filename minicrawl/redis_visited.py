@@ -190,6 +190,8 @@ class RedisBloomVisited:
             if isinstance(res, Exception):
                 raise res
             new[part] = np.frombuffer(res.encode(), dtype=np.uint8) == ord("1")
+        if new.any():
+            self._cache.clear()  # the numbers changed: the next reading (the summary) is fresh
         return new.tolist()
 
     def __contains__(self, url: object) -> bool:
