@@ -149,6 +149,8 @@ class Crawler:
         try:
             if self.state is not None:  # resume: what was journaled goes back into ToDo
                 items, counts = self.state.start(recrawl=opts.recrawl)
+                if self.tracer:
+                    self.tracer.resumed([(item.url, item.depth) for item in items])
                 self.todo.put_many(items)
                 self.stats.add(counts)
             self._put_seeds()
@@ -301,6 +303,8 @@ class Crawler:
                                          opts.max_backoff)
                 counts["retries"] = 1
                 self.stats.add(counts)
+                if self.tracer:
+                    self.tracer.retry(n, item.url, item.attempt + 1, opts.retries + 1, wait)
                 self.todo.put(item._replace(attempt=item.attempt + 1),
                               not_before=time.monotonic() + wait)
                 return

@@ -94,6 +94,15 @@ class Tracer:
         self.write([f"SEED {url} → TODO (depth 0)" for url in fresh]
                    + [f"SEED {url} → drop (given twice)" for url in seen])
 
+    def resumed(self, items: Sequence[tuple[str, int]]) -> None:
+        """(url, depth) of the items a resumed crawl (``--state``) put back in ToDo."""
+        self.write([f"RESUMED {url} → TODO (depth {depth})" for url, depth in items])
+
+    def retry(self, worker: int, url: str, attempt: int, attempts: int, wait: float) -> None:
+        """A failed fetch goes back to ToDo, not to be taken again for ``wait`` seconds."""
+        self.write([f"WORKER {worker} RETRY LATER {url} → TODO in {wait:.1f} s "
+                    f"(attempt {attempt + 1} of {attempts})"])
+
     def takes(self, worker: int, url: str, depth: int) -> None:
         self.write([f"WORKER {worker} TAKES {url} (depth {depth})"])
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.localsite import Resource
+from minicrawl.localsite import Resource, sequence
 from minicrawl.trace import Tracer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,3 +170,32 @@ def test_a_reader_that_leaves_stops_the_crawl_quietly(server):
     assert proc.wait(timeout=30) == 0, stderr
     assert head[0].startswith("SEED ") and "Traceback" not in stderr
     assert len(server.requests) < 1000  # it stopped, it did not crawl on unseen
+
+
+def test_a_retry_is_traced_as_going_back_to_todo(server, tmp_path):
+    server.pages["/"] = sequence(Resource(b"busy", 503), Resource(b"<p>fine</p>"))
+    path = tmp_path / "trace.txt"
+    Crawler([server.url("/")], trace=str(path), retry_backoff=0.05, threads=1, **FAST).run()
+    lines = path.read_text().splitlines()
+    root = server.url("/")
+    assert re.fullmatch(rf"WORKER 1 FETCHED 503 4 bytes {re.escape(root)}", lines[2])
+    assert re.fullmatch(rf"WORKER 1 RETRY LATER {re.escape(root)} → TODO in \d+\.\d s "
+                        r"\(attempt 2 of 3\)", lines[3])
+    assert lines[4] == f"WORKER 1 TAKES {root} (depth 0)"
+
+
+def test_a_resumed_crawl_traces_what_it_puts_back(server, tmp_path):
+    def chain(request):
+        n = int(request.path.strip("/") or 0)
+        return Resource(f'<a href="/{n + 1}">next</a>'.encode())
+
+    for n in range(30):
+        server.pages[f"/{n}" if n else "/"] = chain
+    state, path = tmp_path / "state", tmp_path / "trace.txt"
+    Crawler([server.url("/")], state=str(state), max_pages=5, threads=1, **FAST).run()
+    Crawler([server.url("/")], state=str(state), trace=str(path), threads=1, **FAST).run()
+    lines = path.read_text().splitlines()
+    resumed = [x for x in lines if x.startswith("RESUMED ")]
+    assert resumed and resumed[0] == f"RESUMED {server.url('/5')} → TODO (depth 5)"
+    first_take = next(x for x in lines if " TAKES " in x)
+    assert lines.index(resumed[0]) < lines.index(first_take)
