@@ -17,8 +17,9 @@ Workers run in parallel, so their lines interleave; a line that stands alone nam
 and each page's link decisions are written as one block (before its new links enter ToDo), so
 an indented decision always belongs to the ``EXTRACT`` line above it.
 
-When tracing is off the crawler holds ``None`` instead of a :class:`Tracer` and pays one
-``if`` per page; the per-link lines are only built here, when someone asked for them.
+When tracing is off the crawler holds ``None`` instead of a :class:`Tracer` and pays an ``if``
+at each per-page step (take, fetch, links), never one per link: the per-link lines are only
+built here, from lists the crawler has anyway, when someone asked for them.
 """
 
 from __future__ import annotations
