@@ -62,6 +62,11 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError,
 )
 
+#: Cluster client errors that are our bugs (keys of one script in different slots), not outages.
+NOT_RETRYABLE: tuple[type[BaseException], ...] = (
+    redis.exceptions.CrossSlotTransactionError, redis.exceptions.InvalidPipelineStack,
+)
+
 
 class RedisUnavailable(RuntimeError):
     """Redis could not be reached (or lost the crawl's data); the message says where and when."""
@@ -176,6 +181,8 @@ class SharedRedis:
                     log.warning("Redis at %s reachable again", self.url)
                 return result
             except RETRYABLE as e:
+                if isinstance(e, NOT_RETRYABLE):
+                    raise
                 waited = time.monotonic() - started
                 if waited >= self.retry_for:
                     self.failure = RedisUnavailable(
