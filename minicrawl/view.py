@@ -66,17 +66,20 @@ class LiveView:
             self._stop.set()
             if self._thread is not None:
                 self._thread.join()
-            self._live.update(self.render(exact=True), refresh=True)
+            self._draw(exact=True)
             self._live.__exit__(None, None, None)
             self._live = None
 
     def _refresh(self) -> None:
         while not self._stop.wait(1 / REFRESH_PER_SECOND):
-            assert self._live is not None
-            try:
-                self._live.update(self.render(), refresh=True)
-            except Exception:  # a reading can fail (Redis away): skip a tick, the crawl says why
-                log.debug("live view: reading the crawl failed", exc_info=True)
+            self._draw()
+
+    def _draw(self, exact: bool = False) -> None:
+        assert self._live is not None
+        try:
+            self._live.update(self.render(exact), refresh=True)
+        except Exception:  # a reading can fail (Redis away): skip a tick, the crawl says why
+            log.debug("live view: reading the crawl failed", exc_info=True)
 
     def render(self, exact: bool = False) -> Panel:
         """The panel for the crawl's state right now (``exact``: re-count Visited too)."""
