@@ -184,6 +184,13 @@ def measure(cfg: Config, cmd: list[str], ng: servers.Nginx, proxy: servers.Laten
             # wait4, not wait: it returns this child's own rusage (CPU and peak RSS), which
             # RUSAGE_CHILDREN would mix with nginx's and the proxy's.
             _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            # Ctrl-C: the crawler is in its own session (so the terminal's SIGINT never
+            # reaches it mid-measurement); stop it here rather than leave it running.
+            os.killpg(proc.pid, signal.SIGKILL)
+            os.waitpid(proc.pid, 0)
+            proc.returncode = -signal.SIGKILL
+            raise
         finally:
             killer.cancel()
         wall = time.perf_counter() - started
