@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("minicrawl")
 
 SAMPLE_INTERVAL = 0.1  # seconds; a demo crawl lasts about one second and still gets a curve
+MAX_SAMPLES = 4000  # then every other sample goes and the interval doubles: hours stay small
 RATE_WINDOW = 0.5  # seconds of samples behind each pages/s point
 
 
@@ -93,6 +94,9 @@ class Recorder:
             self.samples.append(self._reader.read(exact))
         except Exception:  # a reading can fail (Redis away): a gap in the curves, no more
             log.debug("report: reading the crawl failed", exc_info=True)
+        if len(self.samples) > MAX_SAMPLES:  # a long crawl: coarser curves, bounded memory
+            self.samples = self.samples[::2]
+            self.interval *= 2
 
 
 # -- the HTML file --------------------------------------------------------------------------------

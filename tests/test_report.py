@@ -15,7 +15,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.demo import generate_site
-from minicrawl.localsite import LocalSite
+from minicrawl.localsite import LocalSite, Resource
 from minicrawl.report import ReportUnavailable
 
 pytest.importorskip("matplotlib")
@@ -144,3 +144,17 @@ def test_without_matplotlib_the_crawl_refuses_before_starting(server, monkeypatc
     code, _ = crawl_and_report([server.url("/")], report="never.html")
     assert code == EXIT_USAGE and "minicrawl[plot]" in capsys.readouterr().err
     assert server.requests == []  # nothing was fetched
+
+
+def test_a_long_crawl_keeps_a_bounded_number_of_samples(server, monkeypatch):
+    import minicrawl.report as report
+
+    monkeypatch.setattr(report, "MAX_SAMPLES", 10)
+    server.pages["/"] = Resource(b"end")
+    recorder = report.Recorder(Crawler([server.url("/")]), interval=0.1)
+    for _ in range(35):
+        recorder._sample()
+    assert len(recorder.samples) <= 10  # halved at 11 samples: after the 11th, 16th, … 31st
+    assert recorder.interval == pytest.approx(0.1 * 2**5)
+    elapsed = [s.elapsed for s in recorder.samples]
+    assert elapsed == sorted(elapsed)  # still a time series, from the start
