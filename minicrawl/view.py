@@ -25,6 +25,7 @@ log = logging.getLogger("minicrawl")
 
 REFRESH_PER_SECOND = 4
 LABEL_WIDTH = 10
+VALUE_WIDTH = 64
 
 
 def wants_live_view(quiet: bool, stream: TextIO | None = None, trace_to_stdout: bool = False
@@ -112,7 +113,7 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
     text = Text()
     for label, value in rows:
         text.append(f"{label:>{LABEL_WIDTH}}  ", style="bold cyan")
-        text.append(value + "\n")
+        text.append(value.ljust(VALUE_WIDTH) + "\n")  # a panel that keeps its width
         if label == "pages done" and p.max_pages:
             text.append(" " * (LABEL_WIDTH + 2))
             text.append_text(_bar(p.done_fraction or 0.0))
