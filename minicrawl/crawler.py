@@ -34,12 +34,13 @@ from minicrawl.seeds import NoValidSeeds, read_seeds
 from minicrawl.state import StateError, open_state
 from minicrawl.stats import Stats
 from minicrawl.trace import Tracer
-from minicrawl.urls import BadURL, canonicalize, repeated_segments
+from minicrawl.urls import BadURL, absolute, canonicalize, repeated_segments
 from minicrawl.visited import Visited, describe, make_visited
 
 log = logging.getLogger("minicrawl")
 
 MAX_REDIRECTS = 10
+LINK_CACHE_SIZE = 200_000  # (directory, href) → classification; ~50 MB at the most
 
 
 @dataclass
@@ -125,6 +126,10 @@ class Crawler:
         # Redirect targets waiting in ToDo → the chain that led there (its record comes at the
         # end). Plain dict operations on distinct keys: atomic, no lock needed.
         self._chains: dict[str, _Chain] = {}
+        # Resolved links by (base directory, href); dict reads and writes are atomic, and a
+        # racing miss only computes the same answer twice.
+        self._link_cache: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+        self._target_cache: dict[str, tuple[str | None, str | None]] = {}  # by absolute URL
         self._out_lock = threading.Lock()
         self._out = None
         self._stopping = threading.Event()
@@ -424,18 +429,27 @@ class Crawler:
         opts = self.options
         extracted = extract_links(page.body, page.final_url, page.content_type)
         counts["links_extracted"] = len(extracted.hrefs)
-        candidates: dict[str, None] = {}
+        candidates: dict[str, str | None] = {}  # canonical link → why unwanted (None: wanted)
         rejected: list[tuple[str, str]] = []  # (href, why): only for the trace, rare anyway
+        # Most hrefs are the same navigation links on every page: resolve each (directory, href)
+        # once. Resolution depends only on the base's directory, except for "", "?…" and "#…".
+        base = extracted.base
+        directory = base.split("?", 1)[0].rsplit("/", 1)[0]
+        cache = self._link_cache
         for href in extracted.hrefs:
-            try:
-                url = canonicalize(href, extracted.base, sort_query=opts.sort_query,
-                                   max_length=opts.max_url_length)
-            except BadURL as e:
-                key = "links_not_http" if e.reason == "not http(s)" else "links_malformed"
-                counts[key] = counts.get(key, 0) + 1
-                rejected.append((href, e.reason))
-                continue
-            candidates[url] = None
+            key = (base if not href or href[0] in "?#" else directory, href)
+            hit = cache.get(key)
+            if hit is None:
+                if len(cache) >= LINK_CACHE_SIZE:
+                    cache.clear()  # crude but bounded; the hot links come back at once
+                hit = cache[key] = self._classify_link(href, base)
+            url, why = hit
+            if url is None:  # not a URL we could ever fetch: why is BadURL's reason
+                name = "links_not_http" if why == "not http(s)" else "links_malformed"
+                counts[name] = counts.get(name, 0) + 1
+                rejected.append((href, why or ""))
+            else:
+                candidates[url] = why
         page.links = list(candidates)
         depth = page.depth + 1
         too_deep = opts.max_depth is not None and depth > opts.max_depth
@@ -446,8 +460,10 @@ class Crawler:
             counts["links_too_deep"] = len(page.links)
         else:
             counts["links_out_of_scope"] = 0
-            for url in page.links:
-                unwanted = self._unwanted(url)
+            host_full = self.politeness.host_full if opts.max_pages_per_host else None
+            for url, unwanted in candidates.items():
+                if unwanted is None and host_full is not None and host_full(url):
+                    unwanted = "host_full"
                 if unwanted is None:
                     in_scope.append(url)
                 else:
@@ -467,14 +483,43 @@ class Crawler:
     def _unwanted(self, url: str) -> str | None:
         """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
         out of scope, a path repeating a segment (a trap), or a host that had its share."""
+        unwanted = self._out_of_bounds(url)
+        if unwanted is None and self.politeness.host_full(url):
+            return "host_full"
+        return unwanted
+
+    def _out_of_bounds(self, url: str) -> str | None:
+        """The part of :meth:`_unwanted` that never changes during a crawl (so it is cached)."""
         if not self.scope.allows(url):
             return "out_of_scope"
         limit = self.options.max_repeated_segments
         if limit > 0 and url.count("/") > limit + 2 and repeated_segments(url) > limit:
             return "trap"
-        if self.politeness.host_full(url):
-            return "host_full"
         return None
+
+    def _classify_link(self, href: str, base: str) -> tuple[str | None, str | None]:
+        """(canonical URL, why it is unwanted or None), or (None, why it is no URL at all).
+
+        Cached by the resolved absolute URL, so the same link written relative to different
+        directories (``../api/x.html`` on every page of a site) is canonicalized once."""
+        opts = self.options
+        try:
+            target = absolute(href, base, max_length=opts.max_url_length)
+        except BadURL as e:
+            return None, e.reason
+        cache = self._target_cache
+        hit = cache.get(target)
+        if hit is None:
+            try:
+                url = canonicalize(target, sort_query=opts.sort_query,
+                                   max_length=opts.max_url_length)
+                hit = (url, self._out_of_bounds(url))
+            except BadURL as e:
+                hit = (None, e.reason)
+            if len(cache) >= LINK_CACHE_SIZE:
+                cache.clear()
+            cache[target] = hit
+        return hit
 
     def _reserve_fetch(self) -> bool:
         """Count one fetch against ``max_pages``; False (and ToDo closed) once the cap is hit."""

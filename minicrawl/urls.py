@@ -33,6 +33,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _HOST_OK = re.compile(r"[a-z0-9\-_.]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _TAB_NEWLINE = re.compile(r"[\t\n\r]")
+_TRIM = " " + "".join(map(chr, range(0x20)))  # what browsers strip around an href
 
 
 class BadURL(ValueError):
@@ -51,17 +52,8 @@ def canonicalize(href: str, base: str | None = None, *, sort_query: bool = False
     Raises :class:`BadURL` (with ``reason``) for anything that is not a crawlable http(s) URL,
     also for URLs longer than ``max_length`` ("too long").
     """
-    # Browsers drop tabs and newlines anywhere and trim surrounding spaces/controls; so do we.
-    href = href.strip(" \x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11"
-                      "\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f")
-    if "\t" in href or "\n" in href or "\r" in href:
-        href = _TAB_NEWLINE.sub("", href)
-    if _CONTROL.search(href):
-        raise BadURL("control character", href)
-    if len(href) > max_length:  # before parsing: a megabyte-long href costs nothing
-        raise BadURL("too long", href)
+    url = absolute(href, base, max_length=max_length)
     try:
-        url = urljoin(base, href) if base else href
         parts = urlsplit(url)
     except ValueError as e:  # e.g. unbalanced IPv6 brackets
         raise BadURL("unparsable", href) from e
@@ -88,6 +80,59 @@ def canonicalize(href: str, base: str | None = None, *, sort_query: bool = False
     if len(result) > max_length:
         raise BadURL("too long", href)
     return result
+
+
+def absolute(href: str, base: str | None = None, *,
+             max_length: int = MAX_URL_LENGTH) -> str:
+    """``href`` cleaned as browsers do and resolved against ``base`` (RFC 3986 section 5.2),
+    not yet canonical. Raises :class:`BadURL` for control characters and over-long hrefs."""
+    # Browsers drop tabs and newlines anywhere and trim surrounding spaces/controls; so do we.
+    href = href.strip(_TRIM)
+    if "\t" in href or "\n" in href or "\r" in href:
+        href = _TAB_NEWLINE.sub("", href)
+    if _CONTROL.search(href):
+        raise BadURL("control character", href)
+    if len(href) > max_length:  # before parsing: a megabyte-long href costs nothing
+        raise BadURL("too long", href)
+    if not base:
+        return href
+    try:
+        return join(base, href)
+    except ValueError as e:  # e.g. unbalanced IPv6 brackets
+        raise BadURL("unparsable", href) from e
+
+
+def join(base: str, href: str) -> str:
+    """Resolve ``href`` against the absolute http(s) URL ``base``, like ``urljoin`` but with
+    string slicing for the forms pages use (``/p``, ``p``, ``../p``, ``?q``, ``#f``, ``//h/p``);
+    dot segments are left for :func:`remove_dot_segments`. Anything else goes to ``urljoin``."""
+    if not base.startswith(("http://", "https://")) or "#" in base:
+        return urljoin(base, href)
+    href = href.split("#", 1)[0]  # the fragment never reaches the server
+    if not href:
+        return base
+    first = href[0]
+    if first == "/":
+        if href.startswith("//"):  # another host; an empty one is urljoin's odd case
+            if href[2:3] in ("", "/", "?", "#"):
+                return urljoin(base, href)
+            return base[: base.index(":") + 1] + href
+        origin = origin_of(base)
+    elif first == "?":
+        return base.split("?", 1)[0] + href
+    else:
+        colon = href.find(":")
+        if colon >= 0 and not any(c in href[:colon] for c in "/?#"):
+            return urljoin(base, href)  # it has a scheme of its own
+        path_end = base.find("?")
+        slash = base.rfind("/", 0, path_end if path_end >= 0 else len(base))
+        if base[slash - 1] == "/":  # "http://host" with no path at all
+            base, slash = base.split("?", 1)[0] + "/", len(base.split("?", 1)[0])
+        origin = origin_of(base)
+        href = base[len(origin): slash + 1] + href
+    # Resolve dot segments now, so every spelling of a target is one string (one cache key).
+    path, sep, query = href.partition("?")
+    return origin + remove_dot_segments(path) + sep + query
 
 
 def repeated_segments(url: str) -> int:

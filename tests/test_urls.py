@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from minicrawl.urls import (
     BadURL,
+    absolute,
     canonicalize,
     host_of,
+    join,
     origin_of,
     remove_dot_segments,
     repeated_segments,
@@ -117,3 +119,34 @@ def test_any_text_is_a_canonical_url_or_a_bad_url(href):
     assert url.startswith(("http://", "https://"))
     assert canonicalize(url) == url  # canonical forms are fixed points
     assert "#" not in url and " " not in url and url.isascii()
+
+
+BASES = ["http://example.com/a/b/c.html", "http://example.com/a/b/", "http://example.com",
+         "https://example.com:8443/x?y=1", "http://example.com/a/b/c.html?q=/s/t"]
+HREF_PARTS = st.sampled_from(["", "/", "//", ".", "..", "./", "../", "a", "b/", "x.html", "?",
+                              "q=1", "#", "f", "%2e", "%41", ":", "http:", "HTTP://other.org",
+                              "//h.org", "é", "%20", "@"])
+# No ";": urljoin splits RFC 2396 ";params" off path segments (".;p" → ";p"); RFC 3986 and
+# browsers keep ".;p" as a segment, as join() does.
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(BASES), st.lists(HREF_PARTS, max_size=6).map("".join))
+def test_the_fast_join_agrees_with_urljoin(base, href):
+    """join() slices strings for speed; whatever it returns must canonicalize like urljoin's."""
+    from urllib.parse import urljoin
+
+    def canonical_or_reason(make):
+        try:
+            return canonicalize(make())
+        except (BadURL, ValueError) as e:
+            return getattr(e, "reason", "unparsable")
+
+    cleaned = absolute(href)  # the browser-style trimming, no base yet
+    # urljoin drops empty segments of relative paths ("a//b" → "a/b"); RFC 3986 and browsers
+    # keep them, and so does join(): those cases are not comparable.
+    assume("//" not in cleaned.split("?", 1)[0][1:])
+    # urljoin reads "?" (an empty query) as no query and keeps the base's; RFC 3986 does not.
+    assume(cleaned.split("#", 1)[0] != "?")
+    assert canonical_or_reason(lambda: join(base, cleaned)) == \
+        canonical_or_reason(lambda: urljoin(base, cleaned))
