@@ -8,7 +8,9 @@ Starts its own redis-server on loopback (no persistence) and measures, with one 
 2. duplicates when 4 processes add the same 50 URLs at once with each method (racy = > 0);
 3. Redis memory for 10 M URLs at p = 0.001: the Bloom bitmaps vs a SET of SHA-1 fingerprints
    (what scrapy-redis keeps), the SET extrapolated from 1 M inserted;
-4. crawl pages/s with 1, 2 and 3 processes (4 threads each) on a generated 2,000-page site.
+4. crawl pages/s with 1, 2 and 3 processes (4 threads each) on a generated site, served from
+   the benchmark process as fast as it can, and with 50 ms per answer (a remote site);
+5. the Lua batch against a local 3-node Redis Cluster.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from minicrawl.demo import generate_site  # noqa: E402
 from minicrawl.localsite import LocalSite  # noqa: E402
 from minicrawl.redis_conn import SharedRedis  # noqa: E402
 from minicrawl.redis_visited import RedisBloomVisited  # noqa: E402
-from minicrawl.redislocal import RedisServer  # noqa: E402
+from minicrawl.redislocal import RedisCluster, RedisServer  # noqa: E402
 
 K = 8
 
@@ -85,9 +87,11 @@ def make_visited(url: str, name: str, shards: int = 16) -> RedisBloomVisited:
                              shards=shards)
 
 
-def throughput(url: str, n_urls: dict[str, int]) -> dict[str, float]:
+def throughput(url: str, n_urls: dict[str, int], only: str | None = None) -> dict[str, float]:
     out = {}
     for method, (fn, batch) in METHODS.items():
+        if only and method != only:
+            continue
         visited = make_visited(url, "bench-" + uuid.uuid4().hex[:6])
         client = visited._shared.client
         urls = urls_for(n_urls[method], method.split()[0])
@@ -151,10 +155,14 @@ def memory(url: str, server: RedisServer, inserted: int = 1_000_000) -> dict[str
             "sha1_set_bytes_1M": sha_set, "sha1_set_bytes_10M_extrapolated": sha_set * 10}
 
 
-def crawl(url: str, processes: int, pages: int = 2000) -> float:
+def crawl(url: str, processes: int, pages: int = 2000, latency: float = 0.0) -> float:
     with LocalSite() as server:
         site = generate_site(server.origin, pages=pages)
-        server.pages.update(site.pages)
+        if latency:  # a slow site: each answer takes `latency` seconds, as over a network
+            server.pages.update({path: (lambda _req, r=res: (time.sleep(latency), r)[1])
+                                 for path, res in site.pages.items()})
+        else:
+            server.pages.update(site.pages)
         name = "crawl-" + uuid.uuid4().hex[:6]
         args = [sys.executable, "run.py", server.url("/"), "--redis", url, "--crawl", name,
                 "--threads", "4", "--quiet", "--delay", "0", "--per-host", "64",
@@ -191,9 +199,16 @@ def main() -> None:
         mem = memory(server.url, server, int(1_000_000 * scale))
         for name, value in mem.items():
             print(f"   {name:<34} {value / 1e6:>9.1f} MB")
-        print("\n4. crawl of a generated 2,000-page site, 4 threads per process")
-        for processes in (1, 2, 3):
-            print(f"   {processes} process(es): {crawl(server.url, processes):>7.0f} pages/s")
+        print("\n4. crawl of a generated site served from this process, 4 threads per process")
+        for pages, latency in ((2000, 0.0), (1000, 0.05)):
+            print(f"   {pages:,} pages, {latency * 1000:.0f} ms per answer:")
+            for processes in (1, 2, 3):
+                rate = crawl(server.url, processes, pages, latency)
+                print(f"     {processes} process(es): {rate:>7.0f} pages/s")
+    print("\n5. the Lua batch x100 against a local 3-node Redis Cluster")
+    with RedisCluster() as cluster:
+        rate = throughput(cluster.url, n_urls, only="Lua batch x100")["Lua batch x100"]
+        print(f"   {'Lua batch x100':<26} {rate:>10,.0f} URLs/s")
 
 
 if __name__ == "__main__":
