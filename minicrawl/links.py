@@ -11,6 +11,7 @@ while it parses, so two cores are used.
 from __future__ import annotations
 
 import codecs
+import threading
 from dataclasses import dataclass
 
 import lxml.html
@@ -24,8 +25,6 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 # Which attribute of which element is a link to crawl.
 LINK_ATTRS = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
 
-_PARSER = lxml.html.HTMLParser(recover=True, no_network=True, remove_comments=True,
-                               remove_pis=True, collect_ids=False, default_doctype=False)
 
 
 @dataclass
@@ -65,14 +64,51 @@ def known_codec(name: str | None) -> str | None:
         return None
 
 
-def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:
-    """The page's text and the encoding used to get it (header, then BOM/meta, then UTF-8)."""
+def detect_encoding(body: bytes, content_type: str | None = None) -> str:
+    """The page's encoding: the header's charset, else a BOM, else ``<meta>``, else UTF-8."""
     encoding = charset_from_content_type(content_type)
     if encoding is None:
         bom_encoding = EncodingDetector.strip_byte_order_mark(body[:4])[1]
         declared = EncodingDetector.find_declared_encoding(body[:4096], is_html=True)
         encoding = known_codec(bom_encoding) or known_codec(declared) or "utf-8"
+    return encoding
+
+
+def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:
+    """The page's text and the encoding used to get it (see :func:`detect_encoding`)."""
+    encoding = detect_encoding(body, content_type)
     return body.decode(encoding, errors="replace"), encoding
+
+
+_local = threading.local()
+
+
+def _parser(encoding: str | None) -> etree.HTMLParser:
+    """This thread's parser for ``encoding``: threads sharing one lxml parser take turns on its
+    lock, so each worker has its own and two cores parse at once (libxml2 drops the GIL)."""
+    parsers = _local.__dict__.setdefault("parsers", {})
+    parser = parsers.get(encoding)
+    if parser is None:
+        parser = parsers[encoding] = lxml.html.HTMLParser(
+            recover=True, no_network=True, remove_comments=True, remove_pis=True,
+            collect_ids=False, default_doctype=False, encoding=encoding)
+    return parser
+
+
+def parse_html(body: bytes, encoding: str) -> etree._Element | None:
+    """The document tree of ``body`` (None if there is none). UTF-8 bytes go to libxml2 as they
+    are (no Python copy of a 2 MB page; invalid bytes are recovered from); other encodings are
+    decoded by Python, which knows more of them."""
+    try:
+        if encoding == "utf-8":
+            return etree.fromstring(body, _parser("utf-8"))
+        text = body.decode(encoding, errors="replace")
+        # lxml refuses str input carrying an XML encoding declaration; it is decoded already.
+        if text.lstrip().startswith("<?xml"):
+            text = text.split("?>", 1)[-1]
+        return etree.fromstring(text, _parser(None))
+    except (etree.ParserError, ValueError, LookupError):
+        return None
 
 
 def extract_links(body: bytes, url: str, content_type: str | None = None) -> Extracted:
@@ -81,16 +117,8 @@ def extract_links(body: bytes, url: str, content_type: str | None = None) -> Ext
     hrefs are returned as written (stripped), duplicates removed; resolving and canonicalizing
     them is :func:`minicrawl.urls.canonicalize`'s job.
     """
-    text, encoding = decode_html(body, content_type)
-    if not text.strip():
-        return Extracted([], url, encoding)
-    # lxml refuses str input carrying an XML encoding declaration; we have already decoded.
-    if text.lstrip().startswith("<?xml"):
-        text = text.split("?>", 1)[-1]
-    try:
-        root = etree.fromstring(text, _PARSER)
-    except (etree.ParserError, ValueError):
-        return Extracted([], url, encoding)
+    encoding = detect_encoding(body, content_type)
+    root = parse_html(body, encoding) if body.strip() else None
     if root is None:
         return Extracted([], url, encoding)
     base_href = None
