@@ -105,8 +105,10 @@ class Options:
                             metavar="URL")
     crawl: str = opt("default", "name of the shared crawl: processes with the same --redis and "
                      "--crawl crawl together", "Shared crawl (Redis)", metavar="NAME")
-    visited_shards: int = opt(16, "Redis keys the shared Visited bitmap is split into (spread "
-                              "over a cluster's nodes)", "Shared crawl (Redis)", metavar="S")
+    visited_shards: int = opt(0, "Redis keys the shared Visited bitmap is split into, spread "
+                              "over a cluster's nodes; 0: what the crawl already uses, else one "
+                              "per cluster primary (1 on a single server)",
+                              "Shared crawl (Redis)", metavar="S")
     reclaim_after: float = opt(30.0, "seconds an item taken by a process may go without a "
                                "heartbeat before another process takes it over (a killed "
                                "process)", "Shared crawl (Redis)", metavar="SECONDS")

@@ -18,7 +18,7 @@ from minicrawl.redis_conn import SharedRedis
 from minicrawl.redis_politeness import RedisHostGate
 from minicrawl.redis_stats import META, RedisStats, read_shared, shared_elapsed
 from minicrawl.redis_todo import GROUP, LEN_SCRIPT, RedisToDo
-from minicrawl.redis_visited import RedisBloomVisited
+from minicrawl.redis_visited import RedisBloomVisited, auto_shards
 
 
 @dataclass
@@ -52,7 +52,7 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
                          "is a set inside one process")
     shared = connect(options, seeds)
     visited = RedisBloomVisited(shared, options.expected_urls, options.error_rate, 8,
-                                options.visited_shards)
+                                options.visited_shards or auto_shards(shared))
     return SharedCrawl(shared, RedisToDo(shared, options.reclaim_after), visited,
                        RedisStats(shared), RedisHostGate(shared))
 

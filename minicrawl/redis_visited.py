@@ -83,6 +83,20 @@ return res
 """
 
 
+def auto_shards(shared: SharedRedis) -> int:
+    """The shard count when none is asked for: the crawl's own if it exists; else one per
+    cluster primary (the fewest script calls per page that still spread the bits over every
+    node: measured 35 k URLs/s with 3 shards on 3 nodes against 15 k with 16), else 1."""
+    raw = shared.call("reading Visited settings",
+                      lambda: shared.client.get(f"mc:{shared.name}:visited:meta"))
+    if raw is not None:
+        return int(json.loads(raw)["shards"])
+    if shared.cluster:
+        return max(1, len(shared.call("reading the cluster's nodes",
+                                      shared.client.get_primaries)))
+    return 1
+
+
 class VisitedMismatch(ValueError):
     """This process's Visited settings differ from those the shared crawl was started with."""
 

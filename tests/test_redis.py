@@ -148,6 +148,7 @@ url, name, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 visited = RedisBloomVisited(SharedRedis(url, name), capacity=100_000, shards=8)
 urls = [f"https://example.org/page/{i}" for i in range(8000)]
 random.Random(seed).shuffle(urls)
+print("ready", flush=True)
 sys.stdin.readline()  # start together
 new = []
 for i in range(0, len(urls), 50):
@@ -165,7 +166,8 @@ def test_concurrent_processes_get_new_exactly_once(where, redis_server, redis_cl
     procs = [subprocess.Popen([sys.executable, "-c", ADDER, url, name, str(seed)], cwd=ROOT,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
              for seed in range(4)]
-    time.sleep(1.0)  # all four imported and connected
+    for p in procs:  # all four imported and connected before any starts
+        assert p.stdout.readline().strip() == "ready"
     for p in procs:
         p.stdin.write("go\n")
         p.stdin.flush()
