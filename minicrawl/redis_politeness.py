@@ -8,8 +8,8 @@ long the caller must wait for it. Callers that must not sleep (a worker other ho
 instead put the item back in ToDo with ``not_before = now + wait``.
 
 This is the shared half of :mod:`minicrawl.politeness` (per-host delay, robots.txt, slots, for
-one process). The hook: where ``Politeness._take_slot`` lets a request start, a shared crawl also
-asks ``try_start(host, gap)``; a non-zero answer means WAIT until ``now + answer``.
+one process): once its own slot check passes, ``Politeness.admit`` asks the gate
+``try_start(host, gap)``; a non-zero answer is a WAIT until ``now + answer``.
 """
 
 from __future__ import annotations
