@@ -130,6 +130,7 @@ class Crawler:
         # racing miss only computes the same answer twice.
         self._link_cache: dict[tuple[str, str], tuple[str | None, str | None]] = {}
         self._target_cache: dict[str, tuple[str | None, str | None]] = {}  # by absolute URL
+        self._over_capacity_told = False
         self._out_lock = threading.Lock()
         self._out = None
         self._stopping = threading.Event()
@@ -470,6 +471,8 @@ class Crawler:
                     counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
                     dropped[url] = unwanted
             answers = self.visited.add_many(in_scope)
+            if not self._over_capacity_told and getattr(self.visited, "over_capacity", False):
+                self._tell_over_capacity()
         fresh = [url for url, new in zip(in_scope, answers, strict=True) if new]
         counts["links_filtered"] = len(in_scope) - len(fresh)
         counts["links_new"] = page.new = len(fresh)
@@ -520,6 +523,15 @@ class Crawler:
                 cache.clear()
             cache[target] = hit
         return hit
+
+    def _tell_over_capacity(self) -> None:
+        """Warn once that a fixed Bloom filter holds more URLs than it was sized for: from now
+        on its false-positive rate (new pages taken for seen, never crawled) climbs."""
+        self._over_capacity_told = True
+        log.warning("Visited holds more than the %s URLs it was sized for: its false-positive "
+                    "rate climbs (now ~%.2g); use a larger --expected-urls or --visited scalable",
+                    f"{getattr(self.visited, 'capacity', 0):,}",
+                    getattr(self.visited, "current_fp_rate", 0.0))
 
     def _reserve_fetch(self) -> bool:
         """Count one fetch against ``max_pages``; False (and ToDo closed) once the cap is hit."""

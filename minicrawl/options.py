@@ -37,8 +37,9 @@ class Options:
                          "bodies are cut and recorded as errors", "Workers")
 
     # -- visited
-    visited: str = opt("bloom", "Visited filter: bloom (fixed Bloom filter) or exact (a set)",
-                       "Visited", choices=("bloom", "exact"))
+    visited: str = opt("bloom", "Visited filter: bloom (fixed size, sized for expected-urls), "
+                       "scalable (grows past expected-urls, rate stays under error-rate) or "
+                       "exact (a set)", "Visited", choices=("bloom", "scalable", "exact"))
     expected_urls: int = opt(1_000_000, "URLs the Bloom filter is sized for (n)", "Visited")
     error_rate: float = opt(0.001, "false-positive rate at expected-urls (p)", "Visited")
 

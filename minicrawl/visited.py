@@ -4,10 +4,12 @@ Every Visited answers ``add(url) -> bool`` and ``add_many(urls) -> list[bool]``:
 in one atomic step, True only the first time a URL is offered. That single step is what makes
 "only unseen links enter ToDo" hold whatever the thread timing.
 
-Two kinds, same interface:
+Three kinds, same interface:
 
 * :class:`minicrawl.bloom.BloomFilter` (the default): m/8 bytes however long the URLs, at the
   price of a small, known false-positive rate (a new URL taken for seen, so never crawled);
+* :class:`minicrawl.bloom.ScalableBloomFilter` (``--visited scalable``): a Bloom filter that
+  adds bigger, stricter slices as URLs arrive, so the rate stays under p however many there are;
 * :class:`ExactVisited`: a ``set`` of the URL strings, no false positives, memory grows with
   the URLs — for teaching, small crawls and tests that compare the two.
 """
@@ -18,7 +20,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from minicrawl.bloom import BloomFilter
+from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.options import Options
 
 
@@ -77,7 +79,10 @@ def make_visited(options: Options) -> Visited:
     if options.visited == "bloom":
         return BloomFilter(capacity=options.expected_urls, error_rate=options.error_rate,
                            hashes=8)
-    raise ValueError(f"unknown visited kind {options.visited!r} (bloom or exact)")
+    if options.visited == "scalable":
+        return ScalableBloomFilter(initial_capacity=options.expected_urls,
+                                   error_rate=options.error_rate, hashes=8)
+    raise ValueError(f"unknown visited kind {options.visited!r} (bloom, scalable or exact)")
 
 
 def describe(visited: Visited) -> dict[str, Any]:
@@ -87,7 +92,7 @@ def describe(visited: Visited) -> dict[str, Any]:
         info.update(visited_fill_ratio=None, visited_current_fp_rate=0.0,
                     visited_expected_fp_rate=0.0)
         return info
-    for name in ("bits", "hashes", "capacity", "nbytes"):
+    for name in ("bits", "hashes", "capacity", "nbytes", "over_capacity"):
         if hasattr(visited, name):
             info[f"visited_{name}"] = getattr(visited, name)
     for name in ("fill_ratio", "current_fp_rate", "expected_fp_rate"):

@@ -225,3 +225,22 @@ def test_pages_iterator_stops_the_crawl_when_the_caller_stops(make_site):
 def test_no_valid_seed_is_an_error():
     with pytest.raises(NoValidSeeds, match="not a valid http"):
         Crawler(["ftp://example.org/", "not a url"])
+
+
+def test_a_fixed_filter_past_capacity_warns_once_and_scalable_does_not(make_site, caplog):
+    server, site = make_site(pages=120)
+    reachable = site.reachable()
+    stats = Crawler([server.url("/")], threads=4, delay=0, per_host=64, expected_urls=50).run()
+    warnings = [r for r in caplog.records if "sized for" in r.getMessage()]
+    assert len(warnings) == 1 and stats["visited_over_capacity"] is True
+    assert stats["visited_expected_fp_rate"] < stats["visited_current_fp_rate"]
+    caplog.clear()
+    server2, site2 = make_site(pages=120)
+    pages: list = []
+    stats = Crawler([server2.url("/")], threads=4, delay=0, per_host=64, expected_urls=50,
+                    visited="scalable", on_page=pages.append).run()
+    assert not [r for r in caplog.records if "sized for" in r.getMessage()]
+    assert stats["visited_over_capacity"] is False
+    assert stats["visited_kind"] == "ScalableBloomFilter"
+    assert stats["visited_count"] >= len(reachable) > 50
+    assert set(server2.fetch_counts()) == set(site2.reachable())  # nothing lost to false hits
