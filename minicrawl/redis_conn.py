@@ -63,9 +63,11 @@ RETRYABLE: tuple[type[BaseException], ...] = (
 )
 
 #: Cluster client errors that are our bugs (keys of one script in different slots), not outages.
-NOT_RETRYABLE: tuple[type[BaseException], ...] = (
-    redis.exceptions.CrossSlotTransactionError, redis.exceptions.InvalidPipelineStack,
-)
+#: (Looked up by name: redis-py 5 does not have them yet.)
+NOT_RETRYABLE: tuple[type[BaseException], ...] = tuple(
+    getattr(redis.exceptions, name) for name in ("CrossSlotTransactionError",
+                                                 "InvalidPipelineStack")
+    if hasattr(redis.exceptions, name))
 
 
 class RedisUnavailable(RuntimeError):
