@@ -19,9 +19,11 @@ With m bits, k hashes and n items inserted:
   n = −m·ln(1 − p^(1/k)) / k                                        :func:`capacity_for`
 * items behind X set bits (Swamidass & Baldi)  n ≈ −(m/k)·ln(1 − X/m)  :func:`estimate_count`
 
-``BloomFilter(capacity=n, error_rate=p, hashes=8)`` sizes m with :func:`bits_for`, so the rate at
-capacity really is ≤ p for that k (the classic m formula assumes the optimal k, ≈ 10 for p=0.001,
-and would give ≈ 10 % more false positives with k = 8).
+``BloomFilter(capacity=n, error_rate=p, hashes=8)`` sizes m with the classic formula
+(:func:`optimal_bits`), as the crawler's ``--expected-urls``/``--error-rate`` promise, and keeps
+k = 8. The optimal k for p = 0.001 is ≈ 10, so at capacity the rate is a little above p
+(f(m, n, 8) ≈ 1.1·p for p = 0.001): ``expected_fp_rate`` reports that number honestly, and
+:func:`bits_for` says how many bits k = 8 would need to reach p exactly.
 
 Usage::
 
@@ -151,7 +153,7 @@ def _resolve_size(capacity: int | None, error_rate: float | None, hashes: int | 
         else:
             k = hashes
         _check_k(k)
-        m = family_bits(family, bits_for(capacity, p, k))
+        m = family_bits(family, optimal_bits(capacity, p))
         return m, k, int(capacity), float(p)
     if bits <= 0:
         raise ValueError(f"bits must be positive, got {bits}")

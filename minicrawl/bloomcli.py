@@ -186,13 +186,13 @@ def _cmd_size(args: argparse.Namespace, out: TextIO) -> int:
     m_k = bits_for(n, p, k)
     print(f"items n                 {n:,}", file=out)
     print(f"target rate p           {p:g}", file=out)
-    print(f"bits m (optimal k)      {m:,}  = {_human(m / 8)}  ({m / n:.2f} bits per item)",
-          file=out)
+    print(f"bits m                  {m:,}  = {_human(m / 8)}  ({m / n:.2f} bits per item; "
+          f"what BloomFilter(capacity={n}, error_rate={p:g}) allocates)", file=out)
     print(f"optimal k               {k_real:.2f} -> {k_int}", file=out)
     print(f"expected f, k={k_int:<2}        {_fmt(false_positive_rate(m, n, k_int))}", file=out)
     print(f"expected f, k={k:<2}        {_fmt(false_positive_rate(m, n, k))}", file=out)
     print(f"bits for f <= p at k={k:<2} {m_k:,}  = {_human(m_k / 8)}  "
-          f"(what BloomFilter(capacity={n}, error_rate={p:g}, hashes={k}) allocates)", file=out)
+          f"(what k={k} would need to reach p exactly)", file=out)
     return 0
 
 

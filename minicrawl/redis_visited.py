@@ -1,8 +1,8 @@
 """Visited in Redis: the local Bloom filter's bits, in Redis bitmaps shared by every process.
 
-The same filter as :class:`minicrawl.bloom.BloomFilter` — m from :func:`minicrawl.bloom.bits_for`
-for ``capacity`` and ``error_rate`` with k = 8, the k indices from
-:func:`minicrawl.hashes.indices_many` — with its bit array in Redis, split into S shard keys
+The same filter as :class:`minicrawl.bloom.BloomFilter` — m from
+:func:`minicrawl.bloom.optimal_bits` for ``capacity`` and ``error_rate`` with k = 8, the k indices
+from :func:`minicrawl.hashes.indices_many` — with its bit array in Redis, split into S shard keys
 ``mc:NAME:visited:{TAG}`` of m/S bits each. A URL is routed to one shard by a hash independent of
 its indices, and its k bits all live in that shard: each shard is a Bloom filter for about n/S
 URLs in m/S bits, so the false-positive rate is the whole filter's. One shard per URL is what
@@ -35,7 +35,7 @@ from typing import Any
 import mmh3
 import numpy as np
 
-from minicrawl.bloom import bits_for, false_positive_rate
+from minicrawl.bloom import false_positive_rate, optimal_bits
 from minicrawl.hashes import MAX_BITS, indices_many
 from minicrawl.redis_conn import RedisUnavailable, SharedRedis, shard_tags
 
@@ -115,7 +115,7 @@ class RedisBloomVisited:
         self._capacity = capacity
         self._error_rate = error_rate
         self._shards = shards
-        m = bits_for(capacity, error_rate, hashes)
+        m = optimal_bits(capacity, error_rate)
         self._shard_bits = max(hashes, -(-m // shards))  # ≥ k keeps a URL's k indices distinct
         if self._shard_bits > min(MAX_SHARD_BITS, MAX_BITS):
             raise ValueError(f"{m} bits in {shards} shards is more than 2**32 bits per Redis "

@@ -82,7 +82,7 @@ def test_counting_refuses_removing_absent_item() -> None:
 
 def test_counting_numbers() -> None:
     cf = CountingBloomFilter(capacity=1000, error_rate=0.01)
-    assert cf.nbytes == cf.bits and cf.expected_fp_rate <= 0.01
+    assert cf.nbytes == cf.bits and cf.expected_fp_rate == pytest.approx(0.01, rel=0.1)
     cf.add_many(str(i) for i in range(1000))
     assert not cf.over_capacity
     assert cf.current_fp_rate == pytest.approx(cf.expected_fp_rate, rel=0.3)
