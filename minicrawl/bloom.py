@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 import os
 import struct
-import tempfile
 import threading
 import zlib
 from collections.abc import Iterable
@@ -48,6 +47,7 @@ from pathlib import Path
 import numpy as np
 from bitarray import bitarray
 
+from minicrawl.atomic import write_atomically
 from minicrawl.hashes import DEFAULT, MAX_BITS, default_stepper, family_bits, get_family
 
 __all__ = [
@@ -470,7 +470,7 @@ class BloomFilter:
                                   self._family.name.encode("ascii"))
         blob = b"".join((header, struct.pack("<I", zlib.crc32(header)), payload,
                          struct.pack("<I", zlib.crc32(payload))))
-        _atomic_write(Path(path), blob)
+        write_atomically(Path(path), blob)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> BloomFilter:
@@ -550,34 +550,6 @@ def _bad_parameter(m: int, k: int, flags: int, count: int, capacity: int,
     if count > m:
         return f"count={count} larger than m={m}"
     return None
-
-
-def _atomic_write(path: Path, blob: bytes) -> None:
-    """Write ``blob`` to ``path`` so that readers see the old or the new file, never a mix."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    # Make the rename itself durable; not possible on every platform, hence best effort.
-    try:
-        dfd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 _BIT = np.array([1, 2, 4, 8, 16, 32, 64, 128], dtype=np.uint8)

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from urllib.parse import unquote_to_bytes, urlsplit
+
+from minicrawl.atomic import write_atomically
 
 INDEX = "index.html"
 MAX_NAME = 150  # bytes per file or folder name; NAME_MAX is 255 on common file systems
@@ -108,26 +109,16 @@ class PageSaver:
         """
         target = self.target(url)
         try:
-            _atomic_write(target, body)
+            _write(target, body)
         except (FileExistsError, IsADirectoryError, NotADirectoryError):
             digest = hashlib.sha256(url.encode("utf-8", "surrogateescape")).hexdigest()
             target = self.root / "_conflicts" / digest
-            _atomic_write(target, body)
+            _write(target, body)
         return str(target)
 
 
-def _atomic_write(path: Path, body: bytes) -> None:
+def _write(path: Path, body: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir():
         raise IsADirectoryError(path)
-    fd, tmp = tempfile.mkstemp(prefix=".part-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(body)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomically(path, body, durable=False)  # a copy for browsing: no fsync per page
