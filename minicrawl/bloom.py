@@ -189,12 +189,84 @@ class BloomFileError(ValueError):
 # --------------------------------------------------------------------------- BloomFilter
 
 
-class BloomFilter:
+class _Sized:
+    """What every fixed-size filter here shares: its sizing (m, k, capacity, p, hash family),
+    the count of new adds, and the numbers derived from them. Subclasses say how they store
+    positions (bits, counters) and define ``fill_ratio``."""
+
+    def __init__(self, capacity: int | None, error_rate: float | None, hashes: int | None,
+                 bits: int | None, hash: str) -> None:
+        fam = get_family(hash)
+        m, k, cap, p = _resolve_size(capacity, error_rate, hashes, bits, fam.name)
+        if m * k >= 1 << 64 or m > MAX_BITS:
+            raise ValueError(f"filter too large: m={m}")
+        self._m, self._k, self._capacity, self._error_rate = m, k, cap, p
+        self._family = fam
+        self._indexer = fam.indexer(m, k)
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def __len__(self) -> int:
+        """``count``."""
+        return self._count
+
+    @property
+    def count(self) -> int:
+        """Number of adds that returned True (distinct items, minus the false positives; for a
+        counting filter, minus the removes)."""
+        return self._count
+
+    @property
+    def bits(self) -> int:
+        """m, the number of positions (bits, or counters)."""
+        return self._m
+
+    @property
+    def hashes(self) -> int:
+        """k, the number of positions per item."""
+        return self._k
+
+    @property
+    def hash_family(self) -> str:
+        """Name of the hash family (``"default"``, ``"java"`` or ``"scrapy-redis"``)."""
+        return self._family.name
+
+    @property
+    def capacity(self) -> int:
+        """n the filter was sized for."""
+        return self._capacity
+
+    @property
+    def error_rate(self) -> float:
+        """The false-positive rate asked for (or implied) at capacity."""
+        return self._error_rate
+
+    @property
+    def over_capacity(self) -> bool:
+        """True while more items are in than the filter was sized for."""
+        return self._count > self._capacity
+
+    @property
+    def fill_ratio(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def expected_fp_rate(self) -> float:
+        """Theoretical false-positive rate once ``capacity`` items are in, for this m and k."""
+        return false_positive_rate(self._m, self._capacity, self._k)
+
+    @property
+    def current_fp_rate(self) -> float:
+        """False-positive rate now, from the fill ratio: fill^k."""
+        return self.fill_ratio ** self._k
+
+
+class BloomFilter(_Sized):
     """A thread-safe Bloom filter of URLs with a batch path.
 
     Create it either from what you expect — ``BloomFilter(capacity=n, error_rate=p, hashes=8)``
-    (m is the fewest bits giving rate ≤ p at n items with that k; ``hashes=None`` picks the
-    optimal k) — or from its size — ``BloomFilter(bits=m, hashes=k)`` (capacity is then the n at
+    (m = ⌈−n·ln p/(ln 2)²⌉; ``hashes=None`` picks the optimal k for that m) — or from its
+    size — ``BloomFilter(bits=m, hashes=k)`` (capacity is then the n at
     which k is optimal, or the n for ``error_rate=`` if given). ``hash=`` picks the hash family:
     ``"default"`` (fast, MurmurHash3) or the teaching families ``"java"`` and ``"scrapy-redis"``,
     for which m is rounded up to a power of two (see :func:`minicrawl.hashes.family_bits`).
@@ -207,24 +279,14 @@ class BloomFilter:
     def __init__(self, capacity: int | None = None, error_rate: float | None = None,
                  hashes: int | None = 8, *, bits: int | None = None,
                  hash: str = DEFAULT) -> None:
-        fam = get_family(hash)
-        m, k, cap, p = _resolve_size(capacity, error_rate, hashes, bits, fam.name)
-        if m * k >= 1 << 64 or m > MAX_BITS:
-            raise ValueError(f"filter too large: m={m}")
-        self._m = m
-        self._k = k
-        self._capacity = cap
-        self._error_rate = p
-        self._family = fam
-        self._indexer = fam.indexer(m, k)
+        super().__init__(capacity, error_rate, hashes, bits, hash)
+        m, k, fam = self._m, self._k, self._family
         # The strided-slice single-item path needs distinct indices wrapping at most once,
         # which the default family guarantees when m ≥ k.
         self._stepper = default_stepper(m, k) if fam.name == DEFAULT and m >= k else None
         self._span = k - 1
         self._indices_many = fam.indices_many
-        self._lock = threading.Lock()
         self._batch_lock = threading.Lock()
-        self._count = 0
         self._bits = bitarray(m, endian="little")
         self._bits.setall(0)
         # A writable uint8 view of the same memory for the NumPy batch path; little-endian bit
@@ -334,45 +396,6 @@ class BloomFilter:
 
     # ----------------------------------------------------------------- numbers
 
-    def __len__(self) -> int:
-        """Number of items added as new (``count``)."""
-        return self._count
-
-    @property
-    def count(self) -> int:
-        """Number of adds that returned True (distinct items, minus the false positives)."""
-        return self._count
-
-    @property
-    def bits(self) -> int:
-        """m, the number of bits."""
-        return self._m
-
-    @property
-    def hashes(self) -> int:
-        """k, the number of bit positions per item."""
-        return self._k
-
-    @property
-    def hash_family(self) -> str:
-        """Name of the hash family (``"default"``, ``"java"`` or ``"scrapy-redis"``)."""
-        return self._family.name
-
-    @property
-    def capacity(self) -> int:
-        """n the filter was sized for."""
-        return self._capacity
-
-    @property
-    def error_rate(self) -> float:
-        """The false-positive rate asked for (or implied) at capacity."""
-        return self._error_rate
-
-    @property
-    def over_capacity(self) -> bool:
-        """True once more items were added than the filter was sized for."""
-        return self._count > self._capacity
-
     @property
     def bits_set(self) -> int:
         """Number of bits set to 1."""
@@ -382,16 +405,6 @@ class BloomFilter:
     def fill_ratio(self) -> float:
         """Fraction of the m bits that are set (≈ 1/2 at capacity with the optimal k)."""
         return self._bits.count() / self._m
-
-    @property
-    def expected_fp_rate(self) -> float:
-        """Theoretical false-positive rate once ``capacity`` items are in, for this m and k."""
-        return false_positive_rate(self._m, self._capacity, self._k)
-
-    @property
-    def current_fp_rate(self) -> float:
-        """False-positive rate now, from the fill ratio: fill^k."""
-        return self.fill_ratio ** self._k
 
     @property
     def nbytes(self) -> int:
@@ -628,7 +641,7 @@ def _plan_batch(flat: np.ndarray, n: int, m: int
 # --------------------------------------------------------------------------- variants
 
 
-class CountingBloomFilter:
+class CountingBloomFilter(_Sized):
     """A Bloom filter with an 8-bit counter per position instead of a bit, so items can be removed.
 
     Same constructor and numbers as :class:`BloomFilter` (``bits`` is the number of counters;
@@ -650,18 +663,10 @@ class CountingBloomFilter:
     def __init__(self, capacity: int | None = None, error_rate: float | None = None,
                  hashes: int | None = 8, *, bits: int | None = None,
                  hash: str = DEFAULT) -> None:
-        fam = get_family(hash)
-        m, k, cap, p = _resolve_size(capacity, error_rate, hashes, bits, fam.name)
-        if m * k >= 1 << 64 or m > MAX_BITS:
-            raise ValueError(f"filter too large: m={m}")
-        self._m, self._k, self._capacity, self._error_rate = m, k, cap, p
-        self._family = fam
-        self._indexer = fam.indexer(m, k)
+        super().__init__(capacity, error_rate, hashes, bits, hash)
         # bytearray: fast single-counter access from Python; the NumPy view serves batches.
-        self._counters = bytearray(m)
+        self._counters = bytearray(self._m)
         self._view = np.frombuffer(self._counters, dtype=np.uint8)
-        self._lock = threading.Lock()
-        self._count = 0
 
     def add(self, url: str) -> bool:
         """Count one more ``url``; True if it was not (reported) present before."""
@@ -733,45 +738,6 @@ class CountingBloomFilter:
         with self._lock:  # counters also go down, so read them consistently
             return all(c[i] for i in ix)
 
-    def __len__(self) -> int:
-        """Adds minus removes."""
-        return self._count
-
-    @property
-    def count(self) -> int:
-        """Adds minus removes."""
-        return self._count
-
-    @property
-    def bits(self) -> int:
-        """m, the number of counters."""
-        return self._m
-
-    @property
-    def hashes(self) -> int:
-        """k, the number of counters per item."""
-        return self._k
-
-    @property
-    def hash_family(self) -> str:
-        """Name of the hash family."""
-        return self._family.name
-
-    @property
-    def capacity(self) -> int:
-        """n the filter was sized for."""
-        return self._capacity
-
-    @property
-    def error_rate(self) -> float:
-        """The false-positive rate asked for (or implied) at capacity."""
-        return self._error_rate
-
-    @property
-    def over_capacity(self) -> bool:
-        """True while more items are in than the filter was sized for."""
-        return self._count > self._capacity
-
     @property
     def fill_ratio(self) -> float:
         """Fraction of counters that are non-zero."""
@@ -781,16 +747,6 @@ class CountingBloomFilter:
     def saturated(self) -> int:
         """Number of counters stuck at the maximum."""
         return int(np.count_nonzero(self._view == self.MAX_COUNT))
-
-    @property
-    def expected_fp_rate(self) -> float:
-        """Theoretical false-positive rate at capacity."""
-        return false_positive_rate(self._m, self._capacity, self._k)
-
-    @property
-    def current_fp_rate(self) -> float:
-        """False-positive rate now: (non-zero fraction)^k."""
-        return self.fill_ratio ** self._k
 
     @property
     def nbytes(self) -> int:
