@@ -87,6 +87,18 @@ def niced(cmd: list[str]) -> list[str]:
     return cmd
 
 
+def stop_process(proc: subprocess.Popen | None, sig: int) -> None:
+    """Send ``sig`` to a child still running, give it 5 s, then kill it."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(sig)
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def free_port() -> int:
     """A port free on 127.0.0.1 now (the kernel's choice)."""
     with socket.socket() as s:
@@ -193,13 +205,7 @@ class Nginx:
         return out
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)  # graceful: workers finish, then exit
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, signal.SIGQUIT)  # graceful: workers finish, then exit
         self.proc = None
 
     def __enter__(self) -> Nginx:
@@ -242,11 +248,5 @@ class LatencyProxy:
         return proc_cpu(self.proc.pid) if self.proc is not None else 0.0
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, signal.SIGTERM)
         self.proc = None

@@ -54,6 +54,7 @@ __all__ = [
     "BloomFileError",
     "BloomFilter",
     "CountingBloomFilter",
+    "FilterNumbers",
     "ScalableBloomFilter",
     "bits_for",
     "capacity_for",
@@ -189,7 +190,52 @@ class BloomFileError(ValueError):
 # --------------------------------------------------------------------------- BloomFilter
 
 
-class _Sized:
+class FilterNumbers:
+    """The numbers every Bloom filter of this project reports, derived from ``_m``, ``_k``,
+    ``_capacity``, ``_error_rate`` and the subclass's ``fill_ratio`` (local bits, counters, or
+    a Redis bitmap alike)."""
+
+    _m: int
+    _k: int
+    _capacity: int
+    _error_rate: float
+
+    @property
+    def bits(self) -> int:
+        """m, the number of positions (bits, or counters)."""
+        return self._m
+
+    @property
+    def hashes(self) -> int:
+        """k, the number of positions per item."""
+        return self._k
+
+    @property
+    def capacity(self) -> int:
+        """n the filter was sized for."""
+        return self._capacity
+
+    @property
+    def error_rate(self) -> float:
+        """The false-positive rate asked for (or implied) at capacity."""
+        return self._error_rate
+
+    @property
+    def fill_ratio(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def expected_fp_rate(self) -> float:
+        """Theoretical false-positive rate once ``capacity`` items are in, for this m and k."""
+        return false_positive_rate(self._m, self._capacity, self._k)
+
+    @property
+    def current_fp_rate(self) -> float:
+        """False-positive rate now, from the fill ratio: fill^k."""
+        return self.fill_ratio ** self._k
+
+
+class _Sized(FilterNumbers):
     """What every fixed-size filter here shares: its sizing (m, k, capacity, p, hash family),
     the count of new adds, and the numbers derived from them. Subclasses say how they store
     positions (bits, counters) and define ``fill_ratio``."""
@@ -217,48 +263,15 @@ class _Sized:
         return self._count
 
     @property
-    def bits(self) -> int:
-        """m, the number of positions (bits, or counters)."""
-        return self._m
-
-    @property
-    def hashes(self) -> int:
-        """k, the number of positions per item."""
-        return self._k
-
-    @property
     def hash_family(self) -> str:
         """Name of the hash family (``"default"``, ``"java"`` or ``"scrapy-redis"``)."""
         return self._family.name
-
-    @property
-    def capacity(self) -> int:
-        """n the filter was sized for."""
-        return self._capacity
-
-    @property
-    def error_rate(self) -> float:
-        """The false-positive rate asked for (or implied) at capacity."""
-        return self._error_rate
 
     @property
     def over_capacity(self) -> bool:
         """True while more items are in than the filter was sized for."""
         return self._count > self._capacity
 
-    @property
-    def fill_ratio(self) -> float:
-        raise NotImplementedError
-
-    @property
-    def expected_fp_rate(self) -> float:
-        """Theoretical false-positive rate once ``capacity`` items are in, for this m and k."""
-        return false_positive_rate(self._m, self._capacity, self._k)
-
-    @property
-    def current_fp_rate(self) -> float:
-        """False-positive rate now, from the fill ratio: fill^k."""
-        return self.fill_ratio ** self._k
 
 
 class BloomFilter(_Sized):

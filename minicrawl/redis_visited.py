@@ -35,7 +35,7 @@ from typing import Any
 import mmh3
 import numpy as np
 
-from minicrawl.bloom import false_positive_rate, optimal_bits
+from minicrawl.bloom import FilterNumbers, optimal_bits
 from minicrawl.hashes import MAX_BITS, indices_many
 from minicrawl.redis_conn import RedisUnavailable, SharedRedis, shard_tags
 
@@ -101,7 +101,7 @@ class VisitedMismatch(ValueError):
     """This process's Visited settings differ from those the shared crawl was started with."""
 
 
-class RedisBloomVisited:
+class RedisBloomVisited(FilterNumbers):
     """A Bloom filter of URLs in Redis, shared by every process of crawl ``shared.name``.
 
     The :class:`minicrawl.visited.Visited` interface: ``add``, ``add_many`` (True only the first
@@ -257,25 +257,8 @@ class RedisBloomVisited:
         return self._cached("bits_set", 2.0, lambda: sum(self._pipeline("BITCOUNT", self._keys)))
 
     @property
-    def bits(self) -> int:
-        """m, the bits of all shards together."""
-        return self._m
-
-    @property
-    def hashes(self) -> int:
-        return self._k
-
-    @property
     def shards(self) -> int:
         return self._shards
-
-    @property
-    def capacity(self) -> int:
-        return self._capacity
-
-    @property
-    def error_rate(self) -> float:
-        return self._error_rate
 
     @property
     def nbytes(self) -> int:
@@ -285,16 +268,6 @@ class RedisBloomVisited:
     @property
     def fill_ratio(self) -> float:
         return self.bits_set / self._m
-
-    @property
-    def current_fp_rate(self) -> float:
-        """False-positive rate now, from the fill ratio: fill^k."""
-        return self.fill_ratio ** self._k
-
-    @property
-    def expected_fp_rate(self) -> float:
-        """Theoretical false-positive rate once ``capacity`` URLs are in."""
-        return false_positive_rate(self._m, self._capacity, self._k)
 
     def __repr__(self) -> str:
         return (f"RedisBloomVisited(crawl={self._shared.name!r}, bits={self._m}, "
