@@ -170,10 +170,13 @@ def _main(argv: list[str]) -> int:
 
         parser.set_defaults(**DEMO_DEFAULTS)
         args = parser.parse_args(argv)
+    try:
+        options = options_from_args(args)
+    except ValueError as e:  # a value Options.validate refuses: a usage error, like argparse's
+        parser.error(str(e))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     # SIGTERM stops the crawl the way Ctrl-C does: pages in flight finish, files are complete.
     signal.signal(signal.SIGTERM, lambda *_: _raise_interrupt())
-    options = options_from_args(args)
     if options.trace and options.trace.startswith(("http://", "https://")):
         # "--trace URL" reads the URL as the trace file: say so instead of crawling nothing.
         parser.error(f"--trace took {options.trace!r} as its FILE; put --trace after the seeds "

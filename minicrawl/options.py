@@ -3,11 +3,20 @@
 Every crawl setting is a field of :class:`Options`. The command line is generated from these
 fields (their ``help`` and ``group`` metadata), so ``Crawler(seeds, threads=4)`` and
 ``run.py --threads 4`` can never drift apart.
+
+Every value is checked in one place, :meth:`Options.validate`, when an ``Options`` is made (also
+by :meth:`Options.replace` and so by ``Crawler(seeds, **settings)``): a bad one raises
+``ValueError`` naming the option as on the command line ("--threads must be at least 1, got 0"),
+which the command line turns into its usage error (exit status 2).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,9 +126,162 @@ class Options:
                              "unreachable before stopping with an error", "Shared crawl (Redis)",
                              metavar="SECONDS")
 
+    def __post_init__(self) -> None:
+        self.validate()
+
     def replace(self, **changes: Any) -> Options:
-        """A copy with some fields changed."""
+        """A copy with some fields changed (validated like a new one)."""
         return dataclasses.replace(self, **changes)
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` for the first value no crawl could use, naming its option.
+
+        Types first (from the annotations), then each field's bounds: the values at which the
+        code using it would fail, or silently crawl nothing or ignore the option.
+        """
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            _check_type(f.name, value, str(f.type))
+            choices = f.metadata.get("choices")
+            if choices and value not in choices:
+                raise ValueError(_msg(f.name, f"must be one of {', '.join(choices)}", value))
+        # -- workers
+        _at_least("threads", self.threads, 1)  # 0 workers: the crawl ends at once, empty
+        _above("timeout", self.timeout, 0)  # requests refuses a timeout of 0
+        _at_least("max_bytes", self.max_bytes, 1)
+        _check_user_agent(self.user_agent)
+        # -- visited
+        _at_least("expected_urls", self.expected_urls, 1)
+        if not 0 < self.error_rate < 1:
+            raise ValueError(_msg("error_rate", "must be between 0 and 1 (exclusive)",
+                                  self.error_rate))
+        # -- scope and limits
+        for domain in self.allow_domain:
+            _check_domain(domain)
+        for name in ("include", "exclude"):
+            for pattern in getattr(self, name):
+                try:
+                    re.compile(pattern)
+                except re.error as e:
+                    raise ValueError(f"{_flag(name)} {pattern!r} is not a valid regular "
+                                     f"expression: {e}") from None
+        for name in ("max_depth", "max_pages", "max_pages_per_host"):
+            value = getattr(self, name)
+            if value is not None:  # None: no limit
+                _at_least(name, value, 0 if name == "max_depth" else 1)
+        # Links and redirects are checked against it (seeds are not): a limit shorter than a
+        # short host's root URL would silently skip nearly every link.
+        _at_least("max_url_length", self.max_url_length, MIN_URL_LENGTH)
+        _at_least("max_repeated_segments", self.max_repeated_segments, 0)  # 0: no limit
+        # -- politeness and retries
+        for name in ("delay", "max_crawl_delay", "retry_backoff", "max_backoff"):
+            _at_least(name, getattr(self, name), 0)
+        _at_least("per_host", self.per_host, 1)
+        _at_least("retries", self.retries, 0)
+        _at_most("retries", self.retries, MAX_RETRIES)
+        # -- output and state: an empty path would silently switch the option off
+        for name in ("out", "stats", "trace", "report", "save_pages", "state"):
+            if getattr(self, name) is not None and not os.fspath(getattr(self, name)):
+                raise ValueError(f"{_flag(name)} must not be empty")
+        # -- shared crawl
+        if self.redis is not None:
+            scheme, sep, _ = self.redis.partition("://")
+            if not sep or scheme not in REDIS_SCHEMES:
+                raise ValueError(f"--redis must be a Redis URL (redis://HOST:PORT/DB or "
+                                 f"redis+cluster://HOST:PORT), got {self.redis!r}")
+            if self.visited != "bloom":
+                raise ValueError(f"--visited {self.visited} does not work with --redis: the "
+                                 "processes share one Bloom filter (--visited bloom)")
+        if not CRAWL_NAME_RE.match(self.crawl):
+            raise ValueError(_msg("crawl", "must be 1-100 letters, digits, '_', '.', ':' or '-'",
+                                  self.crawl))
+        _at_least("visited_shards", self.visited_shards, 0)  # 0: automatic
+        _at_most("visited_shards", self.visited_shards, REDIS_CLUSTER_SLOTS)
+        _above("reclaim_after", self.reclaim_after, 0)  # heartbeats come every reclaim_after/4
+        _at_least("redis_retry", self.redis_retry, 0)
+
+
+# Bounds not given by the type alone (see Options.validate).
+MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
+MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
+REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
+# The same rules as minicrawl.redis_conn (kept there too; not imported: it loads redis-py).
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
+CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state"})
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _msg(name: str, problem: str, value: Any) -> str:
+    return f"{_flag(name)} {problem}, got {value!r}"
+
+
+def _at_least(name: str, value: float, low: float) -> None:
+    if not value >= low:  # also false for NaN
+        raise ValueError(_msg(name, f"must be at least {low}", value))
+
+
+def _at_most(name: str, value: float, high: float) -> None:
+    if not value <= high:
+        raise ValueError(_msg(name, f"must be at most {high}", value))
+
+
+def _above(name: str, value: float, low: float) -> None:
+    if not value > low:
+        raise ValueError(_msg(name, f"must be greater than {low}", value))
+
+
+def _check_type(name: str, value: Any, annotation: str) -> None:
+    """``value`` fits the field's annotation (``int``, ``float``, ``str``, ``bool``,
+    ``list[str]``, each maybe ``| None``); a float must be finite."""
+    kind, optional = annotation.removesuffix(" | None"), annotation.endswith(" | None")
+    if value is None and optional:
+        return
+    if kind == "bool":
+        ok, wanted = isinstance(value, bool), "True or False"
+    elif kind == "int":
+        ok, wanted = (isinstance(value, numbers.Integral) and not isinstance(value, bool),
+                      "an integer")
+    elif kind == "float":
+        ok, wanted = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                      and math.isfinite(value), "a finite number")
+    elif kind == "str":
+        kinds = (str, os.PathLike) if name in PATH_FIELDS else str
+        ok, wanted = isinstance(value, kinds), "a string"
+    elif kind == "list[str]":
+        ok = (isinstance(value, (list, tuple))
+              and all(isinstance(v, str | re.Pattern) for v in value))
+        wanted = "a list of strings"
+    else:  # a new field of another type: teach this function about it
+        raise TypeError(f"Options.{name}: no check for type {annotation!r}")
+    if not ok:
+        raise ValueError(_msg(name, f"must be {wanted}", value))
+
+
+def _check_user_agent(user_agent: str) -> None:
+    """A User-Agent requests can send: not blank, no control characters (a header break)."""
+    if not user_agent.strip():
+        raise ValueError(_msg("user_agent", "must not be empty", user_agent))
+    try:
+        user_agent.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError(_msg("user_agent", "must be ISO-8859-1 text (HTTP headers are)",
+                              user_agent)) from None
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in user_agent):
+        raise ValueError(_msg("user_agent", "must not contain control characters", user_agent))
+
+
+def _check_domain(domain: str) -> None:
+    """A host name like ``example.org``: a URL or ``host:port`` would never match a host."""
+    host = domain.strip(".")
+    bracketed = host.startswith("[") and host.endswith("]")  # an IPv6 literal
+    if (not host or any(c.isspace() or c in "/@?#" for c in host)
+            or (":" in host and not bracketed)):
+        raise ValueError(_msg("allow_domain", "must be a host name like example.org "
+                              "(no scheme, port or path)", domain))
 
 
 def option_fields() -> list[dataclasses.Field]:
