@@ -42,13 +42,22 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterable
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 from bitarray import bitarray
 
 from minicrawl.atomic import write_atomically
 from minicrawl.hashes import DEFAULT, MAX_BITS, default_stepper, family_bits, get_family
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# Below this many URLs, add_many and contains_many work URL by URL: NumPy's fixed cost per
+# call is larger than the work, and a crawl (a few new links per page) never imports NumPy
+# (14 MB of memory and 80 ms of start-up).
+SMALL_BATCH = 512
 
 __all__ = [
     "BloomFileError",
@@ -302,9 +311,13 @@ class BloomFilter(_Sized):
         self._batch_lock = threading.Lock()
         self._bits = bitarray(m, endian="little")
         self._bits.setall(0)
-        # A writable uint8 view of the same memory for the NumPy batch path; little-endian bit
-        # order means bit i lives in byte i >> 3 at position i & 7.
-        self._view = np.frombuffer(self._bits, dtype=np.uint8)
+
+    @cached_property
+    def _view(self) -> np.ndarray:
+        """A writable uint8 view of the bits for the NumPy batch path; little-endian bit order
+        means bit i lives in byte i >> 3 at position i & 7."""
+        import numpy as np
+        return np.frombuffer(self._bits, dtype=np.uint8)
 
     # ----------------------------------------------------------------- single items
 
@@ -314,38 +327,42 @@ class BloomFilter(_Sized):
         The test and the set are one locked step, so concurrent callers offering the same URL
         get True exactly once. A False for a URL never added is a false positive.
         """
+        where = self._where(url)
+        with self._lock:
+            return self._test_and_set(where)
+
+    def _where(self, url: str) -> tuple[int, int] | list[int]:
+        """Where ``url``'s k bits are: (start, step) for the default family, else the list."""
+        return self._indexer(url) if self._stepper is None else self._stepper(url)
+
+    def _test_and_set(self, where: tuple[int, int] | list[int]) -> bool:
+        """Set the bits :meth:`_where` located; True if one was unset. The caller holds the lock."""
         bits = self._bits
-        stepper = self._stepper
-        if stepper is None:
-            ix = self._indexer(url)
-            with self._lock:
-                # A list index gets/sets all k bits in one bitarray call.
-                if bits[ix].all():
-                    return False
-                bits[ix] = 1
-                self._count += 1
-                return True
+        if isinstance(where, list):
+            # A list index gets/sets all k bits in one bitarray call.
+            if bits[where].all():
+                return False
+            bits[where] = 1
+            self._count += 1
+            return True
         # Default family: the k bits are start, start+step, ... (mod m), wrapping at most once,
         # so one or two strided slices cover them — one C call each (see minicrawl.hashes).
-        x, step = stepper(url)
+        x, step = where
         m = self._m
         end = x + self._span * step
         if end < m:
-            with self._lock:
-                if bits[x:end + 1:step].all():
-                    return False
-                bits[x:end + 1:step] = 1
-                self._count += 1
-                return True
-        y = x + ((m - 1 - x) // step + 1) * step - m
-        stop = end - m + 1
-        with self._lock:
+            if bits[x:end + 1:step].all():
+                return False
+            bits[x:end + 1:step] = 1
+        else:
+            y = x + ((m - 1 - x) // step + 1) * step - m
+            stop = end - m + 1
             if bits[x::step].all() and bits[y:stop:step].all():
                 return False
             bits[x::step] = 1
             bits[y:stop:step] = 1
-            self._count += 1
-            return True
+        self._count += 1
+        return True
 
     def __contains__(self, url: object) -> bool:
         """True if all k bits of ``url`` are set (seen, or a false positive)."""
@@ -373,8 +390,11 @@ class BloomFilter(_Sized):
         """
         urls = urls if isinstance(urls, (list, tuple)) else list(urls)
         n = len(urls)
-        if n == 0:
-            return []
+        if n < SMALL_BATCH:
+            where = [self._where(url) for url in urls]  # hashing outside the lock
+            with self._lock:
+                return [self._test_and_set(w) for w in where]
+        import numpy as np
         k = self._k
         view = self._view
         # Batches are prepared one at a time. Each NumPy call on a few thousand elements
@@ -401,8 +421,8 @@ class BloomFilter(_Sized):
     def contains_many(self, urls: Iterable[str]) -> list[bool]:
         """``url in self`` for many URLs at once (the batch path, no lock needed)."""
         urls = urls if isinstance(urls, (list, tuple)) else list(urls)
-        if not urls:
-            return []
+        if len(urls) < SMALL_BATCH:
+            return [url in self for url in urls]
         byte, mask = _byte_and_mask(self._indices_many(urls, self._m, self._k).ravel())
         hit = (self._view[byte] & mask) != 0
         return hit.reshape(len(urls), self._k).all(axis=1).tolist()
@@ -578,14 +598,15 @@ def _bad_parameter(m: int, k: int, flags: int, count: int, capacity: int,
     return None
 
 
-_BIT = np.array([1, 2, 4, 8, 16, 32, 64, 128], dtype=np.uint8)
+_BIT = bytes([1, 2, 4, 8, 16, 32, 64, 128])  # as a uint8 array: byte i has bit i set
 
 
 def _byte_and_mask(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Byte offsets and one-bit masks of bit indices (little-endian bit order)."""
+    import numpy as np
     # Indices are < 2**57, so the signed view is the same number and int64 shifts are cheap.
     signed = flat.view(np.int64)
-    return signed >> 3, _BIT.take(signed & 7)
+    return signed >> 3, np.frombuffer(_BIT, dtype=np.uint8).take(signed & 7)
 
 
 def _plan_batch(flat: np.ndarray, n: int, m: int
@@ -599,11 +620,12 @@ def _plan_batch(flat: np.ndarray, n: int, m: int
     * ``ubytes``, ``umasks``: the distinct bytes to update and the OR of all the batch's bits in
       each, so setting them is one fancy ``|=`` that no repeated byte can spoil.
     """
+    import numpy as np
     # Sorting 32-bit keys is ~2x faster than 64-bit ones; all filters below 4 Gbit fit.
     keys = flat.astype(np.uint32) if m <= 1 << 32 else flat
     s = np.sort(keys)
     sbyte = s >> 3
-    bitmask = _BIT.take(s & 7)
+    bitmask = np.frombuffer(_BIT, dtype=np.uint8).take(s & 7)
     # OR the masks along each run of equal bytes (runs are short: two bits in one byte happen
     # a dozen times per 8000, three rarely), doubling the reach each round; the last entry of
     # a run then holds the OR of the whole run.
@@ -679,7 +701,11 @@ class CountingBloomFilter(_Sized):
         super().__init__(capacity, error_rate, hashes, bits, hash)
         # bytearray: fast single-counter access from Python; the NumPy view serves batches.
         self._counters = bytearray(self._m)
-        self._view = np.frombuffer(self._counters, dtype=np.uint8)
+
+    @cached_property
+    def _view(self) -> np.ndarray:
+        import numpy as np
+        return np.frombuffer(self._counters, dtype=np.uint8)
 
     def add(self, url: str) -> bool:
         """Count one more ``url``; True if it was not (reported) present before."""
@@ -700,6 +726,7 @@ class CountingBloomFilter(_Sized):
         n = len(urls)
         if n == 0:
             return []
+        import numpy as np
         k = self._k
         flat = np.ascontiguousarray(self._family.indices_many(urls, self._m, k).T).ravel()
         earlier, _, _ = _plan_batch(flat, n, self._m)
@@ -754,12 +781,12 @@ class CountingBloomFilter(_Sized):
     @property
     def fill_ratio(self) -> float:
         """Fraction of counters that are non-zero."""
-        return int(np.count_nonzero(self._view)) / self._m
+        return (self._m - self._counters.count(0)) / self._m
 
     @property
     def saturated(self) -> int:
         """Number of counters stuck at the maximum."""
-        return int(np.count_nonzero(self._view == self.MAX_COUNT))
+        return self._counters.count(self.MAX_COUNT)
 
     @property
     def nbytes(self) -> int:

@@ -94,8 +94,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, **settings: Any) -> tuple[int, dict]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
-    from minicrawl.redis_conn import RedisUnavailable
-    from minicrawl.redis_visited import VisitedMismatch
+    from minicrawl.errors import RedisUnavailable, VisitedMismatch
     from minicrawl.report import ReportUnavailable
     from minicrawl.view import LiveView, format_summary, wants_live_view
 
@@ -188,7 +187,7 @@ def _main(argv: list[str]) -> int:
     if args.status:
         if not options.redis:
             parser.error("--status reads a shared crawl: give --redis URL (and --crawl NAME)")
-        from minicrawl.redis_conn import RedisUnavailable
+        from minicrawl.errors import RedisUnavailable
         from minicrawl.redis_crawl import print_status
 
         try:

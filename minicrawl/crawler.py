@@ -130,6 +130,12 @@ class Crawler:
         # racing miss only computes the same answer twice.
         self._link_cache: dict[tuple[str, str], tuple[str | None, str | None]] = {}
         self._target_cache: dict[str, tuple[str | None, str | None]] = {}  # by absolute URL
+        # Links this crawler has already offered to Visited. Visited never forgets, so its
+        # answer for them is known ("seen") without hashing them again: >99 % of a page's
+        # links on a real site. Bounded like the caches above. Not in a shared crawl: there
+        # a page's whole link list is its replay token (see minicrawl.redis_conn.ReplayTokens),
+        # and a page reclaimed from a killed process must offer the same list again.
+        self._offered: set[str] | None = None if self.shared else set()
         self._over_capacity_told = False
         self._out_lock = threading.Lock()
         self._out = None
@@ -433,17 +439,19 @@ class Crawler:
         candidates: dict[str, str | None] = {}  # canonical link → why unwanted (None: wanted)
         rejected: list[tuple[str, str]] = []  # (href, why): only for the trace, rare anyway
         # Most hrefs are the same navigation links on every page: resolve each (directory, href)
-        # once. Resolution depends only on the base's directory, except for "", "?…" and "#…".
+        # once. Resolution depends only on the base's directory, except for "" and "?…". The
+        # fragment never matters, so "#sec-3" and "x.html#top" share the entry of "" and "x.html".
         base = extracted.base
         directory = base.split("?", 1)[0].rsplit("/", 1)[0]
         cache = self._link_cache
         for href in extracted.hrefs:
-            key = (base if not href or href[0] in "?#" else directory, href)
+            key = href.split("#", 1)[0] if "#" in href else href
+            key = (base if not key or key[0] == "?" else directory, key)
             hit = cache.get(key)
             if hit is None:
                 if len(cache) >= LINK_CACHE_SIZE:
                     cache.clear()  # crude but bounded; the hot links come back at once
-                hit = cache[key] = self._classify_link(href, base)
+                hit = cache[key] = self._classify_link(key[1], base)
             url, why = hit
             if url is None:  # not a URL we could ever fetch: why is BadURL's reason
                 name = "links_not_http" if why == "not http(s)" else "links_malformed"
@@ -462,15 +470,24 @@ class Crawler:
         else:
             counts["links_out_of_scope"] = 0
             host_full = self.politeness.host_full if opts.max_pages_per_host else None
+            offered = self._offered if self._offered is not None else frozenset()
+            ask: list[str] = []  # the in-scope links Visited must answer for
             for url, unwanted in candidates.items():
                 if unwanted is None and host_full is not None and host_full(url):
                     unwanted = "host_full"
                 if unwanted is None:
                     in_scope.append(url)
+                    if url not in offered:
+                        ask.append(url)
                 else:
                     counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
                     dropped[url] = unwanted
-            answers = self.visited.add_many(in_scope)
+            answer = dict(zip(ask, self.visited.add_many(ask), strict=True)) if ask else {}
+            if self._offered is not None:
+                if len(self._offered) + len(ask) > LINK_CACHE_SIZE:
+                    self._offered.clear()
+                self._offered.update(ask)
+            answers = [answer.get(url, False) for url in in_scope]
             if not self._over_capacity_told and getattr(self.visited, "over_capacity", False):
                 self._tell_over_capacity()
         fresh = [url for url, new in zip(in_scope, answers, strict=True) if new]

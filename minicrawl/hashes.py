@@ -51,9 +51,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mmh3
-import numpy as np
+
+if TYPE_CHECKING:  # NumPy is imported by the batch functions only, when first needed
+    import numpy as np
 
 __all__ = [
     "DEFAULT",
@@ -143,6 +146,7 @@ def default_indexer(m: int, k: int = 8) -> Callable[[str], list[int]]:
 
 def _digests(urls: Sequence[str]) -> np.ndarray:
     """(n, 2) uint64 array of the (h1, h2) halves of each URL's MurmurHash3 x64-128 digest."""
+    import numpy as np
     # map() with the C function directly avoids a Python frame per URL (2x faster than a
     # comprehension); '<u8' pins the byte order so the result does not depend on the machine.
     raw = b"".join(map(mmh3.hash_bytes, urls))
@@ -156,6 +160,7 @@ def indices_many(urls: Sequence[str], m: int, k: int = 8) -> np.ndarray:
     the transpose of a C-contiguous (k, n) one (``out.T`` is free), the layout the Bloom
     filter's batch path wants.
     """
+    import numpy as np
     _check(m, k)
     h = _digests(urls)
     start = h[:, 0] % np.uint64(m)
@@ -202,7 +207,7 @@ def _java_int(x: int) -> int:
 def _utf16_units(url: str) -> list[int]:
     # Java's String.charAt walks UTF-16 code units, so a non-BMP character counts as two chars.
     raw = url.encode("utf-16-le", "surrogatepass")
-    return list(np.frombuffer(raw, dtype="<u2").tolist())
+    return [raw[i] | raw[i + 1] << 8 for i in range(0, len(raw), 2)]
 
 
 def java_indices(url: str, m: int, k: int = 8) -> list[int]:
@@ -241,6 +246,7 @@ def scrapy_redis_indices(url: str, m: int, k: int = 8) -> list[int]:
 
 def _poly_many(codes: list[np.ndarray], multipliers: list[int]) -> np.ndarray:
     """Σ c_j·B^(L-1-j) mod 2**64 for each code sequence and each multiplier B: (n, k) uint64."""
+    import numpy as np
     n, k = len(codes), len(multipliers)
     out = np.zeros((n, k), dtype=np.uint64)
     if n == 0:
@@ -270,6 +276,7 @@ def _poly_many(codes: list[np.ndarray], multipliers: list[int]) -> np.ndarray:
 
 def java_indices_many(urls: Sequence[str], m: int, k: int = 8) -> np.ndarray:
     """:func:`java_indices` for many URLs at once: an (n, k) ``uint64`` array, row j equal."""
+    import numpy as np
     _check(m, k)
     codes = [np.frombuffer(u.encode("utf-16-le", "surrogatepass"), dtype="<u2") for u in urls]
     h = _poly_many(codes, _java_multipliers(k))
@@ -281,6 +288,7 @@ def java_indices_many(urls: Sequence[str], m: int, k: int = 8) -> np.ndarray:
 
 def scrapy_redis_indices_many(urls: Sequence[str], m: int, k: int = 8) -> np.ndarray:
     """:func:`scrapy_redis_indices` for many URLs at once: an (n, k) ``uint64`` array."""
+    import numpy as np
     _check(m, k)
     # ord() is the code point, so decode as UTF-32 code units.
     codes = [np.frombuffer(u.encode("utf-32-le", "surrogatepass"), dtype="<u4") for u in urls]

@@ -205,7 +205,7 @@ class Options:
 MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
 MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
 REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
-# The same rules as minicrawl.redis_conn (kept there too; not imported: it loads redis-py).
+# Redis URL schemes and crawl names the shared crawl accepts (minicrawl.redis_conn uses these).
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state"})

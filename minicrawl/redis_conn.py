@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-import re
 import threading
 import time
 import uuid
@@ -44,12 +43,14 @@ from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
+from minicrawl.errors import RedisUnavailable
+from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES
+
 log = logging.getLogger("minicrawl")
 
 T = TypeVar("T")
 
 SLOTS = 16384
-NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 
 #: Errors that say "Redis is not reachable right now", worth retrying; anything else (a wrong
 #: type, a script error) is a bug and raised at once.
@@ -70,13 +71,9 @@ NOT_RETRYABLE: tuple[type[BaseException], ...] = tuple(
     if hasattr(redis.exceptions, name))
 
 
-class RedisUnavailable(RuntimeError):
-    """Redis could not be reached (or lost the crawl's data); the message says where and when."""
-
-
 def check_name(name: str) -> str:
     """The crawl name, checked: braces would change the cluster hash tags of every key."""
-    if not NAME_RE.match(name):
+    if not CRAWL_NAME_RE.match(name):
         raise ValueError(f"crawl name {name!r}: use 1-100 letters, digits, '_', '.', ':' or '-'")
     return name
 
@@ -254,7 +251,7 @@ class SharedRedis:
 def connect(url: str) -> redis.Redis | RedisCluster:
     """A client for ``url``: a cluster client for ``redis+cluster://`` or a cluster node."""
     scheme, sep, rest = url.partition("://")
-    if not sep or scheme not in ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"):
+    if not sep or scheme not in REDIS_SCHEMES:
         raise ValueError(f"not a Redis URL: {url!r} (redis://HOST:PORT/DB or "
                          f"redis+cluster://HOST:PORT)")
     settings: dict[str, Any] = {"decode_responses": True, "socket_timeout": 10,

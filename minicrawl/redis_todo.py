@@ -46,8 +46,9 @@ import time
 import uuid
 from typing import Any
 
+from minicrawl.errors import RedisUnavailable
 from minicrawl.frontier import Item
-from minicrawl.redis_conn import RedisUnavailable, SharedRedis
+from minicrawl.redis_conn import SharedRedis
 
 log = logging.getLogger("minicrawl")
 

@@ -36,8 +36,9 @@ import mmh3
 import numpy as np
 
 from minicrawl.bloom import FilterNumbers, optimal_bits
+from minicrawl.errors import RedisUnavailable, VisitedMismatch
 from minicrawl.hashes import MAX_BITS, indices_many
-from minicrawl.redis_conn import RedisUnavailable, SharedRedis, shard_tags
+from minicrawl.redis_conn import SharedRedis, shard_tags
 
 #: Seed of the hash that routes a URL to its shard. The indices use MurmurHash3 x64-128 with
 #: seed 0 (minicrawl.hashes); a different function and seed keep the route independent of them.
@@ -95,10 +96,6 @@ def auto_shards(shared: SharedRedis) -> int:
         return max(1, len(shared.call("reading the cluster's nodes",
                                       shared.client.get_primaries)))
     return 1
-
-
-class VisitedMismatch(ValueError):
-    """This process's Visited settings differ from those the shared crawl was started with."""
 
 
 class RedisBloomVisited(FilterNumbers):

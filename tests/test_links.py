@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from bs4.dammit import EncodingDetector
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl.links import decode_html, extract_links, is_html
+from minicrawl.links import _plainly_utf8, decode_html, detect_encoding, extract_links, is_html
 
 URL = "http://example.com/dir/page.html"
 
@@ -72,3 +73,38 @@ def test_decode_prefers_bom():
 def test_any_bytes_give_a_list_of_strings(body):
     got = extract_links(body, URL)
     assert isinstance(got.hrefs, list) and all(isinstance(h, str) for h in got.hrefs)
+
+
+# Pieces pages put in their first 2 KiB, declarations of every kind among them.
+_HEAD_PIECES = st.sampled_from([
+    b"<meta charset=\"utf-8\">", b"<META CHARSET='UTF-8'>", b"<meta charset=utf8>",
+    b"<meta charset=\"koi8-r\">", b"<meta charset=\"utf-8x\">", b"<meta charset=\"latin-1\">",
+    b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">',
+    b'<meta http-equiv="Content-Type" content="text/html; charset=UTF-8">',
+    b"<?xml version='1.0' encoding='iso-8859-2'?>", b"charset = utf-8 ", b"charset",
+    b"\xef\xbb\xbf", b"\xff\xfe", b"<p>text</p>", b" ", b"\n", b"x" * 700, b"\xd0\xb4",
+    b"<?xml version='1.0'?>", b'<?xml encoding="utf-8"?>', b'<a href="encoding.html">',
+])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_HEAD_PIECES, max_size=12))
+def test_utf8_shortcut_agrees_with_beautifulsoup(pieces):
+    body = b"".join(pieces)
+    bom = EncodingDetector.strip_byte_order_mark(body[:4])[1]
+    declared = EncodingDetector.find_declared_encoding(body[:4096], is_html=True)
+    if _plainly_utf8(body):  # the shortcut may only answer where bs4 would say UTF-8 too
+        assert bom is None and (declared is None or declared.replace("-", "") == "utf8"
+                                or "utf-8x" in declared)
+        assert detect_encoding(body) == "utf-8"
+
+
+def test_a_page_declaring_utf8_does_not_need_beautifulsoup():
+    assert _plainly_utf8(b'<!DOCTYPE html><html><head><meta charset="utf-8"><title>t</title>')
+    assert _plainly_utf8(b"<p>no declaration at all</p>")
+    assert not _plainly_utf8(b'<meta charset="koi8-r">')
+    assert not _plainly_utf8(b'<meta charset="utf-8"><meta charset="koi8-r">')
+    assert not _plainly_utf8("\ufeff<p>".encode("utf-16"))
+    assert _plainly_utf8(b'<meta charset="utf-8"><a href="encoding-faq.html">')
+    assert not _plainly_utf8(b' <?xml version="1.0" encoding="iso-8859-2"?><p>')
+    assert detect_encoding(b'<meta charset="koi8-r">') == "koi8-r"

@@ -8,7 +8,6 @@ Nothing here needs a network: validation happens before any crawl starts.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import re
 import subprocess
 import sys
@@ -158,11 +157,17 @@ def test_values_at_the_bounds_are_accepted():
     Options(max_depth=None, max_pages=None, max_pages_per_host=None, redis=None)
 
 
-def test_the_redis_rules_match_the_redis_module():
-    """options.py repeats redis_conn's crawl-name rule and URL schemes (so as not to load
-    redis-py): they must agree."""
+def test_the_redis_module_refuses_what_options_refuse():
+    """One rule for crawl names and Redis URLs: options.py's, which redis_conn uses too."""
     from minicrawl import redis_conn
 
-    assert CRAWL_NAME_RE.pattern == redis_conn.NAME_RE.pattern
-    schemes = "(" + ", ".join(f'"{s}"' for s in REDIS_SCHEMES) + ")"
-    assert f"scheme not in {schemes}" in inspect.getsource(redis_conn.connect)
+    for bad in ("a b", "x" * 101, "{tag}"):
+        assert not CRAWL_NAME_RE.match(bad)
+        with pytest.raises(ValueError):
+            redis_conn.check_name(bad)
+    assert redis_conn.check_name("a.b:c-d_1") == "a.b:c-d_1"
+    with pytest.raises(ValueError, match="not a Redis URL"):
+        redis_conn.connect("redisx://127.0.0.1:1")
+    with pytest.raises(ValueError, match="must be a Redis URL"):
+        Options(redis="redisx://127.0.0.1:1")
+    assert "redis+cluster" in REDIS_SCHEMES
