@@ -244,6 +244,7 @@ class Crawler:
     def _put_seeds(self) -> None:
         new = [url for url, fresh in zip(self.seeds, self.visited.add_many(self.seeds),
                                          strict=True) if fresh]
+        self._remember_offered(self.seeds)
         if self.tracer:
             self.tracer.seeds(new, [url for url in self.seeds if url not in new])
         items = [Item(url, 0, None) for url in new]
@@ -483,10 +484,7 @@ class Crawler:
                     counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
                     dropped[url] = unwanted
             answer = dict(zip(ask, self.visited.add_many(ask), strict=True)) if ask else {}
-            if self._offered is not None:
-                if len(self._offered) + len(ask) > LINK_CACHE_SIZE:
-                    self._offered.clear()
-                self._offered.update(ask)
+            self._remember_offered(ask)
             answers = [answer.get(url, False) for url in in_scope]
             if not self._over_capacity_told and getattr(self.visited, "over_capacity", False):
                 self._tell_over_capacity()
@@ -499,6 +497,13 @@ class Crawler:
                               duplicates=len(extracted.hrefs) - len(rejected) - len(page.links),
                               unwanted=dropped)
         return [Item(url, depth, page.final_url) for url in fresh]
+
+    def _remember_offered(self, urls: list[str]) -> None:
+        """Note URLs Visited has just answered for (see ``_offered``)."""
+        if self._offered is not None and urls:
+            if len(self._offered) + len(urls) > LINK_CACHE_SIZE:
+                self._offered.clear()  # crude but bounded, like the link caches
+            self._offered.update(urls[:LINK_CACHE_SIZE])
 
     def _unwanted(self, url: str) -> str | None:
         """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minicrawl.bloom import (
+    SMALL_BATCH,
     BloomFilter,
     bits_for,
     capacity_for,
@@ -132,6 +133,23 @@ def test_add_many_equals_sequential_add(urls: list[str], batch: int) -> None:
     assert got == want
     assert bat._bits == seq._bits and bat.count == seq.count
     assert all(u in bat for u in urls)
+
+
+@pytest.mark.parametrize("family", ["default", "java", "scrapy-redis"])
+def test_small_and_large_batches_both_equal_sequential_add(family: str) -> None:
+    """Below SMALL_BATCH add_many works URL by URL, above it with NumPy: same answers, same bits
+    (a small filter, so that URLs share bits and repeats are common)."""
+    urls = [f"http://h/{i % 700}" for i in range(3 * SMALL_BATCH)]
+    seq = BloomFilter(bits=4096, hashes=8, hash=family)
+    want = [seq.add(u) for u in urls]
+    for batch in (1, SMALL_BATCH - 1, SMALL_BATCH, 3 * SMALL_BATCH):
+        bat = BloomFilter(bits=4096, hashes=8, hash=family)
+        got: list[bool] = []
+        for i in range(0, len(urls), batch):
+            got += bat.add_many(urls[i:i + batch])
+        assert got == want, batch
+        assert bat._bits == seq._bits and bat.count == seq.count
+        assert bat.contains_many(urls[:batch]) == [u in seq for u in urls[:batch]]
 
 
 def test_add_many_repeats_in_one_batch() -> None:

@@ -246,3 +246,29 @@ def test_a_fixed_filter_past_capacity_warns_once_and_scalable_does_not(make_site
     assert stats["visited_kind"] == "ScalableBloomFilter"
     assert stats["visited_count"] >= len(reachable) > 50
     assert set(server2.fetch_counts()) == set(site2.reachable())  # nothing lost to false hits
+
+
+class CountingVisited(ExactVisited):
+    """An exact Visited that remembers every URL it was asked about."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def add_many(self, urls):
+        urls = list(urls)
+        self.asked += urls
+        return super().add_many(urls)
+
+
+def test_a_link_is_offered_to_visited_once_and_the_crawl_is_unchanged(make_site):
+    """Visited never forgets, so a link it has answered for is not hashed again on the next page
+    that has it (most links of a real site are on every page): each URL reaches Visited once."""
+    visited = CountingVisited()
+    server, site = make_site()
+    stats = Crawler([server.url(site.start)], visited_filter=visited, threads=1, **FAST).run()
+    counts = server.fetch_counts()
+    assert set(counts) == set(site.reachable()) and set(counts.values()) == {1}
+    assert len(visited.asked) == len(set(visited.asked))
+    # Visited still answers for every link of every page: the repeats count as filtered.
+    assert stats["links_filtered"] > len(visited.asked)
