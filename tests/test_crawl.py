@@ -272,3 +272,21 @@ def test_a_link_is_offered_to_visited_once_and_the_crawl_is_unchanged(make_site)
     assert len(visited.asked) == len(set(visited.asked))
     # Visited still answers for every link of every page: the repeats count as filtered.
     assert stats["links_filtered"] > len(visited.asked)
+
+
+def test_no_cookies_and_no_proxy_from_the_environment(server, monkeypatch):
+    """Every worker fetches a URL the same way: a cookie one response sets is not sent back
+    (a crawl's result must not depend on which worker took which page first), and proxy
+    variables of the environment are ignored (the crawl goes where the seeds say)."""
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    server.pages["/"] = Resource(b'<a href="/a">a</a>', headers={
+        "Content-Type": "text/html", "Set-Cookie": "session=abc; Path=/"})
+    server.pages["/a"] = Resource(b'<a href="/b">b</a>')
+    server.pages["/b"] = Resource(b"end")
+    stats = Crawler([server.url("/")], threads=1, **FAST).run()
+    assert stats["pages"] == 3 and stats.get("errors", 0) == 0
+    asked = [r for r in server.requests if r.path != "/robots.txt"]
+    assert [r.path for r in asked] == ["/", "/a", "/b"]
+    assert not any("cookie" in {k.lower() for k in r.headers} for r in asked)
+    assert all(r.headers["user-agent"].startswith("minicrawl/") for r in asked)
