@@ -94,13 +94,16 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, **settings: Any) -> tuple[int, dict]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
-    from minicrawl.errors import RedisUnavailable, VisitedMismatch
+    from minicrawl.errors import RedisUnavailable
     from minicrawl.report import ReportUnavailable
     from minicrawl.view import LiveView, format_summary, wants_live_view
 
     try:
         crawler = Crawler(seeds, options, **settings)
-    except (NoValidSeeds, ReportUnavailable, StateError, VisitedMismatch) as e:
+    except (NoValidSeeds, ReportUnavailable, StateError, ValueError) as e:
+        # ValueError: settings that only fail once combined with what they meet: a Redis crawl
+        # whose filter needs more shards than --visited-shards gives, or whose Visited was
+        # started with other settings (VisitedMismatch)
         print(f"minicrawl: {e}", file=sys.stderr)
         return EXIT_USAGE, {}
     except RedisUnavailable as e:

@@ -132,9 +132,9 @@ class Crawler:
         self._target_cache: dict[str, tuple[str | None, str | None]] = {}  # by absolute URL
         # Links this crawler has already offered to Visited. Visited never forgets, so its
         # answer for them is known ("seen") without hashing them again: >99 % of a page's
-        # links on a real site. Bounded like the caches above. Not in a shared crawl: there
-        # a page's whole link list is its replay token (see minicrawl.redis_conn.ReplayTokens),
-        # and a page reclaimed from a killed process must offer the same list again.
+        # links on a real site. Bounded like the caches above. Off in a shared crawl, where a
+        # page's whole link list is its replay token (see minicrawl.redis_conn.ReplayTokens) and a
+        # page reclaimed from a killed process must offer the same list again.
         self._offered: set[str] | None = None if self.shared else set()
         self._over_capacity_told = False
         self._out_lock = threading.Lock()

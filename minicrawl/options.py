@@ -155,6 +155,8 @@ class Options:
         if not 0 < self.error_rate < 1:
             raise ValueError(_msg("error_rate", "must be between 0 and 1 (exclusive)",
                                   self.error_rate))
+        if self.visited != "exact":  # the exact set is not sized in advance
+            _check_filter_size(self.expected_urls, self.error_rate, local=self.redis is None)
         # -- scope and limits
         for domain in self.allow_domain:
             _check_domain(domain)
@@ -180,7 +182,7 @@ class Options:
         _at_least("retries", self.retries, 0)
         _at_most("retries", self.retries, MAX_RETRIES)
         # -- output and state: an empty path would silently switch the option off
-        for name in ("out", "stats", "trace", "report", "save_pages", "state"):
+        for name in PATH_FIELDS:
             if getattr(self, name) is not None and not os.fspath(getattr(self, name)):
                 raise ValueError(f"{_flag(name)} must not be empty")
         # -- shared crawl
@@ -252,13 +254,35 @@ def _check_type(name: str, value: Any, annotation: str) -> None:
         kinds = (str, os.PathLike) if name in PATH_FIELDS else str
         ok, wanted = isinstance(value, kinds), "a string"
     elif kind == "list[str]":
-        ok = (isinstance(value, (list, tuple))
-              and all(isinstance(v, str | re.Pattern) for v in value))
+        # include/exclude may also be compiled patterns (the library's users have them so)
+        kinds = str | re.Pattern if name in ("include", "exclude") else str
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, kinds) for v in value)
         wanted = "a list of strings"
     else:  # a new field of another type: teach this function about it
         raise TypeError(f"Options.{name}: no check for type {annotation!r}")
     if not ok:
         raise ValueError(_msg(name, f"must be {wanted}", value))
+
+
+def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> None:
+    """The Bloom filter these numbers ask for must be one bitarray can index and, when it lives
+    in this process (not in Redis), one this machine's memory can hold."""
+    from minicrawl.bloom import optimal_bits
+    from minicrawl.hashes import MAX_BITS
+
+    bits = optimal_bits(expected_urls, error_rate)
+    size = f"{bits / 8 / 2**30:,.1f} GiB"
+    if bits > MAX_BITS:
+        raise ValueError(f"--expected-urls {expected_urls:,} at --error-rate {error_rate:g} needs "
+                         f"a Visited filter of {size}, more than a Bloom filter can index")
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not every system tells
+        return
+    if local and bits / 8 > memory:
+        raise ValueError(f"--expected-urls {expected_urls:,} at --error-rate {error_rate:g} needs "
+                         f"a Visited filter of {size}, more than this machine's "
+                         f"{memory / 2**30:,.1f} GiB of memory")
 
 
 def _check_user_agent(user_agent: str) -> None:

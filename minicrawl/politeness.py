@@ -7,7 +7,7 @@ never fetched).
 
 * robots.txt (RFC 9309), one per origin, parsed with ``protego`` (Scrapy's parser: wildcards,
   ``$``, longest match, Allow/Disallow precedence, Crawl-delay, Request-rate). Fetched by the
-  first worker that needs it, through that worker's own session; other URLs of the origin WAIT
+  first worker that needs it, over that worker's own connections; other URLs of the origin WAIT
   meanwhile (only that origin waits: no lock is held during the fetch). 2xx → parse (first
   500 KiB); 4xx → no rules, everything allowed; 429, 5xx, timeout or connection failure →
   nothing allowed for now, ask again after a backoff, and after ``retries`` more failures
@@ -135,7 +135,7 @@ class Politeness:
 
     def admit(self, url: str, fetcher: Fetcher) -> Admission:
         """GO, WAIT or DENY for the canonical ``url``; may fetch its origin's robots.txt first
-        (with ``fetcher``, the asking worker's session)."""
+        (with ``fetcher``, the asking worker's)."""
         host_name = host_of(url)
         if self.obey_robots:
             origin = origin_of(url)

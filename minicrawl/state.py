@@ -130,7 +130,9 @@ def crawl_config(options: Options, seeds: Iterable[str]) -> dict[str, Any]:
     ones would mix two crawls; per-run settings (threads, max_pages, timeouts) may change."""
     return {
         "seeds": sorted(set(seeds)), "allow_domain": sorted(options.allow_domain),
-        "include": list(options.include), "exclude": list(options.exclude),
+        # compiled patterns (the library accepts them) are bound by their source text
+        "include": [getattr(p, "pattern", p) for p in options.include],
+        "exclude": [getattr(p, "pattern", p) for p in options.exclude],
         "max_depth": options.max_depth, "sort_query": options.sort_query,
         "visited": options.visited, "expected_urls": options.expected_urls,
         "error_rate": options.error_rate,
@@ -150,20 +152,18 @@ def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | None:
 
 
 class ForgettingVisited:
-    """A Visited filter plus the exact URLs of forgotten (gone) pages.
+    """A Visited filter plus the exact URLs of pages forgotten (found gone) by earlier runs.
 
     A forgotten URL is reported unseen the first time it is offered again, so a page that comes
-    back is rediscovered; every other answer is the filter's.
+    back is rediscovered; every other answer is the filter's. A page found gone in *this* run is
+    forgotten in the state (for the next run) but stays seen here: the run has its answer, and a
+    second link to it must not fetch it, and record it gone, twice.
     """
 
     def __init__(self, inner: Visited, forgotten: set[str]) -> None:
         self.inner = inner
         self._forgotten = forgotten
         self._lock = threading.Lock()
-
-    def forget(self, url: str) -> None:
-        with self._lock:
-            self._forgotten.add(url)
 
     def _revive(self, url: str) -> bool:
         with self._lock:
@@ -531,9 +531,6 @@ class CrawlState:
         # Only now, after the commit: the shadow never holds an uncommitted URL.
         if self._shadow is not None:
             self._shadow.add_many([url for write in batch for url in write.urls])
-        for write in batch:
-            if write.forget and isinstance(self.visited, ForgettingVisited):
-                self.visited.forget(write.page.url)  # type: ignore[union-attr]
 
     def _record(self, page: Page, forget: bool, seq: int) -> None:
         db = self._conn

@@ -280,6 +280,8 @@ def test_no_cookies_and_no_proxy_from_the_environment(server, monkeypatch):
     variables of the environment are ignored (the crawl goes where the seeds say)."""
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    for name in ("NO_PROXY", "no_proxy"):  # else loopback might be exempted anyway
+        monkeypatch.delenv(name, raising=False)
     server.pages["/"] = Resource(b'<a href="/a">a</a>', headers={
         "Content-Type": "text/html", "Set-Cookie": "session=abc; Path=/"})
     server.pages["/a"] = Resource(b'<a href="/b">b</a>')
@@ -290,3 +292,16 @@ def test_no_cookies_and_no_proxy_from_the_environment(server, monkeypatch):
     assert [r.path for r in asked] == ["/", "/a", "/b"]
     assert not any("cookie" in {k.lower() for k in r.headers} for r in asked)
     assert all(r.headers["user-agent"].startswith("minicrawl/") for r in asked)
+
+
+def test_a_links_fragment_never_makes_it_malformed(server):
+    """The fragment never reaches the server and is not part of the canonical URL, so a huge or
+    odd one does not make a link malformed: p.html#<3,000 characters> is p.html."""
+    fragment = "x" * 3000
+    server.pages["/"] = Resource(f'<a href="p.html#{fragment}">p</a><a href="#top">top</a>'
+                                 f'<a href="q.html#a&#1;b">q</a><a href="http://[::1/x">bad</a>'.encode())
+    server.pages["/p.html"] = Resource(b"p")
+    server.pages["/q.html"] = Resource(b"q")
+    stats = Crawler([server.url("/")], threads=1, **FAST).run()
+    assert {"/p.html", "/q.html"} <= set(server.fetch_counts())
+    assert stats["links_malformed"] == 1  # only the unbalanced IPv6 bracket

@@ -39,6 +39,12 @@ BAD = [
      "--error-rate must be between 0 and 1 (exclusive), got 2.0"),
     (["--error-rate", "0"], {"error_rate": 0.0}, "--error-rate must be between 0 and 1"),
     (["--error-rate", "1"], {"error_rate": 1.0}, "--error-rate must be between 0 and 1"),
+    (["--expected-urls", "1000000000000000", "--error-rate", "1e-300"],
+     {"expected_urls": 10**15, "error_rate": 1e-300},
+     "--expected-urls 1,000,000,000,000,000 at --error-rate 1e-300 needs a Visited filter of "),
+    (["--expected-urls", "100000000000000"], {"expected_urls": 10**14},
+     "--expected-urls 100,000,000,000,000 at --error-rate 0.001 needs a Visited filter of "
+     "167,377.1 GiB, more than this machine's"),
     (["--allow-domain", "https://example.org/"], {"allow_domain": ["https://example.org/"]},
      "--allow-domain must be a host name like example.org"),
     (["--allow-domain", "example.org:8080"], {"allow_domain": ["example.org:8080"]},
@@ -171,3 +177,18 @@ def test_the_redis_module_refuses_what_options_refuse():
     with pytest.raises(ValueError, match="must be a Redis URL"):
         Options(redis="redisx://127.0.0.1:1")
     assert "redis+cluster" in REDIS_SCHEMES
+
+
+def test_compiled_patterns_only_for_include_and_exclude(tmp_path):
+    """The library takes compiled regexes for include/exclude (and a state dir records their
+    source); a host name cannot be one."""
+    with pytest.raises(ValueError, match="--allow-domain must be a list of strings"):
+        Options(allow_domain=[re.compile("example")])
+    crawler = Crawler([SEED], include=[re.compile(r"^http://127\.0\.0\.1:9/")],
+                      state=str(tmp_path / "state"))
+    assert crawler.options.include[0].pattern.startswith("^http")
+    crawler.state.close()
+
+
+def test_an_exact_visited_is_not_sized_so_any_expected_urls_will_do():
+    assert Options(visited="exact", expected_urls=10**15, error_rate=1e-300).visited == "exact"

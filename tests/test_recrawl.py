@@ -181,6 +181,33 @@ def test_forget_gone_pages_are_not_revisited_until_a_link_brings_them_back(serve
                           (server.url("/b"),)).fetchone() == (0, 200)
 
 
+def test_a_page_found_gone_is_fetched_once_per_run_and_revived_by_the_next(server, tmp_path):
+    """In the run that finds /b gone, a second link to it (from /c, which changed) must not fetch
+    it again; in the next run, a link brings it back."""
+    state = tmp_path / "state"
+    run = {"n": 1}
+
+    def page(body):
+        return lambda request: Resource(f"{body} (run {run['n']})".encode(), 200, HTML)
+
+    def b(request):
+        return Resource(b"gone", 404) if run["n"] == 2 else Resource(b"<p>b</p>", 200, HTML)
+
+    server.pages.update({"/": page('<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a>'),
+                         "/a": Resource(b"<p>a</p>", 200, HTML), "/b": b,
+                         "/c": page('<a href="/b">b again</a>')})
+    crawl(server, state, threads=1)
+    run["n"] = 2
+    server.requests.clear()
+    second, _ = crawl(server, state, threads=1, recrawl=True, forget_gone=True)
+    assert second["/b"].change == "gone" and second["/c"].change == "changed"
+    assert server.fetch_counts()["/b"] == 1
+    run["n"] = 3
+    server.requests.clear()
+    third, _ = crawl(server, state, threads=1, recrawl=True, forget_gone=True)
+    assert third["/b"].change == "new" and server.fetch_counts()["/b"] == 1
+
+
 def test_a_killed_recrawl_resumes_as_a_recrawl(server, tmp_path):
     site = ChangingSite(server)
     state = tmp_path / "state"
