@@ -11,14 +11,14 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.live import Live
-from rich.panel import Panel
-from rich.text import Text
-
 from minicrawl.progress import Progress, ProgressReader, RecentRate
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich is imported when a panel is drawn: a --quiet crawl never loads it
+    from rich.console import Console
+    from rich.live import Live
+    from rich.panel import Panel
+    from rich.text import Text
+
     from minicrawl.crawler import Crawler
 
 log = logging.getLogger("minicrawl")
@@ -55,6 +55,9 @@ class LiveView:
 
     def __enter__(self) -> LiveView:
         if self.enabled:
+            from rich.console import Console
+            from rich.live import Live
+
             self._live = Live(self.render(), console=self.console or Console(),
                               transient=False, auto_refresh=False)
             self._live.__enter__()
@@ -94,6 +97,9 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
     Plain styled text, not a ``rich`` Table: a table measures its cells on every redraw and
     costs several times more, and this runs four times a second beside the workers.
     """
+    from rich.panel import Panel
+    from rich.text import Text
+
     fill = "n/a" if p.fill_ratio is None else f"{p.fill_ratio:.4%}"
     fp = "none (exact)" if p.fp_rate is None and p.fill_ratio is None else (
         "n/a" if p.fp_rate is None else f"{p.fp_rate:.2e}")
@@ -123,6 +129,8 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
 
 
 def _bar(fraction: float, width: int = 40) -> Text:
+    from rich.text import Text
+
     filled = round(fraction * width)
     return Text.assemble(("━" * filled, "green"), ("━" * (width - filled), "grey23"))
 

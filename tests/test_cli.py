@@ -89,17 +89,17 @@ def test_ctrl_c_or_sigterm_stop_cleanly_with_complete_output(tmp_path, server, s
     assert "Crawl finished (interrupted)" in stdout
 
 
-def test_a_local_crawl_does_not_load_numpy_beautifulsoup_or_redis(server):
+def test_a_quiet_local_crawl_does_not_load_numpy_beautifulsoup_redis_or_rich(server):
     """What a crawl does not use, it does not import: NumPy (large Bloom batches), BeautifulSoup
-    (pages declaring a non-UTF-8 charset) and redis-py (shared crawls) cost ~45 MB of memory and
-    ~0.2 s of start-up together, more than the rest of a small crawl."""
+    (pages declaring a non-UTF-8 charset), redis-py (shared crawls) and rich (the live view) cost
+    ~47 MB of memory and ~0.25 s of start-up together, more than the rest of a small crawl."""
     html = {"Content-Type": "text/html"}  # no charset: the page's <meta> is read
     server.pages["/"] = Resource(b'<meta charset="utf-8"><a href="/a">a</a><a href="/b">b</a>',
                                  headers=html)
     server.pages["/a"] = Resource(b'<meta charset="UTF-8"><a href="/">home</a>', headers=html)
     script = ("import sys\nfrom minicrawl.cli import main\n"
               f"code = main([{server.url('/')!r}, '--quiet', '--delay', '0'])\n"
-              "print(code, sorted({'numpy', 'bs4', 'redis'} & set(sys.modules)))")
+              "print(code, sorted({'numpy', 'bs4', 'redis', 'rich'} & set(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)
     assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr
