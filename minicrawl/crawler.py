@@ -138,6 +138,9 @@ class Crawler:
         self._offered: set[str] | None = None if self.shared else set()
         self._over_capacity_told = False
         self._out_lock = threading.Lock()
+        self._working = 0  # workers not yet returned; the last one sets _workers_done
+        self._working_lock = threading.Lock()
+        self._workers_done = threading.Event()
         self._out = None
         self._stopping = threading.Event()
         self.worker_failures: list[str] = []
@@ -166,25 +169,31 @@ class Crawler:
                 self.todo.put_many(items)
                 self.stats.add(counts)
             self._put_seeds()
-            workers = [threading.Thread(target=self._worker, args=(n,), name=f"worker-{n}",
-                                        daemon=True) for n in range(1, opts.threads + 1)]
-            for w in workers:
-                w.start()
+            self._working = opts.threads
+            self._workers_done.clear()
+            for n in range(1, opts.threads + 1):
+                threading.Thread(target=self._worker, args=(n,), name=f"worker-{n}",
+                                 daemon=True).start()
+            # The main thread waits on an Event, not on Thread.join: a Ctrl-C that interrupts
+            # CPython 3.11's join can leave the thread marked as stopped while it still runs, and
+            # the output would then be closed under a worker writing its last page.
             try:
-                for w in workers:
-                    while w.is_alive():
-                        w.join(0.2)  # a timed join keeps the main thread able to take Ctrl-C
+                while not self._workers_done.wait(0.2):  # timed: Ctrl-C is seen at once
+                    pass
             except KeyboardInterrupt:
                 log.warning("interrupted: finishing the pages in flight")
                 self.stats.add(interrupted=1)
                 self.stop()
-                for w in workers:
-                    w.join(opts.timeout * 3 + 1)
+                grace = opts.timeout * 3 + 1
+                if not self._workers_done.wait(grace):
+                    log.error("%d workers still busy after %.0f s: the pages they hold are not "
+                              "recorded", self._working, grace)
             self.stats.finished = time.monotonic()
         finally:
-            if self._out is not None:
-                self._out.close()
-                self._out = None
+            with self._out_lock:  # a worker past its deadline finds None, not a closed file
+                if self._out is not None:
+                    self._out.close()
+                    self._out = None
             if self.tracer is not None:
                 self.tracer.done(self.stats["pages"], len(self.todo))
                 self.tracer.close()
@@ -277,6 +286,10 @@ class Crawler:
             raise
         finally:
             fetcher.close()
+            with self._working_lock:
+                self._working -= 1
+                if self._working == 0:
+                    self._workers_done.set()
 
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
@@ -583,7 +596,8 @@ class Crawler:
         if self._out is not None:
             line = json.dumps(page.record(), ensure_ascii=False)
             with self._out_lock:
-                self._out.write(line + "\n")
+                if self._out is not None:
+                    self._out.write(line + "\n")
         if self.on_page is not None:
             try:
                 self.on_page(page)

@@ -305,3 +305,42 @@ def test_a_links_fragment_never_makes_it_malformed(server):
     stats = Crawler([server.url("/")], threads=1, **FAST).run()
     assert {"/p.html", "/q.html"} <= set(server.fetch_counts())
     assert stats["links_malformed"] == 1  # only the unbalanced IPv6 bracket
+
+
+def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_path):
+    """After Ctrl-C, run() returns only once every worker has recorded its page. (CPython 3.11's
+    Thread.join, interrupted by Ctrl-C, marks the thread it was joining as stopped while it still
+    runs: waiting that way closed the output under worker 1's last record.)"""
+    import signal
+    import threading
+    import time
+
+    started_late: list[str] = []  # pages worker 1 began to record after Ctrl-C
+    recorded_late: list[str] = []
+
+    class SlowToFinish(Crawler):
+        def _emit(self, page, new=None):
+            late = self._stopping.is_set() and threading.current_thread().name == "worker-1"
+            if late:
+                started_late.append(page.url)
+                time.sleep(1.0)  # the page worker 1 holds when Ctrl-C comes is slow to record
+            super()._emit(page, new)
+            if late:
+                recorded_late.append(page.url)
+
+    server, site = make_site(pages=1000)
+    out = tmp_path / "out.jsonl"
+    crawler = SlowToFinish([server.url(site.start)], threads=4, out=str(out), **FAST)
+
+    def interrupt() -> None:
+        while len(server.requests) < 50:
+            time.sleep(0.005)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    stats = crawler.run()
+    assert stats["interrupted"] == 1
+    # (worker 1 is nearly always mid-page at Ctrl-C; between two pages it has nothing to record)
+    assert recorded_late == started_late, "run() returned before worker 1 recorded its page"
+    lines = [json.loads(line)["url"] for line in out.read_text().splitlines()]
+    assert set(recorded_late) <= set(lines) and stats["pages"] == len(lines)
