@@ -42,7 +42,7 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterable
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -599,7 +599,11 @@ def _bad_parameter(m: int, k: int, flags: int, count: int, capacity: int,
     return None
 
 
-_BIT = bytes([1, 2, 4, 8, 16, 32, 64, 128])  # as a uint8 array: byte i has bit i set
+@cache
+def _bit_masks() -> np.ndarray:
+    """uint8 array whose element i has bit i set (made once, when NumPy is first needed)."""
+    import numpy as np
+    return np.array([1, 2, 4, 8, 16, 32, 64, 128], dtype=np.uint8)
 
 
 def _byte_and_mask(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -607,7 +611,7 @@ def _byte_and_mask(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     import numpy as np
     # Indices are < 2**57, so the signed view is the same number and int64 shifts are cheap.
     signed = flat.view(np.int64)
-    return signed >> 3, np.frombuffer(_BIT, dtype=np.uint8).take(signed & 7)
+    return signed >> 3, _bit_masks().take(signed & 7)
 
 
 def _plan_batch(flat: np.ndarray, n: int, m: int
@@ -626,7 +630,7 @@ def _plan_batch(flat: np.ndarray, n: int, m: int
     keys = flat.astype(np.uint32) if m <= 1 << 32 else flat
     s = np.sort(keys)
     sbyte = s >> 3
-    bitmask = np.frombuffer(_BIT, dtype=np.uint8).take(s & 7)
+    bitmask = _bit_masks().take(s & 7)
     # OR the masks along each run of equal bytes (runs are short: two bits in one byte happen
     # a dozen times per 8000, three rarely), doubling the reach each round; the last entry of
     # a run then holds the OR of the whole run.

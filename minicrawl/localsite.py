@@ -144,6 +144,16 @@ class LocalSite:
 # -- fault injectors: resources that misbehave on purpose ------------------------------------
 
 
+def chain(pages: int) -> dict[str, Handler]:
+    """Pages ``/``, ``/1``, ``/2``, … each linking the next: a crawl that lasts as long as a
+    test wants it to (put them in ``LocalSite.pages``)."""
+    def page(request: Request) -> Resource:
+        n = int(request.path.strip("/") or 0)
+        return Resource(f'<a href="/{n + 1}">next</a>'.encode())
+
+    return {f"/{n}" if n else "/": page for n in range(pages)}
+
+
 def sequence(*resources: Resource) -> Callable[[Request], Resource]:
     """A handler answering its n-th request with ``resources[n]`` (the last one from then on)."""
     answered = 0

@@ -160,11 +160,15 @@ def test_add_many_repeats_in_one_batch() -> None:
     assert bf.count == 4 and bf.add("a") is False and bf.add("e") is True
 
 
-def test_add_many_large_batch_many_repeats_path() -> None:
+@pytest.mark.parametrize(("urls", "bits"), [
     # > 512 repeated indices in one batch takes the argsort path; still sequential.
-    urls = [f"u{i % 300}" for i in range(3000)]
-    a = BloomFilter(bits=50_000, hashes=8)
-    b = BloomFilter(bits=50_000, hashes=8)
+    ([f"u{i % 300}" for i in range(3000)], 50_000),
+    # 20,000 URLs in one batch into a 200 kbit filter: thousands of repeated indices.
+    ([f"https://e.org/{i % 7000}" for i in range(20_000)], 200_000),
+])
+def test_add_many_large_batch_many_repeats_path(urls: list[str], bits: int) -> None:
+    a = BloomFilter(bits=bits, hashes=8)
+    b = BloomFilter(bits=bits, hashes=8)
     assert a.add_many(urls) == [b.add(u) for u in urls]
     assert a._bits == b._bits
 
@@ -271,15 +275,6 @@ def test_plan_batch_matches_brute_force(seed: int, n: int, k: int, pool: int, m:
         bytes_[v >> 3] = bytes_.get(v >> 3, 0) | (1 << (v & 7))
     assert dict(zip(ubytes.tolist(), umasks.tolist(), strict=True)) == bytes_
     assert len(set(ubytes.tolist())) == len(ubytes)
-
-
-def test_big_batch_many_repeats_path() -> None:
-    # 20,000 URLs in one batch into a 200 kbit filter: thousands of repeated indices.
-    urls = [f"https://e.org/{i % 7000}" for i in range(20_000)]
-    a = BloomFilter(bits=200_000, hashes=8)
-    b = BloomFilter(bits=200_000, hashes=8)
-    assert a.add_many(urls) == [b.add(u) for u in urls]
-    assert a._bits == b._bits
 
 
 @given(added=URLS, probes=URLS, m=st.sampled_from([5, 100, 777, 4096]))

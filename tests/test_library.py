@@ -12,7 +12,7 @@ from pathlib import Path
 
 from minicrawl import Crawler, Options, Page
 from minicrawl.cli import build_parser, options_from_args
-from minicrawl.localsite import Resource
+from minicrawl.localsite import Resource, chain
 from minicrawl.options import option_fields
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,12 +42,7 @@ def test_pages_iterator_yields_typed_pages(server):
 
 
 def test_breaking_out_of_pages_stops_the_crawl(server):
-    def endless(request):
-        n = int(request.path.strip("/") or 0)
-        return Resource(f'<a href="/{n + 1}">next</a>'.encode())
-
-    for n in range(500):
-        server.pages[f"/{n}" if n else "/"] = endless
+    server.pages.update(chain(500))
     crawler = Crawler([server.url("/")], threads=2, **FAST)
     for i, _page in enumerate(crawler.pages()):
         if i == 4:

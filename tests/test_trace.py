@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.localsite import Resource, sequence
+from minicrawl.localsite import Resource, chain, sequence
 from minicrawl.trace import Tracer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,12 +154,7 @@ def test_robots_drop_line_for_the_politeness_layer():
 
 def test_a_reader_that_leaves_stops_the_crawl_quietly(server):
     """``minicrawl … --trace | head``: once head has its lines the crawl ends, no traceback."""
-    def endless(request):
-        n = int(request.path.strip("/") or 0)
-        return Resource(f'<a href="/{n + 1}">next</a>'.encode())
-
-    for n in range(2000):
-        server.pages[f"/{n}" if n else "/"] = endless
+    server.pages.update(chain(2000))
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), server.url("/"), "--trace",
                              "--delay", "0.01"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
