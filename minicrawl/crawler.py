@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any
 
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
 from minicrawl.options import Options
+from minicrawl.output import Output
 from minicrawl.politeness import Politeness, Verdict
 from minicrawl.recrawl import UNCHANGED, Prior, classify
 from minicrawl.report import Recorder, require_plotting, write_report
@@ -137,11 +137,10 @@ class Crawler:
         # page reclaimed from a killed process must offer the same list again.
         self._offered: set[str] | None = None if self.shared else set()
         self._over_capacity_told = False
-        self._out_lock = threading.Lock()
         self._working = 0  # workers not yet returned; the last one sets _workers_done
         self._working_lock = threading.Lock()
         self._workers_done = threading.Event()
-        self._out = None
+        self._out: Output | None = None
         self._stopping = threading.Event()
         self.worker_failures: list[str] = []
         # Watching the crawl: None unless asked for, so the hot path pays one `if` per page.
@@ -155,13 +154,16 @@ class Crawler:
     def run(self) -> dict[str, Any]:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
         opts = self.options
-        if opts.out:
-            self._out = _open_output(opts.out, resume=self.state is not None)
         if opts.trace:
             self.tracer = Tracer.open(opts.trace, on_broken=self.stop)
         if opts.report:
             self.recorder = Recorder(self).start()
         try:
+            if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
+                self._out = Output(opts.out, continued=self.state is not None or bool(
+                    self.shared and self.shared.todo.joined), flush_each=self.shared is not None)
+                if self.state is not None:  # its writer writes the lines (state.py, point 4)
+                    self.state.attach_output(self._out)
             if self.state is not None:  # resume: what was journaled goes back into ToDo
                 items, counts = self.state.start(recrawl=opts.recrawl)
                 if self.tracer:
@@ -190,10 +192,6 @@ class Crawler:
                               "recorded", self._working, grace)
             self.stats.finished = time.monotonic()
         finally:
-            with self._out_lock:  # a worker past its deadline finds None, not a closed file
-                if self._out is not None:
-                    self._out.close()
-                    self._out = None
             if self.tracer is not None:
                 self.tracer.done(self.stats["pages"], len(self.todo))
                 self.tracer.close()
@@ -202,6 +200,8 @@ class Crawler:
                 self.recorder.stop()
             if self.state is not None:
                 self.state.close()
+            if self._out is not None:  # after the state, whose writer writes to it
+                self._out.close()
         stats = self.summary()
         if opts.stats:
             with open(opts.stats, "w", encoding="utf-8") as f:
@@ -593,11 +593,9 @@ class Crawler:
         self.todo.put_many(new)
         if self.recorder is not None:
             self.recorder.page(page)
-        if self._out is not None:
-            line = json.dumps(page.record(), ensure_ascii=False)
-            with self._out_lock:
-                if self._out is not None:
-                    self._out.write(line + "\n")
+        if self._out is not None and self.state is None:  # a state's writer wrote it
+            # In a shared crawl flushed here, before the worker acknowledges the page.
+            self._out.write(page.record())
         if self.on_page is not None:
             try:
                 self.on_page(page)
@@ -616,25 +614,6 @@ class _Chain:
     prior: Prior | None = None
     urls: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
-
-
-def _open_output(path: str, resume: bool) -> TextIO:
-    """The ``--out`` file: new, or with a state continued after the last complete line (a
-    process killed mid-write leaves a partial one; the state database has that page anyway)."""
-    if not resume:
-        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - the crawl closes it
-    with open(path, "a+b") as f:
-        f.seek(0, os.SEEK_END)
-        end = f.tell()
-        f.seek(max(0, end - 65536))
-        tail = f.read()
-        if tail and not tail.endswith(b"\n"):
-            cut = tail.rfind(b"\n")
-            if cut >= 0 or len(tail) == end:
-                f.truncate(end - len(tail) + cut + 1)
-            else:  # a partial line longer than the tail read: isolate it
-                f.write(b"\n")
-    return open(path, "a", encoding="utf-8")  # noqa: SIM115 - the crawl closes it
 
 
 def _now() -> str:

@@ -184,9 +184,12 @@ class RedisToDo:
         self._stream, self._delayed = k("todo:stream"), k("todo:delayed")
         self._unfinished, self._starting = k("todo:unfinished"), k("todo:starting")
         self._cursor, self._meta, self._stats = k("todo:cursor"), k("todo:epoch"), k("stats")
+        proposed = uuid.uuid4().hex
         self._epoch = shared.eval(
             "joining the crawl", INIT_SCRIPT, [self._stream, self._meta, self._starting],
-            [GROUP, self._consumer, STARTING_GRACE_MS, uuid.uuid4().hex])
+            [GROUP, self._consumer, STARTING_GRACE_MS, proposed])
+        #: Whether the crawl was under way (or over) before this process came: not started here.
+        self.joined = self._epoch != proposed
         self._first_poll = True
         self._local = threading.local()  # ids this thread took and has not finished, oldest first
         self._inflight: set[str] = set()

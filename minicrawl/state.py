@@ -5,8 +5,9 @@ Files in DIR:
 ``crawl.db``
     SQLite in WAL mode: ``meta`` (format version, the crawl's configuration, the checkpoint's
     position), ``pages`` (one record per fetched URL: status, ETag, Last-Modified, MD5 and size of
-    the body, fetched_at, depth, change, saved file) and ``todo``, the ToDo journal (one row per
-    URL put in ToDo and not yet recorded — queued *or* in flight).
+    the body, fetched_at, depth, change, saved file), ``todo``, the ToDo journal (one row per
+    URL put in ToDo and not yet recorded — queued *or* in flight) and ``outbox`` (the ``--out``
+    lines of records committed but not yet known to be in a file, point 4).
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename).
 ``lock``
@@ -32,6 +33,23 @@ Why a ``kill -9`` at any moment loses nothing and re-fetches at most the pages i
    which is harmless because loading re-adds every row written after it (``seq`` >
    ``filter_seq``): Bloom-filter adds are idempotent. Before the file is written the WAL is
    checkpointed, so even after a power cut the database is not older than the file.
+4. The ``--out`` files together hold exactly one line per record, whatever the kill points
+   (:mod:`minicrawl.output`). The writer thread, not the workers, writes the lines: the
+   transaction that records a batch of pages also stores their lines, each carrying the batch's
+   ``seq``, in ``outbox``; after the COMMIT the writer appends them to the file and flushes them
+   to the OS, and a later transaction deletes the outbox rows up to that ``seq``. So a record's
+   line is always in the outbox or complete in a file (never neither), and it leaves the outbox
+   only once it is in the file. One thread appends whole batches in commit order, so the lines
+   of outbox rows that did reach the file are its *last* lines (a torn one apart); meta
+   ``out_path`` names that file. A run with ``--out`` first (:meth:`CrawlState.attach_output`):
+   reads ``out_path`` backwards, cutting a torn last line, while its lines are outbox rows, and
+   deletes those rows (written already); only then sets ``out_path`` to its own file — which
+   therefore holds no outbox line yet — appends the remaining rows' lines, flushes, deletes
+   them. A kill between any two of these steps leaves the same invariant, so the next run
+   finishes the job: no line lost, none twice, whether it gives the same ``--out`` or another
+   (the union of the files is the output; a deleted file's lines are gone). Records of runs
+   without ``--out`` are not kept for a later one, and a recrawl's file starts with whatever
+   the run before left unwritten (its last batch at most) — a recrawl is a new crawl.
 
 Writes go through one writer thread that commits whatever is waiting in one transaction (group
 commit): with sixteen workers a page costs a fraction of a commit, and no worker holds a lock
@@ -64,6 +82,7 @@ from typing import TYPE_CHECKING, Any
 from minicrawl.bloom import BloomFileError
 from minicrawl.frontier import Item
 from minicrawl.options import Options
+from minicrawl.output import Outbox, Output
 from minicrawl.recrawl import GONE, UNCHANGED, Prior, body_md5
 from minicrawl.visited import Visited, make_visited
 
@@ -221,6 +240,7 @@ class CrawlState:
             self._claim_directory()
             self._db = self._open_db()
             self._check_meta(config)
+            self._outbox = Outbox(self._conn, self._transaction)
             self.visited, self._shadow = self._load_visited(options)
             self._had_pages = self._conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM pages)").fetchone()[0] == 1
@@ -446,6 +466,20 @@ class CrawlState:
         self._submit(_Write(page, items, [page.url, page.final_url] + [i.url for i in items],
                             forget=self.forget_gone and page.change == GONE))
 
+    def attach_output(self, output: Output) -> None:
+        """From now on the writer writes each record's ``--out`` line to ``output`` after its
+        commit; first the lines earlier runs committed but did not write (point 4 above)."""
+        with self._lock:
+            try:
+                replayed = self._outbox.attach(output)
+            except sqlite3.Error as e:
+                raise StateError(f"cannot write {self.db_path}: {e}") from e
+            except OSError as e:
+                raise StateError(f"cannot write --out {output.path}: {e}") from e
+        if replayed:
+            log.warning("wrote %d records to %s that the last run had recorded but not written",
+                        replayed, output.path)
+
     def close(self, checkpoint: bool = True) -> None:
         """Stop the writer, save the Visited checkpoint, close the database, free the dir."""
         if self._writer is not None:
@@ -459,6 +493,7 @@ class CrawlState:
             if self._db is not None:
                 try:
                     if checkpoint and self._failure is None:
+                        self._outbox.settle()
                         self._checkpoint()
                 finally:
                     self._db.close()
@@ -525,9 +560,15 @@ class CrawlState:
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     [(i.url, i.depth, i.referrer, i.attempt, seq, write.chain)
                      for write in batch for i in write.items])
+                lines = self._outbox.stage(seq, [w.page for w in batch if w.page is not None])
         except sqlite3.Error as e:
             raise StateError(f"cannot write {self.db_path}: {e}") from e
         self._seq = seq
+        try:  # committed: the lines may follow (point 4 above)
+            self._outbox.written(seq, lines)
+        except OSError as e:
+            raise StateError(f"cannot write --out {self._outbox.output.path}: {e}; its "
+                             f"records are kept for the next run") from e
         # Only now, after the commit: the shadow never holds an uncommitted URL.
         if self._shadow is not None:
             self._shadow.add_many([url for write in batch for url in write.urls])

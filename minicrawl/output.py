@@ -1,0 +1,215 @@
+"""The ``--out`` file: one JSON line per page record, and how it stays complete under ``kill -9``.
+
+:class:`Output` is the file. How its lines get there depends on the crawl:
+
+* **one process, no state**: the crawler writes each record, buffered; the buffer is flushed at
+  the end (a ``kill -9`` loses it, but then nothing can be resumed either);
+* **shared crawl** (``--redis``): each line is flushed to the OS before :meth:`Output.write`
+  returns, so before the worker acknowledges the page in Redis. A process killed before the
+  flush has not acknowledged the page: another process reclaims it and writes it. A process
+  joining a crawl already under way continues its file (a restarted process keeps its lines);
+* **with a state** (``--state``): the state's writer thread writes the lines, after each commit,
+  through :class:`Outbox` — see the argument in :mod:`minicrawl.state` (point 4).
+
+Each line carries ``seq``: with a state, the sequence number of the commit that recorded the page
+(also in the database's ``pages.seq``); else null.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from minicrawl.crawler import Page
+
+Key = tuple[str, int]  # (url, seq): one record of the state, one line of --out
+
+OUTBOX_SCHEMA = """
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER NOT NULL, url TEXT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (seq, url))
+"""
+
+
+def record_line(record: dict[str, Any], seq: int | None = None) -> str:
+    """The ``--out`` line (without its newline) for a page's ``record``."""
+    return json.dumps({**record, "seq": seq}, ensure_ascii=False)
+
+
+class Output:
+    """The ``--out`` file at ``path``: new, or ``continued`` after its last complete line.
+
+    ``flush_each``: every :meth:`write` reaches the OS before it returns (a shared crawl).
+    Thread-safe; writes after :meth:`close` are dropped (a worker outliving a Ctrl-C's grace).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, continued: bool = False,
+                 flush_each: bool = False) -> None:
+        self.path = os.path.realpath(path)
+        if continued:
+            cut_torn_line(self.path)
+        self._file = open(self.path, "a" if continued else "w",  # noqa: SIM115 - closed by close()
+                          encoding="utf-8")
+        self._flush_each = flush_each
+        self._lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Write one page's record (no ``seq``: without a state)."""
+        line = record_line(record)
+        with self._lock:
+            if self._file.closed:
+                return
+            self._file.write(line + "\n")
+            if self._flush_each:
+                self._file.flush()
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        """Write complete lines and flush them to the OS before returning."""
+        with self._lock:
+            if self._file.closed:
+                raise OSError(f"{self.path} is closed")
+            self._file.write("".join(line + "\n" for line in lines))
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def cut_torn_line(path: str) -> None:
+    """Remove a torn last line (a process killed mid-write) from the file at ``path``, if any.
+
+    The page of a torn line is always written again elsewhere: with a state it is still in the
+    outbox; in a shared crawl it was not acknowledged.
+    """
+    try:
+        f = open(path, "r+b")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return
+    with f:
+        end = f.seek(0, os.SEEK_END)
+        start = end
+        while start > 0:  # back to the last newline
+            start = max(0, start - 65536)
+            f.seek(start)
+            chunk = f.read(min(65536, end - start))
+            if start + len(chunk) == end and chunk.endswith(b"\n"):
+                return  # ends with a complete line
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                f.truncate(start + cut + 1)
+                return
+        f.truncate(0)  # one torn line and nothing else
+
+
+def keys_at_end(path: str, keys: set[Key]) -> set[Key]:
+    """The records among ``keys`` whose lines are the last lines of ``path``: read backwards
+    until a line that is not one of them (or the start). Cuts a torn last line first."""
+    found: set[Key] = set()
+    if not keys:
+        return found
+    cut_torn_line(path)
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return found
+    with f:
+        pos = f.seek(0, os.SEEK_END)
+        head = b""  # bytes before the lines already read; its first line may be incomplete
+        while pos > 0 and len(found) < len(keys):
+            step = min(65536, pos)
+            pos -= step
+            f.seek(pos)
+            lines = (f.read(step) + head).split(b"\n")
+            head = lines.pop(0) if pos > 0 else b""
+            for raw in reversed(lines):
+                if not raw:
+                    continue
+                key = _key(raw)
+                if key not in keys:
+                    return found
+                found.add(key)
+    return found
+
+
+def _key(raw: bytes) -> Key | None:
+    try:
+        record = json.loads(raw)
+        return record["url"], record["seq"]
+    except (ValueError, KeyError, TypeError):
+        return None  # not a line of ours: the records before it are not the outbox's
+
+
+class Outbox:
+    """The state's side of ``--out``: the ``outbox`` table of records committed but not yet known
+    to be in a file, and the meta ``out_path`` naming the file their lines may have reached.
+
+    :class:`minicrawl.state.CrawlState` calls :meth:`attach` before the crawl (the resume),
+    :meth:`stage` inside each commit, :meth:`written` after it and :meth:`settle` at the end,
+    all under its write lock. ``transaction`` opens one transaction on ``db``.
+    """
+
+    def __init__(self, db: sqlite3.Connection,
+                 transaction: Callable[[], AbstractContextManager[Any]]) -> None:
+        self._db = db
+        self._transaction = transaction
+        db.execute(OUTBOX_SCHEMA)  # states made before the outbox existed get it now
+        self.output: Output | None = None
+        self._flushed = 0  # every outbox row with seq <= this has its line in the file
+        self._settled = 0  # ...and the rows up to this one are deleted
+
+    def attach(self, output: Output) -> int:
+        """Write the lines of the records earlier runs committed but did not write (or whose
+        writing was not known to be done) to ``output``; from now on :meth:`stage` fills it.
+        Returns how many lines were written."""
+        db = self._db
+        pending = {(url, seq): line for seq, url, line in db.execute(
+            "SELECT seq, url, line FROM outbox ORDER BY seq, rowid")}
+        row = db.execute("SELECT value FROM meta WHERE key = 'out_path'").fetchone()
+        # The lines that reached the last run's file are its last lines: they are written.
+        done = keys_at_end(row[0], set(pending)) if row and pending else set()
+        with self._transaction():
+            db.executemany("DELETE FROM outbox WHERE url = ? AND seq = ?", done)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('out_path', ?)", (output.path,))
+        # Only now: until out_path names this file, no outbox line may be in it.
+        todo = [(key, line) for key, line in pending.items() if key not in done]
+        if todo:
+            output.write_lines(line for _, line in todo)
+            with self._transaction():
+                db.executemany("DELETE FROM outbox WHERE url = ? AND seq = ?",
+                               [key for key, _ in todo])
+        self.output = output
+        return len(todo)
+
+    def stage(self, seq: int, pages: list[Page]) -> list[str]:
+        """Inside the commit ``seq``: store the lines of its ``pages`` (returned, for
+        :meth:`written`) and drop the rows whose lines are in the file."""
+        if self.output is None:
+            return []
+        db = self._db
+        if self._flushed > self._settled:
+            db.execute("DELETE FROM outbox WHERE seq <= ?", (self._flushed,))
+            self._settled = self._flushed
+        lines = [record_line(page.record(), seq) for page in pages]
+        db.executemany("INSERT OR REPLACE INTO outbox (seq, url, line) VALUES (?, ?, ?)",
+                       [(seq, page.url, line) for page, line in zip(pages, lines, strict=True)])
+        return lines
+
+    def written(self, seq: int, lines: list[str]) -> None:
+        """After the commit ``seq``: its lines to the file, flushed to the OS."""
+        if self.output is not None and lines:
+            self.output.write_lines(lines)
+        self._flushed = seq
+
+    def settle(self) -> None:
+        """At the end: drop the rows whose lines are in the file."""
+        if self.output is not None and self._flushed > self._settled:
+            with self._transaction():
+                self._db.execute("DELETE FROM outbox WHERE seq <= ?", (self._flushed,))
+            self._settled = self._flushed
