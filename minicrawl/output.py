@@ -187,6 +187,10 @@ class Outbox:
         self.output = output
         return len(todo)
 
+    @property
+    def output_path(self) -> str | None:
+        return self.output.path if self.output is not None else None
+
     def stage(self, seq: int, pages: list[Page]) -> list[str]:
         """Inside the commit ``seq``: store the lines of its ``pages`` (returned, for
         :meth:`written`) and drop the rows whose lines are in the file."""

@@ -564,14 +564,14 @@ class CrawlState:
         except sqlite3.Error as e:
             raise StateError(f"cannot write {self.db_path}: {e}") from e
         self._seq = seq
-        try:  # committed: the lines may follow (point 4 above)
-            self._outbox.written(seq, lines)
-        except OSError as e:
-            raise StateError(f"cannot write --out {self._outbox.output.path}: {e}; its "
-                             f"records are kept for the next run") from e
         # Only now, after the commit: the shadow never holds an uncommitted URL.
         if self._shadow is not None:
             self._shadow.add_many([url for write in batch for url in write.urls])
+        try:  # and the lines (point 4 above)
+            self._outbox.written(seq, lines)
+        except OSError as e:
+            raise StateError(f"cannot write --out {self._outbox.output_path}: {e}; its "
+                             f"records are kept for the next run") from e
 
     def _record(self, page: Page, forget: bool, seq: int) -> None:
         db = self._conn
