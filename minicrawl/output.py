@@ -161,6 +161,8 @@ class Outbox:
         self._transaction = transaction
         db.execute(OUTBOX_SCHEMA)  # states made before the outbox existed get it now
         self.output: Output | None = None
+        # Once a crawl has had an --out, a run without one keeps its records for the next.
+        self._keep = db.execute("SELECT 1 FROM meta WHERE key = 'out_path'").fetchone() is not None
         self._flushed = 0  # every outbox row with seq <= this has its line in the file
         self._settled = 0  # ...and the rows up to this one are deleted
 
@@ -194,7 +196,7 @@ class Outbox:
     def stage(self, seq: int, pages: list[Page]) -> list[str]:
         """Inside the commit ``seq``: store the lines of its ``pages`` (returned, for
         :meth:`written`) and drop the rows whose lines are in the file."""
-        if self.output is None:
+        if self.output is None and not self._keep:
             return []
         db = self._db
         if self._flushed > self._settled:
@@ -207,7 +209,9 @@ class Outbox:
 
     def written(self, seq: int, lines: list[str]) -> None:
         """After the commit ``seq``: its lines to the file, flushed to the OS."""
-        if self.output is not None and lines:
+        if self.output is None:
+            return  # kept in the outbox for the next run with an --out
+        if lines:
             self.output.write_lines(lines)
         self._flushed = seq
 

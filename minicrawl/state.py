@@ -47,9 +47,9 @@ Why a ``kill -9`` at any moment loses nothing and re-fetches at most the pages i
    therefore holds no outbox line yet — appends the remaining rows' lines, flushes, deletes
    them. A kill between any two of these steps leaves the same invariant, so the next run
    finishes the job: no line lost, none twice, whether it gives the same ``--out`` or another
-   (the union of the files is the output; a deleted file's lines are gone). Records of runs
-   without ``--out`` are not kept for a later one, and a recrawl's file starts with whatever
-   the run before left unwritten (its last batch at most) — a recrawl is a new crawl.
+   (the union of the files is the output; a deleted file's lines are gone). Once a crawl has
+   had an ``--out``, a run without one leaves its records' lines in the outbox for the next
+   run with one; so a recrawl's file starts with what the runs before it left unwritten.
 
 Writes go through one writer thread that commits whatever is waiting in one transaction (group
 commit): with sixteen workers a page costs a fraction of a commit, and no worker holds a lock
