@@ -51,7 +51,8 @@ class Output:
 
     def __init__(self, path: str | os.PathLike[str], *, continued: bool = False,
                  flush_each: bool = False) -> None:
-        self.path = os.path.realpath(path)
+        self.path = os.fspath(path)
+        self.real_path = os.path.realpath(path)  # the same file under any name (the outbox's)
         if continued:
             cut_torn_line(self.path)
         self._file = open(self.path, "a" if continued else "w",  # noqa: SIM115 - closed by close()
@@ -88,11 +89,9 @@ def cut_torn_line(path: str) -> None:
     The page of a torn line is always written again elsewhere: with a state it is still in the
     outbox; in a shared crawl it was not acknowledged.
     """
-    try:
-        f = open(path, "r+b")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        return
-    with f:
+    if not os.path.isfile(path):
+        return  # none yet, or not a file (a pipe: nothing to cut, nothing to read back)
+    with open(path, "r+b") as f:
         end = f.seek(0, os.SEEK_END)
         start = end
         while start > 0:  # back to the last newline
@@ -115,11 +114,9 @@ def keys_at_end(path: str, keys: set[Key]) -> set[Key]:
     if not keys:
         return found
     cut_torn_line(path)
-    try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
+    if not os.path.isfile(path):
         return found
-    with f:
+    with open(path, "rb") as f:
         pos = f.seek(0, os.SEEK_END)
         head = b""  # bytes before the lines already read; its first line may be incomplete
         while pos > 0 and len(found) < len(keys):
@@ -178,7 +175,8 @@ class Outbox:
         done = keys_at_end(row[0], set(pending)) if row and pending else set()
         with self._transaction():
             db.executemany("DELETE FROM outbox WHERE url = ? AND seq = ?", done)
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('out_path', ?)", (output.path,))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('out_path', ?)",
+                       (output.real_path,))
         # Only now: until out_path names this file, no outbox line may be in it.
         todo = [(key, line) for key, line in pending.items() if key not in done]
         if todo:

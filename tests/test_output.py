@@ -240,3 +240,18 @@ def test_shared_crawl_kill_9_loses_no_line(redis_server, tmp_path):
         assert twice <= THREADS * kills
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("state", [False, True])
+def test_out_may_be_standard_output(make_site, tmp_path, state):
+    """``--out /dev/stdout`` (a pipe here): nothing to cut or read back, the lines still come."""
+    server, site = make_site(pages=30)
+    extra = ["--state", str(tmp_path / "state")] if state else []
+    result = subprocess.run([sys.executable, str(ROOT / "run.py"), server.url("/"), "--out",
+                             "/dev/stdout", "--quiet", *extra],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {r["url"] for r in records} >= {server.url(p) for p in site.reachable()
+                                           if site.pages.get(p, Resource()).status == 200}
+    assert all((r["seq"] is not None) == state for r in records)
