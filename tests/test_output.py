@@ -24,6 +24,7 @@ import pytest
 from minicrawl import Crawler
 from minicrawl.demo import Site, generate_site
 from minicrawl.localsite import LocalSite, Request, Resource
+from minicrawl.output import cut_torn_line, keys_at_end, record_line
 from minicrawl.redislocal import RedisServer, require_binaries
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -255,3 +256,21 @@ def test_out_may_be_standard_output(make_site, tmp_path, state):
     assert {r["url"] for r in records} >= {server.url(p) for p in site.reachable()
                                            if site.pages.get(p, Resource()).status == 200}
     assert all((r["seq"] is not None) == state for r in records)
+
+
+def test_the_end_of_a_file_is_read_back_across_many_blocks(tmp_path):
+    """The outbox's lines at the end of a file are found however long the file and its lines
+    (reads go back 64 KiB at a time), and a torn last line longer than a read is cut."""
+    path = tmp_path / "out.jsonl"
+    lines = [record_line({"url": f"http://h/{n}", "pad": "x" * (n % 300)}, n // 7)
+             for n in range(3000)]
+    torn = record_line({"url": "http://h/torn", "pad": "y" * 200_000}, 999)[:150_000]
+    path.write_text("".join(line + "\n" for line in lines) + torn)
+    keys = {(f"http://h/{n}", n // 7) for n in range(1000, 3000)}
+    # one more key whose line is before a line not in the outbox: not at the end, not found
+    found = keys_at_end(str(path), keys | {("http://h/10", 1)})
+    assert found == keys
+    assert path.read_text() == "".join(line + "\n" for line in lines)  # the torn line cut
+    path.write_text(torn)  # a file holding only a torn line
+    cut_torn_line(str(path))
+    assert path.read_text() == ""
