@@ -1,6 +1,7 @@
 """The ``--out`` file: one JSON line per page record, and how it stays complete under ``kill -9``.
 
-:class:`Output` is the file. How its lines get there depends on the crawl:
+:class:`Output` is the file, a :class:`~minicrawl.events.CrawlObserver` (it hears each recorded
+page and closes the file when the crawl is over). How its lines get there depends on the crawl:
 
 * **one process, no state**: the crawler writes each record, buffered; the buffer is flushed at
   the end (a ``kill -9`` loses it, but then nothing can be resumed either);
@@ -9,7 +10,7 @@
   flush has not acknowledged the page: another process reclaims it and writes it. A process
   joining a crawl already under way continues its file (a restarted process keeps its lines);
 * **with a state** (``--state``): the state's writer thread writes the lines, after each commit,
-  through :class:`Outbox` — see the argument in :mod:`minicrawl.state` (point 4).
+  through :class:`Outbox` — see the argument in :mod:`minicrawl.state.store` (point 4).
 
 Each line carries ``seq``: with a state, the sequence number of the commit that recorded the page
 (also in the database's ``pages.seq``); else null.
@@ -24,10 +25,12 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from minicrawl.events import CrawlObserver
+
 if TYPE_CHECKING:
     import sqlite3
 
-    from minicrawl.crawler import Page
+    from minicrawl.page import Page
 
 Key = tuple[str, int]  # (url, seq): one record of the state, one line of --out
 
@@ -42,11 +45,13 @@ def record_line(record: dict[str, Any], seq: int | None = None) -> str:
     return json.dumps({**record, "seq": seq}, ensure_ascii=False)
 
 
-class Output:
+class Output(CrawlObserver):
     """The ``--out`` file at ``path``: new, or ``continued`` after its last complete line.
 
     ``flush_each``: every :meth:`write` reaches the OS before it returns (a shared crawl).
     Thread-safe; writes after :meth:`close` are dropped (a worker outliving a Ctrl-C's grace).
+    ``by_state``: a state's writer writes the lines (:meth:`CrawlState.attach_output`), not
+    :meth:`page_recorded`.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, continued: bool = False,
@@ -59,6 +64,14 @@ class Output:
                           encoding="utf-8")
         self._flush_each = flush_each
         self._lock = threading.Lock()
+        self.by_state = False
+
+    def page_recorded(self, page: Page) -> None:
+        if not self.by_state:
+            self.write(page.record())
+
+    def crawl_finished(self, stats: dict[str, Any]) -> None:
+        self.close()  # after the state's crawl_finished: its writer is done with the file
 
     def write(self, record: dict[str, Any]) -> None:
         """Write one page's record (no ``seq``: without a state)."""
@@ -147,7 +160,7 @@ class Outbox:
     """The state's side of ``--out``: the ``outbox`` table of records committed but not yet known
     to be in a file, and the meta ``out_path`` naming the file their lines may have reached.
 
-    :class:`minicrawl.state.CrawlState` calls :meth:`attach` before the crawl (the resume),
+    :class:`minicrawl.state.store.CrawlState` calls :meth:`attach` as the crawl starts (the resume),
     :meth:`stage` inside each commit, :meth:`written` after it and :meth:`settle` at the end,
     all under its write lock. ``transaction`` opens one transaction on ``db``.
     """

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.demo import Site, generate_site
-from minicrawl.localsite import LocalSite, Request, Resource
+from minicrawl.local.demo import Site, generate_site
+from minicrawl.local.redis_server import RedisServer, require_binaries
+from minicrawl.local.site import LocalSite, Request, Resource
 from minicrawl.output import cut_torn_line, keys_at_end, record_line
-from minicrawl.redislocal import RedisServer, require_binaries
 
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 8
