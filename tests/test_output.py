@@ -249,7 +249,7 @@ def test_out_may_be_standard_output(make_site, tmp_path, state):
     server, site = make_site(pages=30)
     extra = ["--state", str(tmp_path / "state")] if state else []
     result = subprocess.run([sys.executable, str(ROOT / "run.py"), server.url("/"), "--out",
-                             "/dev/stdout", "--quiet", *extra],
+                             "/dev/stdout", *FAST, *extra],
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
