@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from minicrawl.digests import open_duplicates
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
@@ -31,6 +32,7 @@ from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_befor
 from minicrawl.savepages import PageSaver
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds
+from minicrawl.sitemaps import SitemapReader, not_modified_since
 from minicrawl.state import StateError, open_state
 from minicrawl.stats import Stats
 from minicrawl.trace import Tracer
@@ -62,6 +64,9 @@ class Page:
     worker: int = 0
     change: str | None = None  # with --state: new, changed, unchanged or gone
     saved: str | None = None  # with --save-pages: the file holding the body
+    duplicate_of: str | None = None  # the URL first recorded with this body (minicrawl.digests)
+    digest: str | None = None  # the body's MD5, once computed
+    sitemap: bool = False  # a sitemap file read with --sitemaps, not a page
 
     @property
     def content_type(self) -> str | None:
@@ -74,8 +79,8 @@ class Page:
             "depth": self.depth, "referrer": self.referrer, "content_type": self.content_type,
             "bytes": len(self.body), "links": len(self.links), "new": self.new,
             "elapsed_ms": self.elapsed_ms, "fetched_at": self.fetched_at, "error": self.error,
-            "change": self.change, "saved": self.saved,
-        }
+            "change": self.change, "saved": self.saved, "duplicate_of": self.duplicate_of,
+        } | ({"sitemap": True} if self.sitemap else {})
 
 
 class Crawler:
@@ -118,6 +123,9 @@ class Crawler:
         self.saver = PageSaver(opts.save_pages) if opts.save_pages else None
         self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
         self.stats = self.shared.stats if self.shared else Stats()
+        # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.
+        self.duplicates = open_duplicates(opts, self.state,
+                                          self.shared.redis if self.shared else None)
         self._fetch_lock = threading.Lock()
         self._fetches = 0
         # robots.txt and per-host pace; in a shared crawl the pace is shared through Redis too.
@@ -137,6 +145,7 @@ class Crawler:
         # page reclaimed from a killed process must offer the same list again.
         self._offered: set[str] | None = None if self.shared else set()
         self._over_capacity_told = False
+        self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>
         self._out_lock = threading.Lock()
         self._working = 0  # workers not yet returned; the last one sets _workers_done
         self._working_lock = threading.Lock()
@@ -169,6 +178,8 @@ class Crawler:
                 self.todo.put_many(items)
                 self.stats.add(counts)
             self._put_seeds()
+            if opts.sitemaps:  # before the workers start: the termination rule still holds
+                self._put_sitemap_urls()
             self._working = opts.threads
             self._workers_done.clear()
             for n in range(1, opts.threads + 1):
@@ -262,6 +273,54 @@ class Crawler:
         self.todo.put_many(items)
         self.stats.add(seeds=len(new))
 
+    def _put_sitemap_urls(self) -> None:
+        """Read the seed hosts' sitemaps (minicrawl.sitemaps) and put their unseen URLs in
+        ToDo at depth 0, like the seeds; record each sitemap file."""
+        reader = SitemapReader(self.options, self.politeness, self.stats,
+                               lambda url: self._unwanted(url) is None, _now)
+        found = reader.read(self.seeds)
+        urls = [url for url, _ in found.urls]
+        answers = self.visited.add_many(urls) if urls else []
+        self._remember_offered(urls)
+        items = [Item(url, 0, sitemap) for (url, sitemap), fresh
+                 in zip(found.urls, answers, strict=True) if fresh]
+        if self.state is not None:
+            self.state.journal(items)
+        self.todo.put_many(items)
+        self.stats.add(sitemap_urls=len(items))
+        if self.options.recrawl:
+            self._lastmod = found.lastmod
+        listed = {f.url: 0 for f in found.files}
+        for item in items:
+            listed[item.referrer or ""] = listed.get(item.referrer or "", 0) + 1
+        for f in found.files:
+            r = f.response
+            page = Page(f.url, 0, f.referrer, r.url if r else f.url, status=r and r.status,
+                        headers=r.headers if r else {}, body=r.body if r else b"",
+                        elapsed_ms=r.elapsed_ms if r else 0.0,
+                        fetched_at=f.fetched_at, error=f.error, sitemap=True,
+                        links=[""] * f.urls, new=listed[f.url])
+            if self.tracer:
+                self.tracer.sitemap(f.url, f.urls, page.new, f.error)
+            self._emit(page)
+        if self.tracer:
+            self.tracer.sitemap_urls([(i.url, i.referrer or "") for i in items],
+                                     len(urls) - len(items))
+
+    def _sitemap_unchanged(self, item: Item, n: int) -> bool:
+        """With --recrawl: record ``item`` unchanged, without a request, if its sitemap
+        <lastmod> is not newer than its recorded fetch (True when done so)."""
+        prior = self.state.prior(item.url) if self.state is not None else None
+        if prior is None or prior.status != 200 or prior.forgotten \
+                or not not_modified_since(self._lastmod.get(item.url), prior.fetched_at):
+            return False
+        page = Page(item.url, item.depth, item.referrer, prior.final_url or item.url,
+                    status=prior.status, fetched_at=_now(), worker=n, change=UNCHANGED)
+        if self.tracer:
+            self.tracer.lastmod_unchanged(n, item.url)
+        self._record(page, {"sitemap_unchanged": 1}, prior)
+        return True
+
     def _worker(self, n: int) -> None:
         fetcher = Fetcher(self.options)
         try:
@@ -294,6 +353,8 @@ class Crawler:
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         chain = self._chains.get(item.url)
+        if chain is None and item.url in self._lastmod and self._sitemap_unchanged(item, n):
+            return
         admission = self.politeness.admit(item.url, fetcher)
         if admission.verdict is Verdict.WAIT:  # not now: back to ToDo, take another URL
             self.stats.add(politeness_waits=1)
@@ -377,13 +438,20 @@ class Crawler:
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
         if self.state is not None:
-            page.change = classify(prior, page.status, page.body, page.final_url)
+            page.change = page.change or classify(prior, page.status, page.body, page.final_url)
             counts["change_" + page.change] = 1
             if page.change == UNCHANGED and prior is not None:
                 page.saved = prior.saved  # the copy saved then is still the page
                 if page.status == 304:
                     counts["bytes_saved_304"] = prior.size
-        if self.saver is not None and page.saved is None and page.status == 200 and not page.error:
+        if self.duplicates is not None:
+            page.duplicate_of = self.duplicates.check(page, prior)
+            if page.duplicate_of is not None:
+                counts["content_duplicates"] = 1
+                if self.tracer:
+                    self.tracer.duplicate(page.worker, page.url, page.duplicate_of)
+        if self.saver is not None and page.saved is None and page.status == 200 \
+                and not page.error and page.duplicate_of is None:
             page.saved = self.saver.save(page.final_url, page.body)
         new: list[Item] = []
         if page.error and failed:
@@ -391,7 +459,7 @@ class Crawler:
             counts["error_" + error_kind(page.error)] = 1
         # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
         if page.status == 200 and page.body and is_html(page.content_type) \
-                and page.change != UNCHANGED:
+                and page.change != UNCHANGED and page.duplicate_of is None:
             new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.stats.add(counts)
         self._emit(page, new)
@@ -588,10 +656,10 @@ class Crawler:
         enter ToDo: a URL is in ToDo only once journaled (the resume argument in state.py).
         """
         new = new or []
-        if self.state is not None:
+        if self.state is not None and not page.sitemap:  # a sitemap is read again each run
             self.state.commit(page, new)
         self.todo.put_many(new)
-        if self.recorder is not None:
+        if self.recorder is not None and not page.sitemap:
             self.recorder.page(page)
         if self._out is not None:
             line = json.dumps(page.record(), ensure_ascii=False)

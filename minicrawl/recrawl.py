@@ -36,6 +36,7 @@ class Prior:
     saved: str | None = None
     forgotten: bool = False  # gone and forgotten (--forget-gone): treated as never seen
     final_url: str | None = None  # where its redirects led, if any
+    fetched_at: str | None = None  # when (ISO 8601, UTC), for a sitemap's <lastmod>
 
     def request_headers(self) -> dict[str, str]:
         """The conditional-GET headers this record allows (empty when it has no validators)."""

@@ -7,6 +7,8 @@ Files in DIR:
     position), ``pages`` (one record per fetched URL: status, ETag, Last-Modified, MD5 and size of
     the body, fetched_at, depth, change, saved file) and ``todo``, the ToDo journal (one row per
     URL put in ToDo and not yet recorded — queued *or* in flight).
+    ``digests`` maps each 200 HTML body's MD5 to the URL first recorded with it (duplicate
+    content, :mod:`minicrawl.digests`), written in the transaction of the page that claimed it.
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename).
 ``lock``
@@ -97,6 +99,9 @@ CREATE TABLE todo (
 CREATE INDEX todo_seq ON todo (seq);
 CREATE INDEX todo_chain ON todo (chain);
 """
+# Added after format 1 first shipped: created on opening when missing, so older dirs gain it.
+_DIGESTS_TABLE = ("CREATE TABLE IF NOT EXISTS digests ("
+                  "digest TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID")
 
 _UPSERT_PAGE = """
 INSERT INTO pages (url, final_url, status, etag, last_modified, md5, size, fetched_at, depth,
@@ -311,6 +316,9 @@ class CrawlState:
             raise StateError(f"state dir {self.dir} belongs to a crawl with another "
                              f"configuration ({diffs}); rerun with the same seeds and options, "
                              f"or use another --state dir")
+        if "digests" not in tables:
+            with self._transaction():
+                db.execute(_DIGESTS_TABLE)
         self._seq = max(self._filter_seq, *(db.execute(
             f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]  # noqa: S608
             for table in ("pages", "todo")))
@@ -415,6 +423,10 @@ class CrawlState:
         self._submit(_Write(None, [hop], [hop.url, done, chain], replaces=done,
                             chain=chain))
 
+    def digests(self) -> dict[str, str]:
+        """Every recorded content digest → the URL first recorded with it."""
+        return dict(self._conn.execute("SELECT digest, url FROM digests").fetchall())
+
     def prior(self, url: str) -> Prior | None:
         """The record of ``url`` from an earlier fetch, or None.
 
@@ -427,15 +439,16 @@ class CrawlState:
             # Its own record; else that of a redirect chain that ended at it (the content the
             # chain's record describes is this URL's), the best earlier knowledge there is.
             row = self._reader().execute(
-                "SELECT status, etag, last_modified, md5, size, saved, forgotten, final_url "
-                "FROM pages WHERE url = ?1 UNION ALL "
-                "SELECT status, NULL, NULL, md5, size, saved, 0, final_url FROM pages "
+                "SELECT status, etag, last_modified, md5, size, saved, forgotten, final_url, "
+                "fetched_at FROM pages WHERE url = ?1 UNION ALL "
+                "SELECT status, NULL, NULL, md5, size, saved, 0, final_url, fetched_at FROM pages "
                 "WHERE final_url = ?1 AND url != ?1 LIMIT 1", (url,)).fetchone()
         except sqlite3.Error as e:
             raise StateError(f"cannot read {self.db_path}: {e}") from e
         if row is None:
             return None
-        return Prior(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
+        return Prior(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7],
+                     row[8])
 
     def commit(self, page: Page, items: list[Item]) -> None:
         """Record ``page``, drop its journal row and journal ``items``: all in one transaction.
@@ -534,6 +547,9 @@ class CrawlState:
 
     def _record(self, page: Page, forget: bool, seq: int) -> None:
         db = self._conn
+        if page.digest is not None:  # its holder too, so a replay of the holder knows it
+            db.execute("INSERT OR IGNORE INTO digests VALUES (?, ?)",
+                       (page.digest, page.duplicate_of or page.url))
         # Its own journal row, and those of the redirect hops it ended (see hop()).
         db.execute("DELETE FROM todo WHERE url = ?1 OR chain = ?1", (page.url,))
         # Validators only describe the URL asked for if no redirect intervened.
@@ -544,7 +560,7 @@ class CrawlState:
                 _CONFIRM_PAGE, (etag, modified, page.fetched_at, page.change, seq,
                                 page.url)).rowcount:
             return
-        md5 = body_md5(page.body) if page.status is not None else None
+        md5 = (page.digest or body_md5(page.body)) if page.status is not None else None
         db.execute(_UPSERT_PAGE, (
             page.url, page.final_url, page.status, etag, modified, md5, len(page.body),
             page.fetched_at, page.depth, page.referrer, page.change or "new", page.saved,

@@ -121,6 +121,28 @@ class Tracer:
         """A redirect chain that ended in an error (loop, too long, bad Location, page cap)."""
         self.write([f"WORKER {worker} GIVES UP {url} ({error})"])
 
+    def duplicate(self, worker: int, url: str, holder: str) -> None:
+        """``url``'s body is the one first recorded for ``holder`` (minicrawl.digests)."""
+        self.write([f"WORKER {worker} DUPLICATE OF {holder}: {url} → links not extracted, "
+                    f"not saved"])
+
+    def sitemap(self, url: str, listed: int, new: int, error: str | None) -> None:
+        """One sitemap file read (--sitemaps): how many entries it listed, how many entered
+        ToDo, or what went wrong."""
+        what = f"{listed} entries, {new} → TODO (depth 0)"
+        self.write([f"SITEMAP {url}: {what}" + (f" ({error})" if error else "")])
+
+    def sitemap_urls(self, fresh: Sequence[tuple[str, str]], seen: int) -> None:
+        """(URL, sitemap) of the sitemap URLs that entered ToDo; ``seen``: how many Visited
+        already held."""
+        self.write([f"SITEMAP URL {url} from {sitemap} → TODO (depth 0)"
+                    for url, sitemap in fresh]
+                   + ([f"SITEMAP URLS already in Visited: {seen} → drop"] if seen else []))
+
+    def lastmod_unchanged(self, worker: int, url: str) -> None:
+        """--recrawl: the sitemap's <lastmod> is not newer than the recorded fetch."""
+        self.write([f"WORKER {worker} UNCHANGED (sitemap lastmod) {url} → not fetched"])
+
     def robots_drop(self, url: str, worker: int | None = None) -> None:
         """robots.txt forbids ``url``: it is not fetched (called by the politeness layer)."""
         who = f"WORKER {worker} " if worker is not None else ""
