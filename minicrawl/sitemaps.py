@@ -136,12 +136,12 @@ class _Refused(Exception):
 
 
 def _check_root(root: etree._Element, result: Parsed) -> None:
-    if root.getroottree().docinfo.internalDTD is not None:
-        raise _Refused("refused: the document has a DTD (a sitemap never needs one; entity "
-                       "definitions are how XML bombs expand)")
     kind = etree.QName(root).localname
     if kind not in ("urlset", "sitemapindex"):
         raise _Refused(f"not a sitemap: root element <{kind}>")
+    if root.getroottree().docinfo.internalDTD is not None:
+        raise _Refused("refused: the document has a DTD (a sitemap never needs one; entity "
+                       "definitions are how XML bombs expand)")
     result.kind = kind
 
 
