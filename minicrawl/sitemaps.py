@@ -93,34 +93,30 @@ class Found:
 
 
 def parse_sitemap(body: bytes) -> Parsed:
-    """Parse a sitemap or sitemap index (gzipped or not); never raises for bad input."""
+    """Parse a sitemap or sitemap index (gzipped or not); never raises for bad input. Malformed
+    XML keeps the entries complete before the error."""
     result = Parsed()
     parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False,
                                  no_network=True, huge_tree=False, load_dtd=False,
                                  remove_comments=True, remove_pis=True)
-    root = None
+    reader = _Reader(result)
     size = 0
     try:
         for chunk in _inflate(body) if body[:2] == GZIP_MAGIC else _pieces(body):
             if size + len(chunk) > MAX_BYTES:
                 chunk, result.cut = chunk[: MAX_BYTES - size], True
             size += len(chunk)
-            parser.feed(chunk)
-            for event, element in parser.read_events():
-                if event == "start":
-                    if root is None:
-                        root = element
-                        _check_root(root, result)
-                    continue
-                if element.getparent() is root and root is not None:
-                    _entry(element, result)
-                    element.clear()  # keep memory flat: the entry is read
-                    while element.getprevious() is not None:
-                        del root[0]
+            try:
+                parser.feed(chunk)
+            finally:  # what was parsed before an error still counts
+                reader.take(parser.read_events())
             if result.cut:
                 return result  # the rest is past the limit; a half element is not an error
-        parser.close()
-        if root is None:
+        try:
+            parser.close()
+        finally:
+            reader.take(parser.read_events())
+        if reader.root is None:
             result.error = "empty document"
     except _Refused as e:
         result.error = str(e)
@@ -129,6 +125,26 @@ def parse_sitemap(body: bytes) -> Parsed:
     except zlib.error as e:
         result.error = f"bad gzip data: {e}"
     return result
+
+
+class _Reader:
+    """Takes the pull parser's events: checks the root, notes each entry, frees it."""
+
+    def __init__(self, result: Parsed) -> None:
+        self.result = result
+        self.root: etree._Element | None = None
+
+    def take(self, events: Iterator[tuple[str, etree._Element]]) -> None:
+        for event, element in events:
+            if event == "start":
+                if self.root is None:
+                    self.root = element
+                    _check_root(element, self.result)
+            elif self.root is not None and element.getparent() is self.root:
+                _entry(element, self.result)
+                element.clear()  # keep memory flat: the entry is read
+                while element.getprevious() is not None:
+                    del self.root[0]
 
 
 class _Refused(Exception):
