@@ -278,7 +278,13 @@ class Crawler:
         ToDo at depth 0, like the seeds; record each sitemap file."""
         reader = SitemapReader(self.options, self.politeness, self.stats,
                                lambda url: self._unwanted(url) is None, _now)
-        found = reader.read(self.seeds)
+        try:
+            found = reader.read(self.seeds)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM: stop like mid-crawl (the next run re-reads)
+            log.warning("interrupted while reading the sitemaps")
+            self.stats.add(interrupted=1)
+            self.stop()
+            return
         urls = [url for url, _ in found.urls]
         answers = self.visited.add_many(urls) if urls else []
         self._remember_offered(urls)

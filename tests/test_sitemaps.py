@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import signal
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -258,3 +260,28 @@ def test_recrawl_skips_pages_whose_lastmod_is_not_newer(server, tmp_path):
     assert by_url[server.url("/old")]["change"] == "unchanged"
     assert by_url[server.url("/old")]["status"] == 200
     assert by_url[server.url("/edited")]["change"] == "changed"
+
+
+def test_sigterm_while_reading_sitemaps_stops_cleanly(server, tmp_path):
+    from minicrawl.localsite import hang
+
+    server.pages.update({"/": page("home"), "/sitemap.xml": hang(30)})
+    state = tmp_path / "state"
+    proc = subprocess.Popen([sys.executable, "run.py", server.url("/"), "--sitemaps", "--quiet",
+                             "--state", str(state), "--delay", "0"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while "/sitemap.xml" not in server.fetch_counts():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert "interrupted while reading the sitemaps" in err
+    assert "/" not in server.fetch_counts()  # no page was fetched, the seed stays journaled
+    server.pages["/sitemap.xml"] = Resource(urlset(server.url("/")), headers=XML)
+    again = subprocess.run([sys.executable, "run.py", server.url("/"), "--sitemaps", "--quiet",
+                            "--state", str(state), "--delay", "0"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert server.fetch_counts()["/"] == 1
