@@ -13,8 +13,8 @@ the same body at the same moment get one holder. Three variants:
 * in one process, a dict under a lock (:class:`LocalDigests`);
 * with ``--state``, the same dict filled from the ``digests`` table of ``crawl.db`` when the
   crawl opens; a page's row is written in the transaction that records the page
-  (:meth:`minicrawl.state.CrawlState.commit`), so a resumed crawl or a recrawl knows every digest
-  recorded before;
+  (:meth:`minicrawl.state.store.CrawlState.commit`), so a resumed crawl or a recrawl knows
+  every digest recorded before;
 * in a shared crawl (``--redis``), a Redis hash claimed with ``HSETNX`` (:class:`RedisDigests`):
   exact and atomic across processes. Not a Bloom filter: a Bloom filter answers "seen", but the
   record must name *which* URL holds the content, and a false positive would silently drop a
@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from minicrawl.links import is_html
 from minicrawl.options import Options
-from minicrawl.recrawl import UNCHANGED, Prior, body_md5
+from minicrawl.state.recrawl import UNCHANGED, Prior, body_md5
 
 if TYPE_CHECKING:
-    from minicrawl.crawler import Page
-    from minicrawl.redis_conn import SharedRedis
-    from minicrawl.state import CrawlState
+    from minicrawl.page import Page
+    from minicrawl.shared.conn import SharedRedis
+    from minicrawl.state.store import CrawlState, NoState
 
 
 class Digests(Protocol):
@@ -129,11 +129,11 @@ class Duplicates:
         return holder if holder != page.url else None
 
 
-def open_duplicates(options: Options, state: CrawlState | None,
+def open_duplicates(options: Options, state: CrawlState | NoState,
                     shared: SharedRedis | None) -> Duplicates | None:
     """The duplicate check the options ask for (None with ``--keep-duplicates``)."""
     if options.keep_duplicates:
         return None
     if shared is not None:
         return Duplicates(RedisDigests(shared))
-    return Duplicates(LocalDigests(state.digests() if state is not None else None))
+    return Duplicates(LocalDigests(state.digests()))

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.crawler import Page
 from minicrawl.digests import LocalDigests
-from minicrawl.frontier import Item
-from minicrawl.localsite import LocalSite, Resource
+from minicrawl.local.site import LocalSite, Resource
 from minicrawl.options import Options
-from minicrawl.recrawl import body_md5
-from minicrawl.state import CrawlState, crawl_config
+from minicrawl.page import Page
+from minicrawl.state.recrawl import body_md5
+from minicrawl.state.store import CrawlState, crawl_config
+from minicrawl.todo import Item
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = {"delay": 0, "per_host": 8, "threads": 4}
@@ -221,7 +221,7 @@ def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
 
 @pytest.fixture(scope="module")
 def redis_server():
-    from minicrawl.redislocal import RedisServer, require_binaries
+    from minicrawl.local.redis_server import RedisServer, require_binaries
 
     require_binaries()
     with RedisServer() as server:
@@ -232,7 +232,7 @@ def redis_server():
 def test_a_shared_crawl_shares_the_digests_first_wins(redis_server, make_site, tmp_path):
     import uuid
 
-    from minicrawl.redis_conn import SharedRedis
+    from minicrawl.shared.conn import SharedRedis
 
     server, site = make_site(pages=400, duplicates=30)
     name = "d" + uuid.uuid4().hex[:8]

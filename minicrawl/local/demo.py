@@ -16,9 +16,10 @@ from __future__ import annotations
 import posixpath
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from minicrawl.localsite import LocalSite, Resource
+from minicrawl.local.site import LocalSite, Resource
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 ROBOTS_TXT = b"User-agent: *\nDisallow: /private/\n\nUser-agent: badbot\nDisallow: /\n"
@@ -178,12 +179,11 @@ def _html(i: int, hrefs: list[str], base: str | None) -> bytes:
             f"<p>Demo page {i} of the minicrawl demo site.</p></body></html>").encode()
 
 
-def run_demo(pages: int = 300, **settings: object) -> int:
-    """Serve the demo site on loopback, crawl it, and print what happened. Returns an exit code."""
-    from minicrawl.cli import crawl_and_report
-
-    options = settings.get("options")
-    sitemaps = bool(settings.get("sitemaps", getattr(options, "sitemaps", False)))
+def run_demo(crawl: Callable[[list[str]], int], pages: int = 300,
+             sitemaps: bool = False) -> int:
+    """Serve the demo site on loopback, ``crawl`` it (the command line's crawl, given the seeds;
+    it returns an exit code), and print what the server saw. Returns an exit code. With
+    ``sitemaps`` (the crawl reads sitemaps) the page only the sitemap lists is expected too."""
     with LocalSite() as server:
         site = generate_site(server.origin, pages=pages, robots=True, duplicates=5,
                              sitemap=True)
@@ -197,7 +197,7 @@ def run_demo(pages: int = 300, **settings: object) -> int:
               f"{len(site.copies)} pages have a print version with the same bytes; "
               f"/sitemap.xml lists {len(site.sitemap)} pages"
               + ("" if sitemaps else " (--sitemaps reads it)"))
-        code, _ = crawl_and_report([server.url("/")], **settings)
+        code = crawl([server.url("/")])
         counts = server.fetch_counts(exclude=("/robots.txt", "/sitemap.xml"))
         twice = sorted(p for p, c in counts.items() if c > 1)
         missed = sorted(set(expected) - set(counts))
