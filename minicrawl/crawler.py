@@ -41,7 +41,7 @@ from minicrawl.resolve import LinkResolver
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds
-from minicrawl.sitemaps import SitemapReader, not_modified_since
+from minicrawl.sitemaps import SitemapReader, file_records, unchanged_page
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError, open_state
@@ -225,15 +225,7 @@ class Crawler:
         self.stats.add(sitemap_urls=len(items))
         if self.options.recrawl:
             self._lastmod = found.lastmod
-        listed = {f.url: 0 for f in found.files}
-        for item in items:
-            listed[item.referrer or ""] = listed.get(item.referrer or "", 0) + 1
-        for f in found.files:
-            r = f.response
-            page = Page(f.url, 0, f.referrer, r.url if r else f.url, status=r and r.status,
-                        headers=r.headers if r else {}, body=r.body if r else b"",
-                        elapsed_ms=r.elapsed_ms if r else 0.0, fetched_at=f.fetched_at,
-                        error=f.error, sitemap=True, links=[""] * f.urls, new=listed[f.url])
+        for page in file_records(found, items):
             self.events.sitemap_read(page)
             self._emit(page)
         self.events.sitemap_queued(items, len(urls) - len(items))
@@ -242,11 +234,9 @@ class Crawler:
         """With --recrawl: record ``item`` unchanged, without a request, if its sitemap
         <lastmod> is not newer than its recorded fetch (True when done so)."""
         prior = self.state.prior(item.url)
-        if prior is None or prior.status != 200 or prior.forgotten \
-                or not not_modified_since(self._lastmod.get(item.url), prior.fetched_at):
+        page = unchanged_page(item, prior, self._lastmod.get(item.url), n)
+        if page is None:
             return False
-        page = Page(item.url, item.depth, item.referrer, prior.final_url or item.url,
-                    status=prior.status, fetched_at=now(), worker=n, change=UNCHANGED)
         self.events.lastmod_unchanged(n, item.url)
         self._record(page, {"sitemap_unchanged": 1}, prior)
         return True
