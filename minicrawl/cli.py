@@ -187,7 +187,8 @@ def _main(argv: list[str]) -> int:
         from minicrawl.local.demo import run_demo
 
         return run_demo(lambda seeds: crawl_and_report(seeds, quiet=args.quiet,
-                                                       options=options)[0])
+                                                       options=options)[0],
+                        sitemaps=options.sitemaps)
     if args.status:
         if not options.redis:
             parser.error("--status reads a shared crawl: give --redis URL (and --crawl NAME)")

@@ -25,8 +25,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
+from minicrawl.digests import open_duplicates
 from minicrawl.events import Callback, CrawlObserver, Events, LinkDecisions
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.links import extract_links, is_html
@@ -39,6 +41,7 @@ from minicrawl.resolve import LinkResolver
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds
+from minicrawl.sitemaps import SitemapReader, file_records, unchanged_page
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError, open_state
@@ -99,6 +102,10 @@ class Crawler:
         self.politeness = Politeness(opts, self.stats,
                                      self.shared.host_gate if self.shared else None)
         self.chains = Chains()
+        # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.
+        self.duplicates = open_duplicates(opts, self.state,
+                                          self.shared.redis if self.shared else None)
+        self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>
         self.saver = PageSaver(opts.save_pages) if opts.save_pages else None
         if opts.report:
             require_plotting()
@@ -123,6 +130,8 @@ class Crawler:
             self.todo.put_many(items)
             self.stats.add(counts)
             self._put_seeds()
+            if opts.sitemaps:  # before the workers start: the termination rule still holds
+                self._put_sitemap_urls()
             self.workers.run(on_interrupt=self._interrupted, grace=opts.timeout * 3 + 1)
             self.stats.finished = time.monotonic()
         finally:
@@ -199,6 +208,42 @@ class Crawler:
         self.todo.put_many(items)
         self.stats.add(seeds=len(new))
 
+    def _put_sitemap_urls(self) -> None:
+        """Read the seed hosts' sitemaps (minicrawl.sitemaps) and put their unseen URLs in
+        ToDo at depth 0, like the seeds; record each sitemap file."""
+        reader = SitemapReader(self.options, self.politeness, self.stats,
+                               lambda url: self._unwanted(url) is None, now)
+        try:
+            found = reader.read(self.seeds)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM: stop like mid-crawl (the next run re-reads)
+            log.warning("interrupted while reading the sitemaps")
+            self._interrupted()
+            return
+        urls = [url for url, _ in found.urls]
+        fresh = self._offer.add_many(urls) if urls else []
+        items = [Item(url, 0, sitemap) for (url, sitemap), is_new
+                 in zip(found.urls, fresh, strict=True) if is_new]
+        self.state.journal(items)
+        self.todo.put_many(items)
+        self.stats.add(sitemap_urls=len(items))
+        if self.options.recrawl:
+            self._lastmod = found.lastmod
+        for page in file_records(found, items):
+            self.events.sitemap_read(page)
+            self._emit(page)
+        self.events.sitemap_queued(items, len(urls) - len(items))
+
+    def _sitemap_unchanged(self, item: Item, n: int) -> bool:
+        """With --recrawl: record ``item`` unchanged, without a request, if its sitemap
+        <lastmod> is not newer than its recorded fetch (True when done so)."""
+        prior = self.state.prior(item.url)
+        page = unchanged_page(item, prior, self._lastmod.get(item.url), n)
+        if page is None:
+            return False
+        self.events.lastmod_unchanged(n, item.url)
+        self._record(page, {"sitemap_unchanged": 1}, prior)
+        return True
+
     def _interrupted(self) -> None:
         self.stats.add(interrupted=1)
         self.stop()
@@ -237,6 +282,8 @@ class Crawler:
         """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         chain = self.chains.waiting_at(item.url)
+        if chain is None and item.url in self._lastmod and self._sitemap_unchanged(item, n):
+            return
         admission = self.politeness.admit(item.url, fetcher)
         if admission.verdict is Verdict.WAIT:  # not now: back to ToDo, take another URL
             self.stats.add(politeness_waits=1)
@@ -313,13 +360,18 @@ class Crawler:
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
         self.state.note_change(page, prior, counts)  # with --state: new, changed, unchanged…
+        if self.duplicates is not None:  # the same bytes as a page recorded before?
+            page.duplicate_of = self.duplicates.check(page, prior)
+            if page.duplicate_of is not None:
+                counts["content_duplicates"] = 1
+                self.events.duplicate_found(page.worker, page)
         if page.error and failed:
             counts["errors"] = 1
             counts["error_" + error_kind(page.error)] = 1
         new: list[Item] = []
         # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
         if page.status == 200 and page.body and is_html(page.content_type) \
-                and page.change != UNCHANGED:
+                and page.change != UNCHANGED and page.duplicate_of is None:
             new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.stats.add(counts)
         self._emit(page, new)

@@ -70,6 +70,9 @@ class Options:
                                      "Scope", metavar="N")
     max_pages_per_host: int | None = opt(None, "at most this many requests to one host "
                                          "(default: no limit)", "Scope", metavar="N")
+    sitemaps: bool = opt(False, "also crawl the URLs of the seed hosts' sitemaps (robots.txt "
+                         "Sitemap: lines, else /sitemap.xml), read before the workers start",
+                         "Scope")
 
     # -- politeness and retries
     ignore_robots: bool = opt(False, "do not fetch or obey robots.txt", "Politeness")
@@ -98,6 +101,9 @@ class Options:
                              metavar="FILE.html")
     save_pages: str | None = opt(None, "save each fetched body under this directory, mirroring "
                                  "host/path", "Output", metavar="DIR")
+    keep_duplicates: bool = opt(False, "treat a page whose body equals an earlier page's as a "
+                                "page of its own (default: record it with duplicate_of, do not "
+                                "follow its links or save it again)", "Output")
 
     # -- state (minicrawl/state/store.py)
     state: str | None = opt(None, "keep the crawl state in this directory: running the same "

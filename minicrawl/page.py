@@ -30,6 +30,9 @@ class Page:
     worker: int = 0
     change: str | None = None  # with --state: new, changed, unchanged or gone
     saved: str | None = None  # with --save-pages: the file holding the body
+    duplicate_of: str | None = None  # the URL first recorded with this body (minicrawl.digests)
+    digest: str | None = None  # the body's MD5, once computed
+    sitemap: bool = False  # a sitemap file read with --sitemaps, not a page
 
     @property
     def content_type(self) -> str | None:
@@ -42,8 +45,8 @@ class Page:
             "depth": self.depth, "referrer": self.referrer, "content_type": self.content_type,
             "bytes": len(self.body), "links": len(self.links), "new": self.new,
             "elapsed_ms": self.elapsed_ms, "fetched_at": self.fetched_at, "error": self.error,
-            "change": self.change, "saved": self.saved,
-        }
+            "change": self.change, "saved": self.saved, "duplicate_of": self.duplicate_of,
+        } | ({"sitemap": True} if self.sitemap else {})
 
 
 def now() -> str:

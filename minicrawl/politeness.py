@@ -192,6 +192,20 @@ class Politeness:
         host = self._hosts.get(host_of(url))  # a racy read is fine: admit() decides for real
         return host is not None and host.fetches >= cap
 
+    def sitemaps(self, origin: str, fetcher: Fetcher) -> list[str]:
+        """The ``Sitemap:`` lines of ``origin``'s robots.txt, fetched now (paced like any
+        request, waiting if need be) unless already known; empty if it has none or is
+        unreachable."""
+        host_name = host_of(origin + "/")
+        while True:
+            rules, answer, claimed = self._robots_state(origin, host_name)
+            if claimed:
+                self._fetch_robots(origin, host_name, fetcher)
+            elif answer is None or answer.verdict is Verdict.DENY:
+                return list(rules.sitemaps) if rules is not None else []
+            else:
+                time.sleep(max(0.0, answer.not_before - time.monotonic()))
+
     # -- per host ------------------------------------------------------------------------------
 
     def _host(self, name: str) -> _Host:

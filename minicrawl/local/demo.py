@@ -4,9 +4,11 @@
 self-links, relative / ``../`` / absolute links, the same link spelled differently (case of scheme
 and host, ``./``, percent-escapes, fragments), ``<base href>``, broken links (404), redirects,
 non-HTML files, off-site links and non-http links, and (``robots=True``) a robots.txt whose
-Disallow covers pages that are linked but must never be fetched. It also returns the link graph
-it meant, so a breadth-first search over that graph says exactly which pages a correct crawl
-fetches.
+Disallow covers pages that are linked but must never be fetched; ``duplicates=N`` gives N pages a
+"print version" (``?print=1``) with the very same bytes (duplicate content), and
+``sitemap=True`` serves ``/sitemap.xml`` (named in robots.txt) listing some pages and one page
+linked from nowhere else. It also returns the link graph it meant, so a breadth-first search
+over that graph says exactly which pages a correct crawl fetches.
 """
 
 from __future__ import annotations
@@ -34,15 +36,19 @@ class Site:
     graph: dict[str, list[str]] = field(default_factory=dict)  # path → paths it leads to
     start: str = "/"
     disallowed: tuple[str, ...] = ()  # path prefixes robots.txt forbids
+    copies: dict[str, str] = field(default_factory=dict)  # print version → page, same bytes
+    sitemap: list[str] = field(default_factory=list)  # paths /sitemap.xml lists
 
     def allowed(self, path: str) -> bool:
         """True if robots.txt lets a crawler fetch ``path``."""
         return not path.startswith(self.disallowed)
 
-    def reachable(self, max_depth: int | None = None) -> dict[str, int]:
-        """Breadth-first search from ``start``: every path a crawl must fetch, with its depth."""
-        depth = {self.start: 0}
-        todo = deque([self.start])
+    def reachable(self, max_depth: int | None = None,
+                  sitemaps: bool = False) -> dict[str, int]:
+        """Breadth-first search from ``start`` (and, with ``sitemaps``, the pages the sitemap
+        lists, also at depth 0): every path a crawl must fetch, with its depth."""
+        depth = {self.start: 0} | ({p: 0 for p in self.sitemap} if sitemaps else {})
+        todo = deque(depth)
         while todo:
             path = todo.popleft()
             if max_depth is not None and depth[path] >= max_depth:
@@ -55,7 +61,8 @@ class Site:
 
 
 def generate_site(origin: str, pages: int = 300, seed: int = 7, links_per_page: int = 6,
-                  redirects: bool = True, orphans: int = 5, robots: bool = False) -> Site:
+                  redirects: bool = True, orphans: int = 5, robots: bool = False,
+                  duplicates: int = 0, sitemap: bool = False) -> Site:
     """A site of about ``pages`` HTML pages served at ``origin`` (``http://host:port``)."""
     rng = random.Random(seed)
     site = Site(origin)
@@ -100,7 +107,16 @@ def generate_site(origin: str, pages: int = 300, seed: int = 7, links_per_page: 
             for extra in ("/files/notes.txt", "/img/logo.png"):
                 body_links.append(extra)
                 site.graph[path].append(extra)
+        copy = None
+        if len(site.copies) < duplicates and i % 11 == 4 and i < len(linked):
+            copy = f"{path}?print=1"  # same bytes, so the same links (absolute paths)
+            body_links.append(copy)
+            site.graph[path].append(copy)
+            site.copies[copy] = path
         site.pages[path] = Resource(_html(i, body_links, base), 200, dict(HTML))
+        if copy is not None:
+            site.pages[copy] = site.pages[path]
+            site.graph[copy] = site.graph[path]
 
     # Links inside non-HTML files must never be followed.
     site.pages["/files/notes.txt"] = Resource(b"not html: <a href='/secret.html'>no</a>\n", 200,
@@ -108,11 +124,24 @@ def generate_site(origin: str, pages: int = 300, seed: int = 7, links_per_page: 
     site.pages["/img/logo.png"] = Resource(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, 200,
                                            {"Content-Type": "image/png"})
     site.pages["/secret.html"] = Resource(_html(-1, [], None), 200, dict(HTML))
+    robots_txt = ROBOTS_TXT
+    if sitemap:  # the home page, a few linked pages, and an orphan only the sitemap lists
+        site.sitemap = ["/", *paths[1:pages - orphans:max(1, pages // 10)], paths[-1]]
+        site.pages["/sitemap.xml"] = Resource(_sitemap(origin, site.sitemap), 200,
+                                              {"Content-Type": "application/xml"})
+        robots_txt += f"\nSitemap: {origin}/sitemap.xml\n".encode()
     if robots:
-        site.pages["/robots.txt"] = Resource(ROBOTS_TXT, 200, {"Content-Type": "text/plain"})
+        site.pages["/robots.txt"] = Resource(robots_txt, 200, {"Content-Type": "text/plain"})
         site.disallowed = ("/private/",)
     site.graph = {p: list(dict.fromkeys(t)) for p, t in site.graph.items()}
     return site
+
+
+def _sitemap(origin: str, paths: list[str]) -> bytes:
+    urls = "".join(f"<url><loc>{origin}{path}</loc><lastmod>2020-01-01</lastmod></url>\n"
+                   for path in paths)
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns='
+            f'"http://www.sitemaps.org/schemas/sitemap/0.9">\n{urls}</urlset>\n').encode()
 
 
 def _page_path(i: int) -> str:
@@ -150,20 +179,26 @@ def _html(i: int, hrefs: list[str], base: str | None) -> bytes:
             f"<p>Demo page {i} of the minicrawl demo site.</p></body></html>").encode()
 
 
-def run_demo(crawl: Callable[[list[str]], int], pages: int = 300) -> int:
+def run_demo(crawl: Callable[[list[str]], int], pages: int = 300,
+             sitemaps: bool = False) -> int:
     """Serve the demo site on loopback, ``crawl`` it (the command line's crawl, given the seeds;
-    it returns an exit code), and print what the server saw. Returns an exit code."""
+    it returns an exit code), and print what the server saw. Returns an exit code. With
+    ``sitemaps`` (the crawl reads sitemaps) the page only the sitemap lists is expected too."""
     with LocalSite() as server:
-        site = generate_site(server.origin, pages=pages, robots=True)
+        site = generate_site(server.origin, pages=pages, robots=True, duplicates=5,
+                             sitemap=True)
         server.pages.update(site.pages)
-        reached = site.reachable()
+        reached = site.reachable(sitemaps=sitemaps)
         expected = {p for p in reached if site.allowed(p)}
-        unreachable = len(set(site.pages) - set(reached) - {"/robots.txt"})
+        unreachable = len(set(site.pages) - set(reached) - {"/robots.txt", "/sitemap.xml"})
         print(f"Demo site at {server.origin}/: {len(expected)} URLs reachable from the seed "
               f"(pages, broken links, redirects, files); {len(reached) - len(expected)} more "
-              f"linked but disallowed by robots.txt; {unreachable} pages linked from nowhere")
+              f"linked but disallowed by robots.txt; {unreachable} pages linked from nowhere; "
+              f"{len(site.copies)} pages have a print version with the same bytes; "
+              f"/sitemap.xml lists {len(site.sitemap)} pages"
+              + ("" if sitemaps else " (--sitemaps reads it)"))
         code = crawl([server.url("/")])
-        counts = server.fetch_counts()
+        counts = server.fetch_counts(exclude=("/robots.txt", "/sitemap.xml"))
         twice = sorted(p for p, c in counts.items() if c > 1)
         missed = sorted(set(expected) - set(counts))
         extra = sorted(set(counts) - set(expected))

@@ -28,6 +28,10 @@ CREATE TABLE todo (
 CREATE INDEX todo_seq ON todo (seq);
 CREATE INDEX todo_chain ON todo (chain);
 """
+# Content digest → the URL first recorded with it (duplicate content, minicrawl.digests). Added
+# after format 1 first shipped: created on opening when missing, so older dirs gain it.
+DIGESTS_TABLE = ("CREATE TABLE IF NOT EXISTS digests ("
+                 "digest TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID")
 
 UPSERT_PAGE = """
 INSERT INTO pages (url, final_url, status, etag, last_modified, md5, size, fetched_at, depth,
@@ -87,6 +91,9 @@ def open_db(path: Path) -> sqlite3.Connection:
 
 def record_page(db: sqlite3.Connection, page: Page, forget: bool, seq: int) -> None:
     """Write ``page``'s record (or confirm an unchanged one) and end its journal rows."""
+    if page.digest is not None:  # its holder too, so a replay of the holder knows it
+        db.execute("INSERT OR IGNORE INTO digests VALUES (?, ?)",
+                   (page.digest, page.duplicate_of or page.url))
     # Its own journal row, and those of the redirect hops it ended (see hop()).
     db.execute("DELETE FROM todo WHERE url = ?1 OR chain = ?1", (page.url,))
     # Validators only describe the URL asked for if no redirect intervened.
@@ -97,7 +104,7 @@ def record_page(db: sqlite3.Connection, page: Page, forget: bool, seq: int) -> N
             CONFIRM_PAGE, (etag, modified, page.fetched_at, page.change, seq,
                            page.url)).rowcount:
         return
-    md5 = body_md5(page.body) if page.status is not None else None
+    md5 = (page.digest or body_md5(page.body)) if page.status is not None else None
     db.execute(UPSERT_PAGE, (
         page.url, page.final_url, page.status, etag, modified, md5, len(page.body),
         page.fetched_at, page.depth, page.referrer, page.change or "new", page.saved,

@@ -14,7 +14,7 @@ from typing import Any
 
 from minicrawl.bloom import BloomFileError
 from minicrawl.options import Options
-from minicrawl.state.db import FORMAT, SCHEMA, StateError, Transaction
+from minicrawl.state.db import DIGESTS_TABLE, FORMAT, SCHEMA, StateError, Transaction
 from minicrawl.visited import Visited, make_visited
 
 try:
@@ -81,6 +81,9 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: dict[str, Any]
         raise StateError(f"state dir {directory} belongs to a crawl with another "
                          f"configuration ({diffs}); rerun with the same seeds and options, "
                          f"or use another --state dir")
+    if "digests" not in tables:
+        with Transaction(db):
+            db.execute(DIGESTS_TABLE)
     seq = max(filter_seq, *(db.execute(
         f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]  # noqa: S608
         for table in ("pages", "todo")))

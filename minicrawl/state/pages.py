@@ -110,7 +110,8 @@ class PageSaver(CrawlObserver):
     def page_kept(self, page: Page, new: Sequence[Item]) -> None:
         """Save a fetched page's body (before the state records where); an unchanged page
         already has its copy from an earlier run."""
-        if page.saved is None and page.status == 200 and not page.error:
+        if page.saved is None and page.status == 200 and not page.error \
+                and page.duplicate_of is None and not page.sitemap:  # saved once: the first
             page.saved = self.save(page.final_url, page.body)
 
     def save(self, url: str, body: bytes) -> str:

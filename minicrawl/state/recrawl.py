@@ -40,6 +40,7 @@ class Prior:
     saved: str | None = None
     forgotten: bool = False  # gone and forgotten (--forget-gone): treated as never seen
     final_url: str | None = None  # where its redirects led, if any
+    fetched_at: str | None = None  # when (ISO 8601, UTC), for a sitemap's <lastmod>
 
     def request_headers(self) -> dict[str, str]:
         """The conditional-GET headers this record allows (empty when it has no validators)."""
@@ -81,7 +82,8 @@ def classify(prior: Prior | None, status: int | None, body: bytes,
 def note_change(page: Page, prior: Prior | None, counts: dict[str, int]) -> None:
     """Set ``page.change`` against what was recorded before (``prior``) and count it; an
     unchanged page keeps the copy saved then (and a 304 counts the bytes it spared)."""
-    page.change = classify(prior, page.status, page.body, page.final_url)
+    if page.change is None:  # (set already: unchanged by a sitemap's <lastmod>)
+        page.change = classify(prior, page.status, page.body, page.final_url)
     counts["change_" + page.change] = 1
     if page.change == UNCHANGED and prior is not None:
         page.saved = prior.saved  # the copy saved then is still the page

@@ -8,6 +8,8 @@ Files in DIR:
     the body, fetched_at, depth, change, saved file), ``todo``, the ToDo journal (one row per
     URL put in ToDo and not yet recorded — queued *or* in flight) and ``outbox`` (the ``--out``
     lines of records committed but not yet known to be in a file, point 4).
+    ``digests`` maps each 200 HTML body's MD5 to the URL first recorded with it (duplicate
+    content, :mod:`minicrawl.digests`), written in the transaction of the page that claimed it.
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename).
 ``lock``
@@ -151,6 +153,9 @@ class NoState(CrawlObserver):
     def note_change(self, page: Page, prior: Prior | None, counts: dict[str, int]) -> None:
         pass  # no earlier crawl to compare with: page.change stays None
 
+    def digests(self) -> dict[str, str]:
+        return {}
+
 
 class CrawlState(CrawlObserver):
     """The crawl state in ``directory``: created, or checked and loaded (see the module doc).
@@ -286,6 +291,10 @@ class CrawlState(CrawlObserver):
         self._submit(_Write(None, [hop], [hop.url, done, chain], replaces=done,
                             chain=chain))
 
+    def digests(self) -> dict[str, str]:
+        """Every recorded content digest → the URL first recorded with it."""
+        return dict(self._conn.execute("SELECT digest, url FROM digests").fetchall())
+
     def prior(self, url: str) -> Prior | None:
         """The record of ``url`` from an earlier fetch, or None.
 
@@ -298,15 +307,16 @@ class CrawlState(CrawlObserver):
             # Its own record; else that of a redirect chain that ended at it (the content the
             # chain's record describes is this URL's), the best earlier knowledge there is.
             row = self._reader().execute(
-                "SELECT status, etag, last_modified, md5, size, saved, forgotten, final_url "
-                "FROM pages WHERE url = ?1 UNION ALL "
-                "SELECT status, NULL, NULL, md5, size, saved, 0, final_url FROM pages "
+                "SELECT status, etag, last_modified, md5, size, saved, forgotten, final_url, "
+                "fetched_at FROM pages WHERE url = ?1 UNION ALL "
+                "SELECT status, NULL, NULL, md5, size, saved, 0, final_url, fetched_at FROM pages "
                 "WHERE final_url = ?1 AND url != ?1 LIMIT 1", (url,)).fetchone()
         except sqlite3.Error as e:
             raise StateError(f"cannot read {self.db_path}: {e}") from e
         if row is None:
             return None
-        return Prior(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
+        return Prior(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7],
+                     row[8])
 
     def commit(self, page: Page, items: list[Item]) -> None:
         """Record ``page``, drop its journal row and journal ``items``: all in one transaction.
@@ -328,7 +338,8 @@ class CrawlState(CrawlObserver):
         note_change(page, prior, counts)
 
     def page_kept(self, page: Page, new: Sequence[Item]) -> None:
-        self.commit(page, list(new))
+        if not page.sitemap:  # a sitemap file is no page: read again by each run
+            self.commit(page, list(new))
 
     def crawl_finished(self, stats: dict[str, Any]) -> None:
         self.close()

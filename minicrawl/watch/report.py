@@ -83,7 +83,8 @@ class Recorder(CrawlObserver):
         self.start()
 
     def page_recorded(self, page: Page) -> None:
-        self.page(page)
+        if not page.sitemap:  # a sitemap file read (--sitemaps) is no page of the crawl
+            self.page(page)
 
     def crawl_finished(self, stats: dict[str, Any]) -> None:
         self.stop()

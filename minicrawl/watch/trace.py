@@ -137,6 +137,28 @@ class Tracer(CrawlObserver):
         else:
             self.gave_up(worker, url, reason)
 
+    def duplicate_found(self, worker: int, page: Page) -> None:
+        """``page``'s body is the one first recorded for ``page.duplicate_of``."""
+        self.write([f"WORKER {worker} DUPLICATE OF {page.duplicate_of}: {page.url} → links "
+                    f"not extracted, not saved"])
+
+    def sitemap_read(self, page: Page) -> None:
+        """One sitemap file read (--sitemaps): how many entries it listed, how many entered
+        ToDo, or what went wrong."""
+        what = f"{len(page.links)} entries, {page.new} → TODO (depth 0)"
+        self.write([f"SITEMAP {page.url}: {what}" + (f" ({page.error})" if page.error else "")])
+
+    def sitemap_queued(self, fresh: Sequence[Item], seen: int) -> None:
+        """The sitemap URLs that entered ToDo (their referrer: the sitemap); ``seen``: how many
+        Visited already held."""
+        self.write([f"SITEMAP URL {item.url} from {item.referrer} → TODO (depth 0)"
+                    for item in fresh]
+                   + ([f"SITEMAP URLS already in Visited: {seen} → drop"] if seen else []))
+
+    def lastmod_unchanged(self, worker: int, url: str) -> None:
+        """--recrawl: the sitemap's <lastmod> is not newer than the recorded fetch."""
+        self.write([f"WORKER {worker} UNCHANGED (sitemap lastmod) {url} → not fetched"])
+
     def robots_drop(self, url: str, worker: int | None = None) -> None:
         """robots.txt forbids ``url``: it is not fetched (called by the politeness layer)."""
         who = f"WORKER {worker} " if worker is not None else ""

@@ -1,0 +1,269 @@
+"""Duplicate content: the same bytes under two URLs are recorded with ``duplicate_of``, their
+links are not extracted again and they are not saved again — in one process, across resumes
+with ``--state``, and across the processes of a shared crawl."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from minicrawl import Crawler
+from minicrawl.digests import LocalDigests
+from minicrawl.local.site import LocalSite, Resource
+from minicrawl.options import Options
+from minicrawl.page import Page
+from minicrawl.state.recrawl import body_md5
+from minicrawl.state.store import CrawlState, crawl_config
+from minicrawl.todo import Item
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = {"delay": 0, "per_host": 8, "threads": 4}
+HTML = {"Content-Type": "text/html"}
+ARTICLE = b'<html><body><h1>Article</h1><a href="/next.html">next</a><a href="more.html">m</a>'
+
+
+def duplicate_site(server: LocalSite) -> dict[str, list[str]]:
+    """Pages whose bodies repeat; returns body group name → the paths serving it."""
+    article = Resource(ARTICLE + b"</body></html>")
+    home = b"<html><body><a href='/index.html'>home</a>" + b"".join(
+        f'<a href="{p}">x</a>'.encode() for p in (
+            "/article.html", "/article.html?ref=nav", "/print/article.html",
+            "/mirror/article.html", "/logo1.png", "/logo2.png", "/gone1", "/gone2",
+            "/cut.html", "/cut2.html")) + b"</body></html>"
+    server.pages.update({
+        "/": Resource(home), "/index.html": Resource(home),
+        "/article.html": article, "/article.html?ref=nav": article,
+        "/print/article.html": article, "/mirror/article.html": article,
+        "/next.html": Resource(b"<p>next</p>"), "/more.html": Resource(b"<p>more</p>"),
+        "/print/more.html": Resource(b"<p>print more</p>"),
+        "/mirror/more.html": Resource(b"<p>mirror more</p>"),
+        # identical non-HTML files and identical error pages are not "duplicate content"
+        "/logo1.png": Resource(b"\x89PNG same", headers={"Content-Type": "image/png"}),
+        "/logo2.png": Resource(b"\x89PNG same", headers={"Content-Type": "image/png"}),
+        "/gone1": Resource(b"<p>gone</p>", 404), "/gone2": Resource(b"<p>gone</p>", 404),
+        # bodies cut at max_bytes are incomplete: never a duplicate, never a holder
+        "/cut.html": Resource(b"<p>" + b"x" * 5000), "/cut2.html": Resource(b"<p>" + b"x" * 5000),
+    })
+    return {"home": ["/", "/index.html"],
+            "article": ["/article.html", "/article.html?ref=nav", "/print/article.html",
+                        "/mirror/article.html"]}
+
+
+def check_groups(records: list[dict], groups: dict[str, list[str]], origin: str) -> None:
+    """In each group exactly one URL holds the content; every other names it."""
+    by_url = {r["url"].removeprefix(origin): r for r in records}
+    for name, paths in groups.items():
+        holders = [p for p in paths if by_url[p]["duplicate_of"] is None]
+        assert len(holders) == 1, (name, [(p, by_url[p]["duplicate_of"]) for p in paths])
+        for p in paths:
+            if p != holders[0]:
+                assert by_url[p]["duplicate_of"] == origin + holders[0], (p, by_url[p])
+                assert by_url[p]["links"] == 0 and by_url[p]["new"] == 0  # not extracted
+
+
+def test_duplicates_are_recorded_not_followed_not_saved_and_fetched_once(server, tmp_path):
+    groups = duplicate_site(server)
+    out, pages_dir, trace = tmp_path / "out.jsonl", tmp_path / "pages", tmp_path / "trace.txt"
+    stats = Crawler([server.url("/")], out=str(out), save_pages=str(pages_dir), trace=str(trace),
+                    max_bytes=4000, **FAST).run()
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    check_groups(records, groups, server.origin)
+    counts = server.fetch_counts()
+    assert max(counts.values()) == 1  # each URL fetched exactly once
+    # The duplicates' own relative links (more.html in /print/ and /mirror/) resolve to pages
+    # of their own; they are not extracted, so at most one of those pages is fetched.
+    assert sum(counts[p] for p in ("/more.html", "/print/more.html", "/mirror/more.html")) == 1
+    assert stats["content_duplicates"] == 1 + 3
+    by_path = {r["url"].removeprefix(server.origin): r for r in records}
+    for same in (("/logo1.png", "/logo2.png"), ("/gone1", "/gone2"), ("/cut.html", "/cut2.html")):
+        assert all(by_path[p]["duplicate_of"] is None for p in same), same
+    # --save-pages wrote each body once: the holders, never a duplicate
+    saved = sorted(p for p in pages_dir.rglob("*") if p.is_file())
+    assert all(r["saved"] is None for r in records if r["duplicate_of"])
+    assert len([p for p in saved if p.read_bytes().startswith(ARTICLE)]) == 1
+    assert len([p for p in saved if b"home" in p.read_bytes()]) == 1
+    lines = [line for line in trace.read_text().splitlines() if "DUPLICATE OF" in line]
+    assert len(lines) == 4
+    assert all("→ links not extracted, not saved" in line for line in lines)
+
+
+def test_keep_duplicates_turns_it_off(server, tmp_path):
+    groups = duplicate_site(server)
+    out, pages_dir = tmp_path / "out.jsonl", tmp_path / "pages"
+    stats = Crawler([server.url("/")], out=str(out), save_pages=str(pages_dir),
+                    keep_duplicates=True, **FAST).run()
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all(r["duplicate_of"] is None for r in records)
+    assert "content_duplicates" not in stats
+    saved = [p for p in pages_dir.rglob("*") if p.is_file()]
+    assert len([p for p in saved if p.read_bytes().startswith(ARTICLE)]) == len(groups["article"])
+    counts = server.fetch_counts()
+    assert counts["/print/more.html"] == counts["/mirror/more.html"] == 1  # links followed
+
+
+def test_duplicates_are_known_across_resume_and_recrawl(server, tmp_path):
+    groups = duplicate_site(server)
+    state, out = tmp_path / "state", tmp_path / "out.jsonl"
+    settings = {"state": str(state), "out": str(out), **FAST, "threads": 1, "max_bytes": 4000}
+    # One page per run: each run must know the digests recorded by the earlier ones.
+    runs = 0
+    while Crawler([server.url("/")], max_pages=1, **settings).run().get("pages", 0):
+        runs += 1
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert runs == len(records) and runs > 10
+    check_groups(records, groups, server.origin)
+    assert max(server.fetch_counts().values()) == 1
+    with sqlite3.connect(state / "crawl.db") as db:
+        held = dict(db.execute("SELECT digest, url FROM digests").fetchall())
+    by_path = {r["url"].removeprefix(server.origin): r for r in records}
+    holder = next(p for p in groups["article"] if by_path[p]["duplicate_of"] is None)
+    assert held[body_md5(ARTICLE + b"</body></html>")] == server.origin + holder
+    # A recrawl gets the same answers: the holder is not a duplicate of itself.
+    out.unlink()
+    stats = Crawler([server.url("/")], recrawl=True, **settings).run()
+    again = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["url"]: r["duplicate_of"] for r in again} == {
+        r["url"]: r["duplicate_of"] for r in records}
+    assert stats["content_duplicates"] == 4
+
+
+def test_a_holder_fetched_again_after_a_crash_is_not_its_own_duplicate(server, tmp_path):
+    """The crash the state's resume argument allows: B, recorded as a duplicate of A, was
+    committed; A, in flight, was not. On resume A is fetched again and finds itself holding
+    the digest (B's transaction wrote it): it must be recorded as the original, not as a
+    duplicate of itself — the answer it would have had without the crash."""
+    body = b"<html><body>the same</body></html>"
+    server.pages.update({"/": Resource(body), "/b": Resource(body)})
+    seed = server.url("/")
+    options = Options(state=str(tmp_path / "state"), **FAST)
+    state = CrawlState(options.state, options, crawl_config(options, [seed]))
+    state.journal([Item(seed, 0)])
+    page_b = Page(server.url("/b"), 1, seed, server.url("/b"), status=200, headers=HTML,
+                  body=body, fetched_at="2026-01-01T00:00:00.000Z", change="new",
+                  duplicate_of=seed, digest=body_md5(body))
+    state.commit(page_b, [])
+    state.close()
+    pages: list[Page] = []
+    Crawler([seed], options, on_page=pages.append).run()
+    assert [(p.url, p.duplicate_of) for p in pages] == [(seed, None)]
+
+
+def test_the_first_claim_wins_under_contention():
+    import threading
+
+    digests = LocalDigests()
+    barrier = threading.Barrier(16)
+    answers: list[str] = []
+
+    def claim(n: int) -> None:
+        barrier.wait()
+        answers.append(digests.claim("d", f"http://h/{n}"))
+
+    threads = [threading.Thread(target=claim, args=(n,)) for n in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(answers)) == 1 and digests.holder("d") == answers[0]
+
+
+# -- kill -9 and resume ----------------------------------------------------------------------
+
+
+def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
+    server, site = make_site(pages=600, duplicates=40)
+    assert len(site.copies) == 40
+    state, out = tmp_path / "state", tmp_path / "out.jsonl"
+    args = [sys.executable, str(ROOT / "run.py"), server.url("/"), "--state", str(state),
+            "--out", str(out), "--delay", "0", "--per-host", "16", "--threads", "16",
+            "--quiet"]
+    rng = random.Random(1616)
+    kills = 0
+    for _ in range(3):
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        target = len(server.requests) + rng.randrange(40, 250)
+        deadline = time.monotonic() + 60
+        while len(server.requests) < target and proc.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.communicate(timeout=30)
+    final = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert final.returncode == 0 and "Traceback" not in final.stderr, final.stderr
+    assert kills >= 2
+    assert set(server.fetch_counts()) == set(site.reachable())
+    # The state holds one holder per content, one of the group; every record the --out file
+    # kept (kill -9 may lose its last buffered lines, not the state's) names that holder.
+    with sqlite3.connect(state / "crawl.db") as db:
+        held = dict(db.execute("SELECT digest, url FROM digests").fetchall())
+    by_url = {}
+    for line in out.read_text().splitlines():
+        record = json.loads(line)
+        assert record["url"] not in by_url  # recorded once
+        by_url[record["url"]] = record
+    for copy, original in site.copies.items():
+        group = (server.url(original), server.url(copy))
+        holder = held[body_md5(server.pages[original].body)]
+        assert holder in group
+        for url in group:
+            if url in by_url:
+                assert (by_url[url]["duplicate_of"] or url) == holder, by_url[url]
+    assert sum(1 for r in by_url.values() if r["duplicate_of"]) >= 30
+
+
+# -- a shared crawl ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    from minicrawl.local.redis_server import RedisServer, require_binaries
+
+    require_binaries()
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.mark.timeout(120)
+def test_a_shared_crawl_shares_the_digests_first_wins(redis_server, make_site, tmp_path):
+    import uuid
+
+    from minicrawl.shared.conn import SharedRedis
+
+    server, site = make_site(pages=400, duplicates=30)
+    name = "d" + uuid.uuid4().hex[:8]
+    procs = [subprocess.Popen(
+        [sys.executable, "run.py", server.url("/"), "--redis", redis_server.url, "--crawl",
+         name, "--threads", "4", "--quiet", "--expected-urls", "100000", "--delay", "0",
+         "--per-host", "16", "--out", str(tmp_path / f"out{n}.jsonl")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for n in range(3)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=100)
+        assert proc.returncode == 0 and "Traceback" not in err, err
+    counts = server.fetch_counts()
+    assert set(counts) == set(site.reachable()) and max(counts.values()) == 1
+    records = [json.loads(line) for n in range(3)
+               for line in (tmp_path / f"out{n}.jsonl").read_text().splitlines()]
+    assert sum(1 for n in range(3) if (tmp_path / f"out{n}.jsonl").stat().st_size) >= 2
+    by_path = {r["url"].removeprefix(server.origin): r for r in records}
+    check_groups(records, {page: [page, copy] for copy, page in site.copies.items()},
+                 server.origin)
+    assert sum(1 for r in by_path.values() if r["duplicate_of"]) == 30
+    shared = SharedRedis(redis_server.url, name)
+    stats = shared.client.hgetall(shared.key("stats"))
+    assert int(stats["content_duplicates"]) == 30
+    holders = [r for r in by_path.values() if r["status"] == 200 and not r["error"]
+               and "html" in (r["content_type"] or "") and r["duplicate_of"] is None]
+    assert shared.client.hlen(shared.key("digests")) == len(holders)
+    shared.close()
