@@ -36,6 +36,7 @@ from minicrawl.stats import Stats
 from minicrawl.trace import Tracer
 from minicrawl.urls import BadURL, absolute, canonicalize, repeated_segments
 from minicrawl.visited import Visited, describe, make_visited
+from minicrawl.warc import WarcArchive
 
 log = logging.getLogger("minicrawl")
 
@@ -142,6 +143,7 @@ class Crawler:
         self._working_lock = threading.Lock()
         self._workers_done = threading.Event()
         self._out = None
+        self.archive: WarcArchive | None = None  # --warc: every fetch, written by one thread
         self._stopping = threading.Event()
         self.worker_failures: list[str] = []
         # Watching the crawl: None unless asked for, so the hot path pays one `if` per page.
@@ -157,6 +159,8 @@ class Crawler:
         opts = self.options
         if opts.out:
             self._out = _open_output(opts.out, resume=self.state is not None)
+        if opts.warc:
+            self.archive = WarcArchive(opts, self.seeds, resume=self.state is not None)
         if opts.trace:
             self.tracer = Tracer.open(opts.trace, on_broken=self.stop)
         if opts.report:
@@ -200,6 +204,8 @@ class Crawler:
                 self.tracer = None
             if self.recorder is not None:
                 self.recorder.stop()
+            if self.archive is not None:
+                self.stats.add(self.archive.close())
             if self.state is not None:
                 self.state.close()
         stats = self.summary()
@@ -263,7 +269,7 @@ class Crawler:
         self.stats.add(seeds=len(new))
 
     def _worker(self, n: int) -> None:
-        fetcher = Fetcher(self.options)
+        fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None)
         try:
             while (item := self.todo.get()) is not None:
                 try:
@@ -591,6 +597,8 @@ class Crawler:
         if self.state is not None:
             self.state.commit(page, new)
         self.todo.put_many(new)
+        if self.archive is not None:
+            self.archive.page(page)
         if self.recorder is not None:
             self.recorder.page(page)
         if self._out is not None:
