@@ -102,6 +102,8 @@ class Crawler:
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
         opts = self.options
         self.on_page = on_page
+        # --warc: every fetch, written by one thread (the file is opened, and cut, here)
+        self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
         # With --state, Visited and the ToDo journal come from (and go to) the state dir.
         self.state = open_state(opts, self.seeds)
         self.failure: StateError | None = None
@@ -143,7 +145,6 @@ class Crawler:
         self._working_lock = threading.Lock()
         self._workers_done = threading.Event()
         self._out = None
-        self.archive: WarcArchive | None = None  # --warc: every fetch, written by one thread
         self._stopping = threading.Event()
         self.worker_failures: list[str] = []
         # Watching the crawl: None unless asked for, so the hot path pays one `if` per page.
@@ -159,8 +160,8 @@ class Crawler:
         opts = self.options
         if opts.out:
             self._out = _open_output(opts.out, resume=self.state is not None)
-        if opts.warc:
-            self.archive = WarcArchive(opts, self.seeds, resume=self.state is not None)
+        if self.archive is not None:
+            self.archive.start()
         if opts.trace:
             self.tracer = Tracer.open(opts.trace, on_broken=self.stop)
         if opts.report:

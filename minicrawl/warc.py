@@ -50,7 +50,9 @@ class WarcArchive:
     """Archives a crawl's fetches into ``options.warc`` (see the module docstring).
 
     ``resume``: continue the last file of an earlier run (cutting a partial last record) instead
-    of starting over. ``close()`` writes what is left and returns the ``warc_*`` stats.
+    of starting over. The file is opened here (``ValueError`` naming ``--warc`` if it cannot
+    be); ``start()`` starts the writer; ``close()`` writes what is left and returns the
+    ``warc_*`` stats.
     """
 
     def __init__(self, options: Options, seeds: list[str], resume: bool = False) -> None:
@@ -75,9 +77,16 @@ class WarcArchive:
         self._stats_lock = threading.Lock()
         self._file: Any = None
         self._index, self._size, self._warcinfo_id = 0, 0, ""
-        self._open_first(resume)
+        try:
+            self._open_first(resume)
+        except OSError as e:
+            raise ValueError(f"--warc {self.path}: cannot write it ({e.strerror or e})") from None
         self._thread = threading.Thread(target=self._write_all, name="warc-writer", daemon=True)
+
+    def start(self) -> WarcArchive:
+        """Start the writer thread."""
         self._thread.start()
+        return self
 
     # -- called by workers ---------------------------------------------------------------------
 
@@ -124,6 +133,8 @@ class WarcArchive:
                 self._put(held, force=True)
             self._held.clear()
             self._queue.put(None)
+            if not self._thread.is_alive():  # never started: write nothing more
+                self._thread.start()
             self._thread.join()
         return dict(self.stats)
 
@@ -141,21 +152,28 @@ class WarcArchive:
         self._queue.put((exchange, size))
 
     def _write_all(self) -> None:
+        try:
+            self._write_warcinfo()
+        except OSError as e:
+            self._fail(e)
         while (item := self._queue.get()) is not None:
             exchange, size = item
             try:
                 if self.failure is None:
                     self._write(exchange)
             except Exception as e:  # disk full, file removed: the crawl goes on, unarchived
-                self.failure = f"{type(e).__name__}: {e}"
-                log.error("WARC archive stopped: %s (the crawl goes on without it)", self.failure)
-                self._count(warc_errors=1)
+                self._fail(e)
             finally:
                 with self._room:
                     self._queued -= size
                     self._room.notify_all()
         if self._file is not None:
             self._file.close()
+
+    def _fail(self, e: Exception) -> None:
+        self.failure = f"{type(e).__name__}: {e}"
+        log.error("WARC archive stopped: %s (the crawl goes on without it)", self.failure)
+        self._count(warc_errors=1)
 
     def _write(self, exchange: Exchange) -> None:
         data = self._maker.exchange(exchange, self._warcinfo_id)
@@ -192,18 +210,21 @@ class WarcArchive:
                 index += 1
             if os.path.exists(self.file_name(0)):
                 os.remove(self.file_name(0))
-        self._start_file()
+        self._open_file()
 
     def _roll(self) -> None:
         self._file.close()
         self._index += 1
-        self._start_file()
+        self._open_file()
+        self._write_warcinfo()
 
-    def _start_file(self) -> None:
-        name = self.file_name(self._index)
-        self._file = open(name, "ab", buffering=0)  # noqa: SIM115 - closed by the writer
+    def _open_file(self) -> None:
+        self._file = open(self.file_name(self._index), "ab", buffering=0)  # noqa: SIM115
         self._size = self._file.seek(0, os.SEEK_END)
-        self._warcinfo_id, data = self._maker.warcinfo(os.path.basename(name), self._info)
+
+    def _write_warcinfo(self) -> None:
+        name = os.path.basename(self.file_name(self._index))
+        self._warcinfo_id, data = self._maker.warcinfo(name, self._info)
         self._append(data)
         self._info_size = self._size  # a file holding no more than this holds no fetch
         self._count(warc_files=1, warc_records=1)
