@@ -231,8 +231,15 @@ class WarcArchive:
 
     def _append(self, data: bytes) -> None:
         view = memoryview(data)
-        while view:  # an unbuffered write may be partial
-            view = view[self._file.write(view):]
+        try:
+            while view:  # an unbuffered write may be partial
+                view = view[self._file.write(view):]
+        except OSError:  # disk full: leave the file ending with a complete record
+            try:
+                self._file.truncate(self._size)
+            except OSError:
+                pass  # the resume cut will do it
+            raise
         self._size += len(data)
         self._count(warc_bytes=len(data))
 
