@@ -39,7 +39,7 @@ from minicrawl.warcrecords import Exchange, RecordMaker, record_id, warc_date
 
 log = logging.getLogger("minicrawl")
 
-QUEUE_BYTES = 64 * 1024 * 1024  # bodies waiting for the writer before workers wait for it
+QUEUE_BYTES = 32 * 1024 * 1024  # bodies waiting for the writer before workers wait for it
 FIRST_COPIES = 100_000  # HTML pages remembered for the revisit records of their duplicates
 SUFFIX = ".warc.gz"
 TAIL_BLOCK = 1 << 20  # the resume cut reads the file backwards this much at a time
@@ -146,6 +146,8 @@ class WarcArchive:
             return
         size = len(exchange.response.body)
         with self._room:  # wait only while the writer is far behind
+            if self._queued and self._queued + size > QUEUE_BYTES:
+                self._count(warc_writer_waits=1)  # the disk (or the compression) is slower
             while self._queued and self._queued + size > QUEUE_BYTES and self.failure is None:
                 self._room.wait(1.0)
             self._queued += size

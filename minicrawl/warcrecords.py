@@ -41,7 +41,7 @@ from minicrawl import __version__
 from minicrawl.fetch import Response
 
 WARC_VERSION = "WARC/1.1"
-GZIP_LEVEL = 6  # warcio's own wrapper compresses at 9: twice the CPU for ~2 % smaller files
+GZIP_LEVEL = 2  # zlib: a quarter of the CPU of its default (6) for files ~15 % larger
 PROFILE = "http://netpreserve.org/warc/1.1/revisit/"
 NOT_MODIFIED = PROFILE + "server-not-modified"
 IDENTICAL = PROFILE + "identical-payload-digest"
@@ -71,7 +71,7 @@ def warc_date(timestamp: float) -> str:
 
 
 def payload_digest(body: bytes) -> str:
-    """``sha1:`` and the base32 SHA-1 of ``body`` (WARC-Payload-Digest)."""
+    """``sha1:`` and the base32 SHA-1 of ``body`` (WARC-Payload-Digest, WARC-Block-Digest)."""
     return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
 
 
@@ -126,6 +126,11 @@ class RecordMaker:
         else:
             if truncated:
                 fields["WARC-Truncated"] = truncated
+            # The digests in one call each: warcio would hash 16 KiB at a time, and each piece
+            # lets the GIL go to the workers and waits to get it back (~5 ms under load).
+            status.compute_headers_buffer()
+            fields["WARC-Payload-Digest"] = payload_digest(body)
+            fields["WARC-Block-Digest"] = payload_digest(status.headers_buff + body)
             main = self._writer.create_warc_record(response.url, "response",
                                                    payload=io.BytesIO(body), length=len(body),
                                                    http_headers=status,
