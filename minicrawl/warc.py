@@ -96,6 +96,9 @@ class WarcArchive:
         if response.status is None:
             self._count(warc_no_response=1)
             return
+        if self._closed:  # a worker still fetching after the crawl gave up waiting for it
+            self._count(warc_dropped_after_close=1)
+            return
         started = time.time() - response.elapsed_ms / 1000
         exchange = Exchange(response, warc_date(started), record_id())
         me = threading.get_ident()
@@ -133,7 +136,7 @@ class WarcArchive:
                 self._put(held, force=True)
             self._held.clear()
             self._queue.put(None)
-            if not self._thread.is_alive():  # never started: write nothing more
+            if not self._thread.is_alive():  # never started (the crawl never ran)
                 self._thread.start()
             self._thread.join()
         return dict(self.stats)
@@ -227,8 +230,10 @@ class WarcArchive:
     def _write_warcinfo(self) -> None:
         name = os.path.basename(self.file_name(self._index))
         self._warcinfo_id, data = self._maker.warcinfo(name, self._info)
+        # A file holding no more than this holds no fetch: it takes the next one, however large
+        # (a file continued after a resume holds the earlier run's: it may roll over at once).
+        self._info_size = self._size + len(data) if self._size == 0 else 0
         self._append(data)
-        self._info_size = self._size  # a file holding no more than this holds no fetch
         self._count(warc_files=1, warc_records=1)
 
     def _append(self, data: bytes) -> None:
