@@ -24,7 +24,7 @@ from warcio.archiveiterator import ArchiveIterator
 from minicrawl import Crawler
 from minicrawl.crawler import Page
 from minicrawl.fetch import Fetcher
-from minicrawl.localsite import Request, Resource
+from minicrawl.localsite import Request, Resource, reset, sequence
 from minicrawl.options import Options
 from minicrawl.warc import WarcArchive, cut_partial_record
 
@@ -181,6 +181,28 @@ def test_decoded_bodies_are_recorded_with_consistent_headers(server, tmp_path):
     assert cut["body"] == big[:4096]
     assert cut["warc"]["WARC-Truncated"] == "length"
     assert "WARC-Truncated" not in got["/gz"]["warc"]
+
+
+def test_every_attempt_is_archived_and_a_fetch_without_answer_is_counted(server, tmp_path):
+    server.pages.update({
+        "/": Resource(b'<a href="/flaky">f</a> <a href="/reset">r</a> <a href="/moved">m</a>'),
+        "/flaky": sequence(Resource(b"busy", 503, {"Retry-After": "0"}), Resource(b"<p>ok</p>")),
+        "/reset": reset(),
+        "/moved": Resource(b"", 301, {"Location": "/target"}),
+        "/target": Resource(b"<p>here</p>"),
+    })
+    warc = tmp_path / "tries.warc.gz"
+    stats = Crawler(server.url("/"), warc=str(warc), warc_max_size=0, delay=0, retries=1,
+                    retry_backoff=0.0).run()
+    assert warcio("check", str(warc)).returncode == 0
+    recs = records(warc)
+    check_pairs(recs)
+    statuses = [(r["uri"][len(server.origin):], r["http"].get_statuscode())
+                for r in by_type(recs, "response")]
+    assert sorted(statuses) == sorted([("/robots.txt", "404"), ("/", "200"), ("/flaky", "503"),
+                                       ("/flaky", "200"), ("/moved", "301"),
+                                       ("/target", "200")])
+    assert stats["warc_no_response"] == 2  # /reset, tried twice: nothing came back
 
 
 class ConditionalSite:
