@@ -69,7 +69,8 @@ class WarcArchive:
         self._room = threading.Condition()
         self._queued = 0  # body bytes in the queue
         self._held: dict[int, Exchange] = {}  # worker thread → its 200 answer held back
-        self._firsts: OrderedDict[str, tuple[str, str]] = OrderedDict()  # url → (date, id)
+        # HTML pages archived, by page URL: (URI of the response record, its date, its ID)
+        self._firsts: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
         self._firsts_lock = threading.Lock()
         self._closed = False
         self.failure: str | None = None  # the writer's error: the archive stopped
@@ -108,10 +109,7 @@ class WarcArchive:
         if response.status == 200 and not response.error:
             self._held[me] = exchange
             if is_html(response.content_type):  # may be the first copy of a duplicate
-                with self._firsts_lock:
-                    self._firsts[response.url] = (exchange.date, exchange.response_id)
-                    if len(self._firsts) > FIRST_COPIES:
-                        self._firsts.popitem(last=False)
+                self._remember(response.url, exchange)
         else:
             self._put(exchange)
 
@@ -124,9 +122,17 @@ class WarcArchive:
         first = getattr(page, "duplicate_of", None)
         if first and held.response.url == page.final_url:
             with self._firsts_lock:
-                date, first_id = self._firsts.get(first, (None, None))
-            held = Exchange(held.response, held.date, held.response_id, (first, date, first_id))
+                refers_to = self._firsts.get(first, (first, None, None))
+            held = Exchange(held.response, held.date, held.response_id, refers_to)
+        elif page.url != held.response.url and is_html(held.response.content_type):
+            self._remember(page.url, held)  # a duplicate names the URL its chain started at
         self._put(held)
+
+    def _remember(self, url: str, exchange: Exchange) -> None:
+        with self._firsts_lock:
+            self._firsts[url] = (exchange.response.url, exchange.date, exchange.response_id)
+            if len(self._firsts) > FIRST_COPIES:
+                self._firsts.popitem(last=False)
 
     def close(self) -> dict[str, int]:
         """Write what is held and queued, close the file; the ``warc_*`` counters."""

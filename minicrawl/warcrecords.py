@@ -58,7 +58,7 @@ class Exchange:
     date: str  # WARC-Date: when the request was sent
     response_id: str  # WARC-Record-ID of its response or revisit record, chosen at fetch time
     refers_to: tuple[str, str | None, str | None] | None = None  # a duplicate's first copy:
-    # (URI, WARC-Date, WARC-Record-ID), the last two when known
+    # (its response record's URI, WARC-Date, WARC-Record-ID), the last two when known
 
 
 def record_id() -> str:

@@ -255,22 +255,24 @@ def _runs(recs: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
 def test_a_page_recorded_as_a_duplicate_is_archived_as_a_revisit_of_the_first(server, tmp_path):
     body = b"<html><body><p>one page, two addresses</p></body></html>"
     server.pages.update({"/a": Resource(body, 200, HTML), "/a?ref=nav": Resource(body, 200, HTML),
-                         "/c": Resource(b"<p>other</p>", 200, HTML)})
+                         "/c": Resource(b"<p>other</p>", 200, HTML),
+                         "/old": Resource(b"", 301, {"Location": "/a"})})
     warc = tmp_path / "dup.warc.gz"
     options = Options(warc=str(warc), warc_max_size=0)
-    archive = WarcArchive(options, [server.url("/a")]).start()
+    archive = WarcArchive(options, [server.url("/old")]).start()
     fetcher = Fetcher(options, on_exchange=archive.exchange)
-    first, second = server.url("/a"), server.url("/a?ref=nav")
+    start, first, second = server.url("/old"), server.url("/a"), server.url("/a?ref=nav")
+    fetcher.fetch(start)  # the first copy is reached through a redirect: its record is /old's
     fetcher.fetch(first)
-    archive.page(Page(first, 0, None, first, status=200))
+    archive.page(Page(start, 0, None, first, status=200))
     fetcher.fetch(second)
     page = Page(second, 1, first, second, status=200)
-    page.duplicate_of = first  # what the crawl's duplicate check records (issue 16, part 1)
+    page.duplicate_of = start  # what the crawl's duplicate check records (issue 16, part 1)
     archive.page(page)
     fetcher.fetch(server.url("/c"))  # held back, never recorded as a page: written at close
     stats = archive.close()
     fetcher.close()
-    assert stats["warc_responses"] == 2 and stats["warc_revisits"] == 1
+    assert stats["warc_responses"] == 3 and stats["warc_revisits"] == 1
     assert warcio("check", str(warc)).returncode == 0
     recs = records(warc)
     check_pairs(recs)
@@ -284,7 +286,7 @@ def test_a_page_recorded_as_a_duplicate_is_archived_as_a_revisit_of_the_first(se
     assert revisit["warc"]["WARC-Payload-Digest"] == original["warc"]["WARC-Payload-Digest"] \
         == sha1_b32(body)
     assert revisit["body"] == b"" and revisit["http"].get_statuscode() == "200"
-    assert {r["uri"] for r in by_type(recs, "response")} == {first, server.url("/c")}
+    assert {r["uri"] for r in by_type(recs, "response")} == {start, first, server.url("/c")}
 
 
 def test_files_roll_over_and_each_one_checks(make_site, tmp_path):
