@@ -145,11 +145,12 @@ def chunked(body: bytes, headers: list[tuple[str, str]]) -> Resource:
 def test_decoded_bodies_are_recorded_with_consistent_headers(server, tmp_path):
     page = b"<html><body>" + b"<p>compressible text</p>" * 120 + b"</body></html>"
     packed = gzip.compress(page)
+    other = page.replace(b"<body>", b"<body><h1>sent in chunks</h1>")  # not a duplicate
     big = b"x" * 5000
     server.pages.update({
         "/": Resource(b'<a href="/gz">g</a> <a href="/chunked">c</a> <a href="/big">b</a>'),
         "/gz": Resource(packed, 200, {**HTML, "Content-Encoding": "gzip", "X-Name": "caf\xe9"}),
-        "/chunked": chunked(page, [("Content-Type", "text/html"), ("Set-Cookie", "a=1"),
+        "/chunked": chunked(other, [("Content-Type", "text/html"), ("Set-Cookie", "a=1"),
                                    ("X-Other", "1"), ("Set-Cookie", "b=2")]),
         "/big": chunked(big, [("Content-Type", "application/octet-stream")]),
     })
@@ -170,10 +171,10 @@ def test_decoded_bodies_are_recorded_with_consistent_headers(server, tmp_path):
     assert b"X-Name: caf\xe9\r\n" in whole  # Latin-1 as sent, not percent-encoded
 
     ch = got["/chunked"]  # de-chunked: Transfer-Encoding moved aside, the length given
-    assert ch["body"] == page
+    assert ch["body"] == other
     assert ch["http"].get_header("Transfer-Encoding") is None
     assert ch["http"].get_header("X-Minicrawl-Original-Transfer-Encoding") == "chunked"
-    assert ch["http"].get_header("Content-Length") == str(len(page))
+    assert ch["http"].get_header("Content-Length") == str(len(other))
     assert [v for k, v in ch["http"].headers if k == "Set-Cookie"] == ["a=1", "b=2"]
     assert ch["http"].statusline == "200 OK" and ch["http"].protocol == "HTTP/1.1"
 
@@ -287,6 +288,40 @@ def test_a_page_recorded_as_a_duplicate_is_archived_as_a_revisit_of_the_first(se
         == sha1_b32(body)
     assert revisit["body"] == b"" and revisit["http"].get_statuscode() == "200"
     assert {r["uri"] for r in by_type(recs, "response")} == {start, first, server.url("/c")}
+
+
+@pytest.mark.skipif("duplicate_of" not in Page.__dataclass_fields__,
+                    reason="needs the duplicate check of issue 16, part 1")
+def test_a_crawl_archives_duplicates_as_revisits_and_sitemaps_as_responses(server, tmp_path):
+    body = b"<html><body><p>printable</p><a href='/'>home</a></body></html>"
+    server.pages.update({
+        "/": Resource(b'<a href="/a">a</a> <a href="/a?print=1">print</a>', 200, HTML),
+        "/a": Resource(body, 200, HTML), "/a?print=1": Resource(body, 200, HTML),
+        "/robots.txt": Resource(f"Sitemap: {server.url('/sm.xml')}\n".encode(), 200,
+                                {"Content-Type": "text/plain"}),
+        "/sm.xml": Resource(b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                            b"<url><loc>" + server.url("/only").encode() + b"</loc></url>"
+                            b"</urlset>", 200, {"Content-Type": "application/xml"}),
+        "/only": Resource(b"<p>listed only in the sitemap</p>", 200, HTML),
+    })
+    warc = tmp_path / "e2e.warc.gz"
+    settings: dict[str, Any] = {"sitemaps": True} if "sitemaps" in Options.__dataclass_fields__ \
+        else {}
+    Crawler(server.url("/"), warc=str(warc), warc_max_size=0, delay=0, threads=1,
+            **settings).run()
+    assert warcio("check", str(warc)).returncode == 0
+    recs = records(warc)
+    check_pairs(recs)
+    revisits = by_type(recs, "revisit")
+    assert len(revisits) == 1 and revisits[0]["uri"] in (server.url("/a"),
+                                                          server.url("/a?print=1"))
+    first = next(r for r in by_type(recs, "response") if r["body"] == body)
+    assert revisits[0]["warc"]["WARC-Refers-To-Target-URI"] == first["uri"]
+    assert revisits[0]["warc"]["WARC-Refers-To"] == first["warc"]["WARC-Record-ID"]
+    if settings:  # every fetch is archived: the sitemap too (its reader's Fetcher has the hook)
+        on_wire = Counter(server.url(r.path) for r in server.requests)
+        archived = Counter(r["uri"] for r in recs if r["type"] in ("response", "revisit"))
+        assert archived == on_wire, "pass on_exchange to the sitemap reader's Fetcher"
 
 
 def test_files_roll_over_and_each_one_checks(make_site, tmp_path):
