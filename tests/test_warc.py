@@ -22,11 +22,11 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from minicrawl import Crawler
-from minicrawl.crawler import Page
 from minicrawl.fetch import Fetcher
-from minicrawl.localsite import Request, Resource, reset, sequence
+from minicrawl.local.site import Request, Resource, reset, sequence
 from minicrawl.options import Options
-from minicrawl.warc import WarcArchive, cut_partial_record
+from minicrawl.page import Page
+from minicrawl.warc.archive import WarcArchive, cut_partial_record
 
 ROOT = Path(__file__).resolve().parent.parent
 WARCIO = Path(sys.executable).with_name("warcio")

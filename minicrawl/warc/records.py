@@ -37,8 +37,8 @@ from urllib3.response import BaseHTTPResponse
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from minicrawl import __version__
 from minicrawl.fetch import Response
+from minicrawl.version import __version__
 
 WARC_VERSION = "WARC/1.1"
 GZIP_LEVEL = 2  # zlib: a quarter of the CPU of its default (6) for files ~15 % larger

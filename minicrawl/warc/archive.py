@@ -30,12 +30,18 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from minicrawl.events import CrawlObserver
 from minicrawl.fetch import Response
 from minicrawl.links import is_html
 from minicrawl.options import Options
-from minicrawl.warcrecords import Exchange, RecordMaker, record_id, warc_date
+from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
+
+if TYPE_CHECKING:
+    from minicrawl.page import Page
+    from minicrawl.todo import Item
 
 log = logging.getLogger("minicrawl")
 
@@ -46,13 +52,15 @@ TAIL_BLOCK = 1 << 20  # the resume cut reads the file backwards this much at a t
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 
 
-class WarcArchive:
+class WarcArchive(CrawlObserver):
     """Archives a crawl's fetches into ``options.warc`` (see the module docstring).
 
     ``resume``: continue the last file of an earlier run (cutting a partial last record) instead
     of starting over. The file is opened here (``ValueError`` naming ``--warc`` if it cannot
     be); ``start()`` starts the writer; ``close()`` writes what is left and returns the
-    ``warc_*`` stats.
+    ``warc_*`` stats. As an observer of the crawl it starts at ``crawl_started``, hears each
+    page at ``page_kept`` and closes at ``crawl_finished``, adding its ``warc_*`` counters to
+    the final stats (the dict ``run()`` returns and ``--stats`` writes).
     """
 
     def __init__(self, options: Options, seeds: list[str], resume: bool = False) -> None:
@@ -88,6 +96,18 @@ class WarcArchive:
         """Start the writer thread."""
         self._thread.start()
         return self
+
+    # -- the crawl's points (minicrawl.events) --------------------------------------------------
+
+    def crawl_started(self) -> None:
+        self.start()
+
+    def page_kept(self, page: Page, new: Sequence[Item]) -> None:
+        self.page(page)
+
+    def crawl_finished(self, stats: dict[str, Any]) -> None:
+        for name, n in self.close().items():
+            stats[name] = stats.get(name, 0) + n
 
     # -- called by workers ---------------------------------------------------------------------
 
