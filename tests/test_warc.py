@@ -22,7 +22,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from minicrawl import Crawler
-from minicrawl.fetch import Fetcher
+from minicrawl.fetch import Fetcher, Response
 from minicrawl.local.site import Request, Resource, reset, sequence
 from minicrawl.options import Options
 from minicrawl.page import Page
@@ -288,6 +288,26 @@ def test_a_page_recorded_as_a_duplicate_is_archived_as_a_revisit_of_the_first(se
         == sha1_b32(body)
     assert revisit["body"] == b"" and revisit["http"].get_statuscode() == "200"
     assert {r["uri"] for r in by_type(recs, "response")} == {start, first, server.url("/c")}
+
+
+def test_a_response_without_the_wire_fields_is_still_archived(server, tmp_path):
+    """A fetcher that fills only url, status, headers and body (the wire fields are optional):
+    the request is rebuilt from the URL, the reason phrase from the status."""
+    server.pages["/x?q=1"] = Resource(b"<p>x</p>", 200, HTML)
+    url = server.url("/x?q=1")
+    full = Fetcher(Options()).fetch(url)  # a real answer, then stripped to the basic fields
+    basic = Response(url, status=full.status, headers=full.headers, body=full.body)
+    warc = tmp_path / "basic.warc.gz"
+    archive = WarcArchive(Options(warc=str(warc), warc_max_size=0), [url]).start()
+    archive.exchange(basic)
+    archive.close()
+    assert warcio("check", str(warc)).returncode == 0
+    recs = records(warc)
+    check_pairs(recs)
+    response, request = by_type(recs, "response")[0], by_type(recs, "request")[0]
+    assert response["body"] == b"<p>x</p>" and response["http"].statusline == "200 OK"
+    assert request["http"].statusline == "/x?q=1 HTTP/1.1"
+    assert request["http"].get_header("Host") == url.split("/")[2]
 
 
 @pytest.mark.skipif("duplicate_of" not in Page.__dataclass_fields__,

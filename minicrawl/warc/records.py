@@ -31,7 +31,9 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 from urllib3.response import BaseHTTPResponse
 from warcio.statusandheaders import StatusAndHeaders
@@ -105,18 +107,18 @@ class RecordMaker:
         response = exchange.response
         common = {"WARC-Date": exchange.date, "WARC-Warcinfo-ID": warcinfo_id}
         headers, body, truncated = _recorded(response)
-        status = _WireHeaders(f"{response.status} {response.reason}".rstrip(), headers,
+        reason = response.reason or _phrase(response.status)
+        status = _WireHeaders(f"{response.status} {reason}".rstrip(), headers,
                               protocol=response.http_version or "HTTP/1.1")
         fields = {**common, "WARC-Record-ID": exchange.response_id}
         if response.status == 304 or exchange.refers_to is not None:
-            fields["WARC-Payload-Digest"] = payload_digest(body)
-            if response.status == 304:  # nothing came back to digest: say what was revisited
-                del fields["WARC-Payload-Digest"]
+            if response.status == 304:  # no payload came back: say what was revisited
                 fields.update({"WARC-Profile": NOT_MODIFIED,
                                "WARC-Refers-To-Target-URI": response.url})
             else:
                 uri, date, first_id = exchange.refers_to  # type: ignore[misc]
-                fields.update({"WARC-Profile": IDENTICAL, "WARC-Refers-To-Target-URI": uri})
+                fields.update({"WARC-Profile": IDENTICAL, "WARC-Refers-To-Target-URI": uri,
+                               "WARC-Payload-Digest": payload_digest(body)})
                 if date:
                     fields["WARC-Refers-To-Date"] = date
                 if first_id:
@@ -137,8 +139,7 @@ class RecordMaker:
                                                    warc_headers_dict=fields)
         request = self._writer.create_warc_record(
             response.url, "request",
-            http_headers=_WireHeaders(response.request_line, response.request_headers,
-                                      is_http_request=True),
+            http_headers=_WireHeaders(*_request(response), is_http_request=True),
             warc_headers_dict={**common, "WARC-Concurrent-To": exchange.response_id})
         return self._compress([main, request])
 
@@ -151,6 +152,23 @@ class RecordMaker:
             gz = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
             out.append(gz.compress(self._buffer.getvalue()) + gz.flush())
         return b"".join(out)
+
+
+def _request(response: Response) -> tuple[str, list[tuple[str, str]]]:
+    """The request line and headers as sent; rebuilt from the URL (a GET with its Host) if the
+    fetcher did not say."""
+    if response.request_line:
+        return response.request_line, response.request_headers
+    parts = urlsplit(response.url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return f"GET {target} HTTP/1.1", [("Host", parts.netloc.rpartition("@")[2])]
+
+
+def _phrase(status: int | None) -> str:
+    try:
+        return HTTPStatus(status).phrase  # type: ignore[arg-type]
+    except ValueError:
+        return ""
 
 
 def _recorded(response: Response) -> tuple[list[tuple[str, str]], bytes, str | None]:
