@@ -94,12 +94,17 @@ class OfferedOnce:
         """Visited's answers for ``urls``, asking it only about those never offered before."""
         offered = self._offered
         ask = [url for url in urls if url not in offered]
-        answer = dict(zip(ask, self.visited.add_many(ask), strict=True)) if ask else {}
-        if ask:
-            if len(offered) + len(ask) > self.limit:
-                offered.clear()
-            offered.update(ask[:self.limit])
-        return [answer.get(url, False) for url in urls]
+        if not ask:
+            return [False] * len(urls)
+        fresh = {url for url, new in zip(ask, self.visited.add_many(ask), strict=True) if new}
+        if len(offered) + len(ask) > self.limit:
+            offered.clear()
+        offered.update(ask[:self.limit])
+        answers = []
+        for url in urls:  # a URL given twice is new once, like Visited's own answers
+            answers.append(url in fresh)
+            fresh.discard(url)
+        return answers
 
 
 def make_visited(options: Options) -> Visited:
