@@ -48,6 +48,7 @@ from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import Stats
 from minicrawl.todo import Item, ToDo
 from minicrawl.visited import OfferedOnce, Visited, describe, make_visited, warn_over_capacity
+from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
 from minicrawl.workers import Workers
@@ -79,6 +80,8 @@ class Crawler:
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
         self.on_page = on_page
+        # --warc: every fetch (the fetchers hand it over), written by one thread; opened here
+        self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
         # With --state, Visited and the ToDo journal come from (and go to) the state dir;
         # without, a state that remembers nothing.
         self.state = open_state(opts, self.seeds)
@@ -186,6 +189,8 @@ class Crawler:
         opts = self.options
         observers: list[CrawlObserver] = [self.saver] if self.saver else []
         observers.append(self.state)
+        if self.archive is not None:
+            observers.append(self.archive)
         if opts.trace:
             observers.append(Tracer.open(opts.trace, on_broken=self.stop))
         if opts.report:
@@ -213,6 +218,8 @@ class Crawler:
         ToDo at depth 0, like the seeds; record each sitemap file."""
         reader = SitemapReader(self.options, self.politeness, self.stats,
                                lambda url: self._unwanted(url) is None, now)
+        if self.archive is not None:  # sitemap fetches are archived like pages
+            reader.fetcher.on_exchange = self.archive.exchange
         try:
             found = reader.read(self.seeds)
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM: stop like mid-crawl (the next run re-reads)
@@ -257,7 +264,7 @@ class Crawler:
 
     def _worker(self, n: int) -> None:
         """Worker ``n``: take ToDo items until ToDo says the crawl is over."""
-        fetcher = Fetcher(self.options)
+        fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None)
         try:
             while (item := self.todo.get()) is not None:
                 try:

@@ -8,7 +8,7 @@ overrides the points it needs; the loop knows none of them by name:
 =====================  ====================================================================
 point                  who hears it (today)
 =====================  ====================================================================
-``crawl_started``      the report's sampler starts
+``crawl_started``      the report's sampler starts, the WARC writer starts
 ``resumed``            trace (``--state``: the journal back in ToDo)
 ``seeds_queued``       trace
 ``taken``              trace (a worker took a ToDo item)
@@ -23,7 +23,8 @@ point                  who hears it (today)
 ``sitemap_queued``     trace (the sitemaps' URLs Visited had not seen, into ToDo)
 ``lastmod_unchanged``  trace (``--recrawl``: a sitemap ``<lastmod>`` spared the request)
 ``page_kept``          page saver, then the state's commit — *before* the page's new links
-                       enter ToDo (the resume argument in :mod:`minicrawl.state.store`)
+                       enter ToDo (the resume argument in :mod:`minicrawl.state.store`) —
+                       then the WARC archive (a duplicate is archived as a revisit)
 ``page_recorded``      the ``--out`` file, the report, the ``on_page`` callback
 ``crawl_finished``     each closes its files; the report is drawn
 =====================  ====================================================================

@@ -12,7 +12,9 @@ URL the same way.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import requests
 import urllib3
@@ -20,6 +22,7 @@ import urllib3
 from minicrawl.options import Options
 
 CHUNK = 64 * 1024
+HTTP_VERSIONS = {9: "HTTP/0.9", 10: "HTTP/1.0", 11: "HTTP/1.1", 20: "HTTP/2"}  # urllib3's codes
 
 
 @dataclass
@@ -33,6 +36,14 @@ class Response:
     elapsed_ms: float = 0.0
     error: str | None = None
     transient: bool = False  # the error was the network's (reset, timeout): worth a retry
+    # The exchange as on the wire, for the WARC archive (minicrawl.warc). Filled whenever the
+    # request was sent / the status line came back; empty otherwise.
+    request_line: str = ""  # "GET /path?query HTTP/1.1"
+    request_headers: list[tuple[str, str]] = field(default_factory=list)  # as sent, with Host
+    http_version: str = ""  # of the answer: "HTTP/1.1"
+    reason: str = ""  # the reason phrase: "OK"
+    raw_headers: list[tuple[str, str]] = field(default_factory=list)  # as received: case,
+    # order and repeated names kept (``headers`` above is lower-cased and merged)
 
     @property
     def content_type(self) -> str | None:
@@ -49,8 +60,10 @@ class Response:
 class Fetcher:
     """Fetches URLs for one worker over its own keep-alive connections."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options,
+                 on_exchange: Callable[[Response], None] | None = None) -> None:
         self.options = options
+        self.on_exchange = on_exchange  # hears every finished fetch (the WARC archive)
         self.adapter = requests.adapters.HTTPAdapter(max_retries=0)  # retry.py decides retries
         self.headers = requests.utils.default_headers()  # Accept-Encoding, Accept, keep-alive
         self.headers["User-Agent"] = options.user_agent
@@ -67,16 +80,25 @@ class Fetcher:
         try:
             request = requests.PreparedRequest()
             request.prepare("GET", url, {**self.headers, **headers} if headers else self.headers)
+            # http.client sends Host first, then these headers in this order
+            result.request_line = f"GET {request.path_url} HTTP/1.1"
+            result.request_headers = [("Host", urlsplit(request.url).netloc.rpartition("@")[2]),
+                                      *request.headers.items()]
             with self.adapter.send(request, stream=True,
                                    timeout=(opts.timeout, opts.timeout)) as resp:
                 result.status = resp.status_code
                 result.headers = {k.lower(): v for k, v in resp.headers.items()}
+                result.http_version = HTTP_VERSIONS.get(resp.raw.version, "HTTP/1.1")
+                result.reason = resp.reason or ""
+                result.raw_headers = list(resp.raw.headers.items())
                 result.body, result.error = self._read_body(resp, started, max_bytes)
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError,
                 ValueError) as e:  # the last three are raised mid-body
             result.error = describe_error(e)
             result.transient = is_transient(e)
         result.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+        if self.on_exchange is not None:
+            self.on_exchange(result)
         return result
 
     def _read_body(self, resp: requests.Response, started: float,

@@ -104,6 +104,13 @@ class Options:
     keep_duplicates: bool = opt(False, "treat a page whose body equals an earlier page's as a "
                                 "page of its own (default: record it with duplicate_of, do not "
                                 "follow its links or save it again)", "Output")
+    warc: str | None = opt(None, "archive every fetch (robots.txt too) as WARC/1.1 request and "
+                           "response records, one gzip member each; files roll over at "
+                           "--warc-max-size as FILE-00000.warc.gz, FILE-00001.warc.gz …",
+                           "Output", metavar="FILE.warc.gz")
+    warc_max_size: int = opt(1_000_000_000, "start a new WARC file before one would grow past "
+                             "this many bytes; 0: one file, named as given", "Output",
+                             metavar="BYTES")
 
     # -- state (minicrawl/state/store.py)
     state: str | None = opt(None, "keep the crawl state in this directory: running the same "
@@ -191,6 +198,10 @@ class Options:
         for name in PATH_FIELDS:
             if getattr(self, name) is not None and not os.fspath(getattr(self, name)):
                 raise ValueError(f"{_flag(name)} must not be empty")
+        if self.warc is not None and not os.fspath(self.warc).endswith(".warc.gz"):
+            raise ValueError(f"--warc must name a .warc.gz file (records are gzip members), "
+                             f"got {self.warc!r}")
+        _at_least("warc_max_size", self.warc_max_size, 0)  # 0: no rollover
         # -- shared crawl
         if self.redis is not None:
             scheme, sep, _ = self.redis.partition("://")
@@ -216,7 +227,7 @@ REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
 # Redis URL schemes and crawl names the shared crawl accepts (minicrawl.shared.conn uses these).
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
-PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state"})
+PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state", "warc"})
 
 
 def _flag(name: str) -> str:
