@@ -74,6 +74,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="minicrawl --max-pages values, comma-separated; 0 = the whole site")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--minicrawl-arg", action="append", default=[])
+    ap.add_argument("--baseline", type=Path,
+                    help="another minicrawl checkout (e.g. `git worktree add /tmp/base main`), "
+                    "raced at the same thread counts in the same run, interleaved")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (logs)")
     return ap.parse_args(argv)
@@ -84,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     root = ensure_docs()
     configs: list[tuple[run.Config, int]] = [
         (run.Config("minicrawl", n), cap) for cap in opts.max_pages for n in opts.threads]
+    if opts.baseline:
+        configs += [(run.Config("baseline", n), cap) for cap in opts.max_pages
+                    for n in opts.threads]
     if "wget" in opts.peers:
         servers.ensure_tool("wget", "wget")
         configs.append((run.Config("wget", 1), 0))
@@ -112,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 for rep in range(opts.reps):
                     for cfg, cap in configs:
-                        cmd = run.command(cfg, url, opts, None, work)
+                        cmd = crawl_command(cfg, url, opts, work)
                         if cap:
                             cmd += ["--max-pages", str(cap)]
                         r = run.measure(cfg, cmd, ng, proxy, set(), latency, rep, work,
@@ -126,13 +132,13 @@ def main(argv: list[str] | None = None) -> int:
                               f"{r.peak_rss_mb:6.0f} MB {r.requests:6d} req {r.distinct:6d} "
                               f"distinct, dup {r.duplicated} {r.dup_sample} exit {r.exit_code}",
                               flush=True)
-                        if cfg.crawler == "minicrawl" and (r.duplicated or r.exit_code):
+                        if cfg.crawler != "wget" and (r.duplicated or r.exit_code):
                             failed = True
             finally:
                 if proxy:
                     proxy.stop()
             # The reference set: every URL any full minicrawl crawl of this run requested.
-            full = [s for (c, _, cap), sets in paths.items() if c == "minicrawl" and not cap
+            full = [s for (c, _, cap), sets in paths.items() if c != "wget" and not cap
                     for s in sets]
             reference = set().union(*full) if full else set()
             lines = [f"#### Java 17 API docs, latency {latency:g} ms — {len(reference)} URLs "
@@ -148,13 +154,13 @@ def main(argv: list[str] | None = None) -> int:
                 worst_missed = worst_extra = 0
                 exact = 0
                 for r, got in zip(rs, paths[key], strict=True):
-                    missed = len(reference - got) if crawler == "minicrawl" and not cap else 0
-                    extra = len(got - reference) if crawler == "minicrawl" and reference else 0
+                    missed = len(reference - got) if crawler != "wget" and not cap else 0
+                    extra = len(got - reference) if crawler != "wget" and reference else 0
                     worst_missed, worst_extra = max(worst_missed, missed), max(worst_extra, extra)
                     exact += not (r.duplicated or missed or extra)
-                if crawler == "minicrawl" and (worst_missed or worst_extra):
+                if crawler != "wget" and (worst_missed or worst_extra):
                     failed = True
-                check = f"{exact}/{len(rs)}" if crawler == "minicrawl" else "–"
+                check = f"{exact}/{len(rs)}" if crawler != "wget" else "–"
                 lines.append(
                     f"| {crawler} | {conc} | {cap or 'all'} | {run.fmt(s['wall_s'])} "
                     f"({run.fmt(s['wall_min'])}–{run.fmt(s['wall_max'])}) "
@@ -176,6 +182,15 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print("minicrawl did NOT fetch every URL exactly once (see above)")
     return 1 if failed else 0
+
+
+def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Path) -> list[str]:
+    """``run.py``'s command for ``cfg``; the baseline's is the same, from the other checkout."""
+    if cfg.crawler != "baseline":
+        return run.command(cfg, url, opts, None, work)
+    cmd = run.command(run.Config("minicrawl", cfg.concurrency), url, opts, None, work)
+    cmd[1] = str(opts.baseline / "run.py")
+    return cmd
 
 
 def issue15_targets(medians: dict[tuple[str, int, int], dict[str, float]], latency: float,

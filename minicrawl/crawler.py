@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
+from minicrawl.gate import TokenGate
 from minicrawl.links import extract_links, is_html
 from minicrawl.options import Options
 from minicrawl.politeness import Politeness, Verdict
@@ -118,6 +119,7 @@ class Crawler:
         self.saver = PageSaver(opts.save_pages) if opts.save_pages else None
         self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
         self.stats = self.shared.stats if self.shared else Stats()
+        self.cpu_gate = TokenGate()  # see minicrawl.gate: threads wait on the network, not GIL
         self._fetch_lock = threading.Lock()
         self._fetches = 0
         # robots.txt and per-host pace; in a shared crawl the pace is shared through Redis too.
@@ -392,7 +394,8 @@ class Crawler:
         # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
         if page.status == 200 and page.body and is_html(page.content_type) \
                 and page.change != UNCHANGED:
-            new = self._follow_links(page, counts)  # an unchanged page has no new links
+            with self.cpu_gate:  # parse + link handling: as many at once as there are cores
+                new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.stats.add(counts)
         self._emit(page, new)
 
