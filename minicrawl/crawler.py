@@ -24,6 +24,7 @@ from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
 from minicrawl.gate import TokenGate
 from minicrawl.links import extract_links, is_html
+from minicrawl.memo import Memo, MemoSet
 from minicrawl.options import Options
 from minicrawl.politeness import Politeness, Verdict
 from minicrawl.recrawl import UNCHANGED, Prior, classify
@@ -41,7 +42,7 @@ from minicrawl.visited import Visited, describe, make_visited
 log = logging.getLogger("minicrawl")
 
 MAX_REDIRECTS = 10
-LINK_CACHE_SIZE = 200_000  # (directory, href) → classification; ~50 MB at the most
+LINK_CACHE_SIZE = 200_000  # entries a link memory may hold at the most (~50 MB)
 
 
 @dataclass
@@ -129,15 +130,17 @@ class Crawler:
         # end). Plain dict operations on distinct keys: atomic, no lock needed.
         self._chains: dict[str, _Chain] = {}
         # Resolved links by (base directory, href); dict reads and writes are atomic, and a
-        # racing miss only computes the same answer twice.
-        self._link_cache: dict[tuple[str, str], tuple[str | None, str | None]] = {}
-        self._target_cache: dict[str, tuple[str | None, str | None]] = {}  # by absolute URL
+        # racing miss only computes the same answer twice. Each memory holds at most a third of
+        # the URLs Visited holds (minicrawl.memo): never more strings than an exact set would.
+        budget = None if self.shared else self.visited.__len__
+        self._link_cache = Memo(LINK_CACHE_SIZE, budget)
+        self._target_cache = Memo(LINK_CACHE_SIZE, budget)  # by absolute URL
         # Links this crawler has already offered to Visited. Visited never forgets, so its
         # answer for them is known ("seen") without hashing them again: >99 % of a page's
         # links on a real site. Bounded like the caches above. Off in a shared crawl, where a
         # page's whole link list is its replay token (see minicrawl.redis_conn.ReplayTokens) and a
         # page reclaimed from a killed process must offer the same list again.
-        self._offered: set[str] | None = None if self.shared else set()
+        self._offered = None if self.shared else MemoSet(LINK_CACHE_SIZE, budget)
         self._over_capacity_told = False
         self._out_lock = threading.Lock()
         self._working = 0  # workers not yet returned; the last one sets _workers_done
@@ -460,15 +463,13 @@ class Crawler:
         # fragment never matters, so "#sec-3" and "x.html#top" share the entry of "" and "x.html".
         base = extracted.base
         directory = base.split("?", 1)[0].rsplit("/", 1)[0]
-        cache = self._link_cache
+        cache = self._link_cache.data
         for href in extracted.hrefs:
             key = href.split("#", 1)[0] if "#" in href else href
             key = (base if not key or key[0] == "?" else directory, key)
             hit = cache.get(key)
             if hit is None:
-                if len(cache) >= LINK_CACHE_SIZE:
-                    cache.clear()  # crude but bounded; the hot links come back at once
-                hit = cache[key] = self._classify_link(key[1], base)
+                hit = self._link_cache.put(key, self._classify_link(key[1], base))
             url, why = hit
             if url is None:  # not a URL we could ever fetch: why is BadURL's reason
                 name = "links_not_http" if why == "not http(s)" else "links_malformed"
@@ -487,7 +488,7 @@ class Crawler:
         else:
             counts["links_out_of_scope"] = 0
             host_full = self.politeness.host_full if opts.max_pages_per_host else None
-            offered = self._offered if self._offered is not None else frozenset()
+            offered = self._offered.data if self._offered is not None else {}
             ask: list[str] = []  # the in-scope links Visited must answer for
             for url, unwanted in candidates.items():
                 if unwanted is None and host_full is not None and host_full(url):
@@ -517,9 +518,7 @@ class Crawler:
     def _remember_offered(self, urls: list[str]) -> None:
         """Note URLs Visited has just answered for (see ``_offered``)."""
         if self._offered is not None and urls:
-            if len(self._offered) + len(urls) > LINK_CACHE_SIZE:
-                self._offered.clear()  # crude but bounded, like the link caches
-            self._offered.update(urls[:LINK_CACHE_SIZE])
+            self._offered.update(urls)
 
     def _unwanted(self, url: str) -> str | None:
         """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
@@ -548,8 +547,7 @@ class Crawler:
             target = absolute(href, base, max_length=opts.max_url_length)
         except BadURL as e:
             return None, e.reason
-        cache = self._target_cache
-        hit = cache.get(target)
+        hit = self._target_cache.data.get(target)
         if hit is None:
             try:
                 url = canonicalize(target, sort_query=opts.sort_query,
@@ -557,9 +555,7 @@ class Crawler:
                 hit = (url, self._out_of_bounds(url))
             except BadURL as e:
                 hit = (None, e.reason)
-            if len(cache) >= LINK_CACHE_SIZE:
-                cache.clear()
-            cache[target] = hit
+            self._target_cache.put(target, hit)
         return hit
 
     def _tell_over_capacity(self) -> None:
