@@ -222,6 +222,8 @@ def describe_error(e: BaseException) -> str:
         if isinstance(e, ProtocolError) and "aborted" in str(e):  # lost before any answer
             kind = "ConnectionError"
     text = str(e)
+    if isinstance(e, ConnectTimeoutError) and len(e.args) == 2 and isinstance(e.args[1], str):
+        text = e.args[1]  # (connection, message): the message says it all
     return f"{kind}: {text[:200]}" if text else kind
 
 
