@@ -186,9 +186,15 @@ def extract_links(body: bytes, url: str, content_type: str | None = None) -> Ext
                 _stream(body, encoding, links)
             else:
                 root = parse_html(body, encoding)
-                if root is not None:
+                if root is not None:  # links.start(tag, el.attrib) inlined: 0.1 ms a page
+                    hrefs = links.hrefs
                     for el in root.iter("base", "a", "area", "frame", "iframe"):
-                        links.start(el.tag, el.attrib)
+                        tag = el.tag
+                        value = el.get(LINK_ATTRS[tag])
+                        if tag == "base":
+                            links.base(value)
+                        elif value:
+                            hrefs[value.strip()] = None
     base = url
     if links.base_href:
         try:
@@ -213,10 +219,13 @@ class _Links:
             return
         value = attrib.get(name)
         if tag == "base":
-            if self.base_href is None:  # only the first <base href> counts
-                self.base_href = (value or "").strip() or None
+            self.base(value)
         elif value:
             self.hrefs[value.strip()] = None
+
+    def base(self, href: str | None) -> None:
+        if self.base_href is None:  # only the first <base href> counts
+            self.base_href = (href or "").strip() or None
 
     def close(self) -> None:
         pass

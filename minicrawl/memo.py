@@ -20,7 +20,7 @@ FLOOR = 1024  # entries a memory may always hold
 class Memo:
     """A dict (``data``: read it directly on hot paths) whose size follows a budget."""
 
-    __slots__ = ("budget", "data", "limit", "share")
+    __slots__ = ("budget", "data", "limit", "room", "share")
 
     def __init__(self, limit: int, budget: Callable[[], int] | None = None,
                  share: float = 1 / 3) -> None:
@@ -28,6 +28,7 @@ class Memo:
         self.limit = limit
         self.budget = budget  # how many URLs Visited holds; None: only ``limit`` bounds
         self.share = share
+        self.room = 0  # capacity() when last asked: asked again only once this is reached
 
     def capacity(self) -> int:
         """How many entries may be held now."""
@@ -37,10 +38,14 @@ class Memo:
 
     def put(self, key: Hashable, value: Any) -> Any:
         """Remember ``value`` for ``key`` (forgetting the older half first if full); return it."""
-        if len(self.data) >= self.capacity():
+        if len(self.data) >= self.room and len(self.data) >= self._recount():
             self.data = _newer_half(self.data)
         self.data[key] = value
         return value
+
+    def _recount(self) -> int:
+        self.room = self.capacity()
+        return self.room
 
     def __len__(self) -> int:
         return len(self.data)
@@ -61,11 +66,8 @@ class MemoSet:
         return self.memo.data
 
     def update(self, items: Iterable[Hashable]) -> None:
-        memo = self.memo
         for item in items:
-            if len(memo.data) >= memo.capacity():
-                memo.data = _newer_half(memo.data)
-            memo.data[item] = None
+            self.memo.put(item, None)
 
     def __contains__(self, item: object) -> bool:
         return item in self.memo.data
