@@ -8,7 +8,7 @@ requests (its ``PreparedRequest`` re-parses and re-quotes every URL, and merges 
 dependencies"). Redirects are *not* followed here (the crawler offers each redirect target to
 Visited first, so a redirect to a page already seen is not fetched twice), nothing comes from
 the environment (proxies, netrc), and no cookies are kept: every worker fetches a URL the same
-way. Host names are looked up with a bound (:mod:`minicrawl.resolve`), so ``timeout`` holds for
+way. Host names are looked up with a bound (:mod:`minicrawl.dns`), so ``timeout`` holds for
 the DNS lookup too.
 """
 
@@ -33,8 +33,8 @@ from urllib3.exceptions import (
 )
 from urllib3.util import parse_url
 
+from minicrawl.dns import LookupTimeout, connect
 from minicrawl.options import Options
-from minicrawl.resolve import LookupTimeout, connect
 
 CHUNK = 64 * 1024
 POOLS_PER_WORKER = 16  # origins a worker keeps a connection to; the least recently used goes
