@@ -16,7 +16,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.fetch import Fetcher
-from minicrawl.localsite import Resource
+from minicrawl.local.site import Resource
 from minicrawl.options import Options
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minicrawl import Crawler, memo
-from minicrawl.localsite import Resource
+from minicrawl.local.site import Resource
 from minicrawl.memo import Memo, MemoSet
 
 
@@ -45,5 +45,6 @@ def test_a_bloom_crawl_holds_fewer_url_strings_than_an_exact_set_would(server, m
     counts = server.fetch_counts()
     assert all(c == 1 for c in counts.values())
     assert len(counts) == 1 + 300 + 300 * 20  # /q/ pages answer 404, still fetched once
-    held = len(crawler._link_cache) + len(crawler._target_cache) + len(crawler._offered)
+    resolver, offer = crawler.resolver, crawler._offer
+    held = len(resolver._by_href) + len(resolver._by_target) + len(offer._offered)
     assert held <= len(crawler.visited) + 3 * memo.FLOOR, (held, len(crawler.visited))
