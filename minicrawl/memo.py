@@ -77,8 +77,7 @@ class MemoSet:
 
 
 def _newer_half(data: dict[Hashable, Any]) -> dict[Hashable, Any]:
-    keep = len(data) // 2
-    items = iter(data.items())
-    for _ in range(len(data) - keep):
-        next(items)
-    return dict(items)
+    # list() copies the items in one C call, under the GIL: another thread may be writing to
+    # ``data`` (an entry it adds meanwhile is only lost, never a "changed size" RuntimeError).
+    items = list(data.items())
+    return dict(items[len(items) // 2:])

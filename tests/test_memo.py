@@ -48,3 +48,4 @@ def test_a_bloom_crawl_holds_fewer_url_strings_than_an_exact_set_would(server, m
     resolver, offer = crawler.resolver, crawler._offer
     held = len(resolver._by_href) + len(resolver._by_target) + len(offer._offered)
     assert held <= len(crawler.visited) + 3 * memo.FLOOR, (held, len(crawler.visited))
+
