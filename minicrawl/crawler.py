@@ -31,6 +31,7 @@ from minicrawl.events import Callback, CrawlObserver, Events, LinkDecisions
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.gate import TokenGate
 from minicrawl.links import extract_links, is_html
+from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options
 from minicrawl.output import Output
 from minicrawl.page import Page, now
@@ -98,6 +99,7 @@ class Crawler:
         self.resolver = LinkResolver(opts, self.scope,
                                      budget=None if self.shared else self.visited.__len__)
         self.cpu_gate = TokenGate()  # see minicrawl.gate: threads wait on the network, not GIL
+        limit_heaps()  # see minicrawl.malloc: the C heap must not grow with the thread count
         self.stats = self.shared.stats if self.shared else Stats()
         # robots.txt and per-host pace; in a shared crawl the pace is shared through Redis too.
         self.politeness = Politeness(opts, self.stats,

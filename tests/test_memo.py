@@ -49,3 +49,13 @@ def test_a_bloom_crawl_holds_fewer_url_strings_than_an_exact_set_would(server, m
     held = len(resolver._by_href) + len(resolver._by_target) + len(offer._offered)
     assert held <= len(crawler.visited) + 3 * memo.FLOOR, (held, len(crawler.visited))
 
+
+
+def test_the_c_heap_is_limited_before_workers_start_on_glibc(server):
+    import platform
+
+    from minicrawl.malloc import limit_heaps
+
+    server.pages["/"] = Resource(b"x")
+    Crawler([server.url("/")], ignore_robots=True, delay=0).run()
+    assert limit_heaps() is (platform.libc_ver()[0] == "glibc")
