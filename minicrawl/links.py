@@ -15,16 +15,18 @@ import codecs
 import os
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lxml import etree
 
+from minicrawl.gate import TokenGate
 from minicrawl.urls import BadURL, canonicalize
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 # Which attribute of which element is a link to crawl.
-LINK_ATTRS = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
+LINK_ATTRS = {"a": "href", "area": "href", "frame": "src", "iframe": "src", "base": "href"}
 
 
 
@@ -110,6 +112,9 @@ def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]
 
 _local = threading.local()
 
+_PARSER_SETTINGS = {"recover": True, "no_network": True, "remove_comments": True,
+                    "remove_pis": True, "collect_ids": False, "default_doctype": False}
+
 
 def _parser(encoding: str | None) -> etree.HTMLParser:
     """This thread's parser for ``encoding``: threads sharing one lxml parser take turns on its
@@ -118,62 +123,123 @@ def _parser(encoding: str | None) -> etree.HTMLParser:
     parsers = _local.__dict__.setdefault("parsers", {})
     parser = parsers.get(encoding)
     if parser is None:
-        parser = parsers[encoding] = etree.HTMLParser(
-            recover=True, no_network=True, remove_comments=True, remove_pis=True,
-            collect_ids=False, default_doctype=False, encoding=encoding)
+        parser = parsers[encoding] = etree.HTMLParser(encoding=encoding, **_PARSER_SETTINGS)
     return parser
+
+
+def _as_text(body: bytes, encoding: str) -> str:
+    """``body`` decoded by Python (it knows more encodings than libxml2), without an XML
+    declaration (lxml refuses str input that carries one: it is decoded already)."""
+    text = body.decode(encoding, errors="replace")
+    if text.lstrip().startswith("<?xml"):
+        text = text.split("?>", 1)[-1]
+    return text
+
+
+# libxml2's tree builder drops everything after </html>; browsers ignore that end tag and keep
+# what follows (injected scripts, trackers, links), so the tag is taken out when text follows.
+_HTML_END = re.compile(rb"</html\s*>", re.IGNORECASE)
+
+
+def _keep_after_html_end(body: bytes) -> bytes:
+    found = _HTML_END.search(body)
+    if found is None or not body[found.end():].strip():
+        return body
+    return _HTML_END.sub(b"", body)
 
 
 def parse_html(body: bytes, encoding: str) -> etree._Element | None:
     """The document tree of ``body`` (None if there is none). UTF-8 bytes go to libxml2 as they
-    are (no Python copy of a 2 MB page; invalid bytes are recovered from); other encodings are
-    decoded by Python, which knows more of them."""
+    are (no Python copy of the page; invalid bytes are recovered from); other encodings are
+    decoded by Python, which knows more of them. What follows ``</html>`` is in the tree."""
     try:
+        body = _keep_after_html_end(body)
         if encoding == "utf-8":
             return etree.fromstring(body, _parser("utf-8"))
-        text = body.decode(encoding, errors="replace")
-        # lxml refuses str input carrying an XML encoding declaration; it is decoded already.
-        if text.lstrip().startswith("<?xml"):
-            text = text.split("?>", 1)[-1]
-        return etree.fromstring(text, _parser(None))
+        return etree.fromstring(_as_text(body, encoding), _parser(None))
     except (etree.ParserError, ValueError, LookupError):
         return None
 
 
-# A parsed tree costs ~10× its page in memory; more trees alive at once than there are cores
-# to build them only adds memory (16 workers on 2 MB pages: hundreds of MB), never speed.
-_PARSE_SLOTS = threading.BoundedSemaphore(os.cpu_count() or 2)
+# A parsed tree costs ~10× its page in memory (a 6 MB page: 60 MB). A page larger than this is
+# read as a stream of start tags instead, never held as a tree (a few MB whatever its size);
+# smaller ones are parsed into a tree, which libxml2 builds without the GIL.
+STREAM_ABOVE = 512 * 1024
+STREAM_CHUNK = 256 * 1024
+
+# More pages being parsed at once than there are cores only adds memory, never speed.
+_PARSE_SLOTS = TokenGate(os.cpu_count() or 2)
 
 
 def extract_links(body: bytes, url: str, content_type: str | None = None) -> Extracted:
     """The link hrefs of the page ``url`` whose bytes are ``body``, in document order.
 
     hrefs are returned as written (stripped), duplicates removed; resolving and canonicalizing
-    them is :func:`minicrawl.urls.canonicalize`'s job.
+    them is :func:`minicrawl.urls.canonicalize`'s job. Links in comments and in script or style
+    text are not links; links in ``<template>``, ``<noscript>`` and after ``</html>`` are.
     """
     encoding = detect_encoding(body, content_type)
-    with _PARSE_SLOTS:  # an empty or blank body parses to None (no copy of it to check that)
-        return _links_of(parse_html(body, encoding) if body else None, url, encoding)
-
-
-def _links_of(root: etree._Element | None, url: str, encoding: str) -> Extracted:
-    if root is None:
-        return Extracted([], url, encoding)
-    base_href = None
-    hrefs: dict[str, None] = {}  # an ordered set: pages repeat their navigation links
-    for el in root.iter("base", "a", "area", "frame", "iframe"):
-        tag = el.tag
-        if tag == "base":
-            if base_href is None:  # only the first <base href> counts
-                base_href = (el.get("href") or "").strip() or None
-            continue
-        value = el.get(LINK_ATTRS[tag])
-        if value:
-            hrefs[value.strip()] = None
+    links = _Links()
+    if body:  # an empty or blank body has none (no copy of it to check for blankness)
+        with _PARSE_SLOTS:
+            if len(body) > STREAM_ABOVE:
+                _stream(body, encoding, links)
+            else:
+                root = parse_html(body, encoding)
+                if root is not None:  # links.start(tag, el.attrib) inlined: 0.1 ms a page
+                    hrefs = links.hrefs
+                    for el in root.iter("base", "a", "area", "frame", "iframe"):
+                        tag = el.tag
+                        value = el.get(LINK_ATTRS[tag])
+                        if tag == "base":
+                            links.base(value)
+                        elif value:
+                            hrefs[value.strip()] = None
     base = url
-    if base_href:
+    if links.base_href:
         try:
-            base = canonicalize(base_href, url)
+            base = canonicalize(links.base_href, url)
         except BadURL:
             pass  # a broken <base> is ignored, as browsers do
-    return Extracted(list(hrefs), base, encoding)
+    return Extracted(list(links.hrefs), base, encoding)
+
+
+class _Links:
+    """The links of one page, collected tag by tag (from a tree, or as lxml's parser target)."""
+
+    __slots__ = ("base_href", "hrefs")
+
+    def __init__(self) -> None:
+        self.base_href: str | None = None
+        self.hrefs: dict[str, None] = {}  # an ordered set: pages repeat their navigation links
+
+    def start(self, tag: str, attrib: Mapping[str, str]) -> None:
+        name = LINK_ATTRS.get(tag)
+        if name is None:
+            return
+        value = attrib.get(name)
+        if tag == "base":
+            self.base(value)
+        elif value:
+            self.hrefs[value.strip()] = None
+
+    def base(self, href: str | None) -> None:
+        if self.base_href is None:  # only the first <base href> counts
+            self.base_href = (href or "").strip() or None
+
+    def close(self) -> None:
+        pass
+
+
+def _stream(body: bytes, encoding: str, links: _Links) -> None:
+    """Feed ``body`` to a parser whose target is ``links``: libxml2 reports each start tag and
+    builds no tree. (This path also keeps what follows ``</html>``: only the tree drops it.)"""
+    parser = etree.HTMLParser(target=links, encoding="utf-8" if encoding == "utf-8" else None,
+                              **_PARSER_SETTINGS)
+    data: bytes | str = body if encoding == "utf-8" else _as_text(body, encoding)
+    try:
+        for at in range(0, len(data), STREAM_CHUNK):
+            parser.feed(data[at:at + STREAM_CHUNK])
+        parser.close()
+    except (etree.ParserError, ValueError, LookupError):
+        pass  # what was found before the damage stands

@@ -4,14 +4,16 @@ Most hrefs of a site are the same navigation links on every page, so resolving (
 page's base), canonicalizing and judging them (scope, traps) is done once per (base directory,
 href) and remembered. Resolution depends only on the base's directory, except for ``""`` and
 ``"?…"``; the fragment never matters, so ``#sec-3`` and ``x.html#top`` share the entry of ``""``
-and ``x.html``. The caches are bounded: when full they are cleared, and the hot links come back
-at once. Dict reads and writes are atomic, and a racing miss only computes the same answer twice.
+and ``x.html``. The caches are bounded (:class:`minicrawl.memo.Memo`): each holds at most a third
+of the URLs Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set
+would. Dict reads and writes are atomic, and a racing miss only computes the same answer twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from minicrawl.memo import Memo
 from minicrawl.options import Options
 from minicrawl.scope import Scope
 from minicrawl.urls import BadURL, absolute, canonicalize, repeated_segments
@@ -24,11 +26,13 @@ Verdict = tuple[str | None, str | None]  # (canonical URL, why unwanted) or (Non
 class LinkResolver:
     """Resolves and judges links for one crawl (thread-safe)."""
 
-    def __init__(self, options: Options, scope: Scope) -> None:
+    def __init__(self, options: Options, scope: Scope,
+                 budget: Callable[[], int] | None = None) -> None:
+        """``budget``: how many URLs Visited holds (the caches' bound follows it)."""
         self.options = options
         self.scope = scope
-        self._by_href: dict[tuple[str, str], Verdict] = {}  # (directory, href) → verdict
-        self._by_target: dict[str, Verdict] = {}  # absolute URL → verdict
+        self._by_href = Memo(CACHE_SIZE, budget)  # (directory, href) → verdict
+        self._by_target = Memo(CACHE_SIZE, budget)  # absolute URL → verdict
 
     def resolve(self, hrefs: Iterable[str], base: str, counts: dict[str, int]
                 ) -> tuple[dict[str, str | None], list[tuple[str, str]]]:
@@ -38,15 +42,13 @@ class LinkResolver:
         candidates: dict[str, str | None] = {}
         rejected: list[tuple[str, str]] = []
         directory = base.split("?", 1)[0].rsplit("/", 1)[0]
-        cache = self._by_href
+        cache = self._by_href.data
         for href in hrefs:
             key = href.split("#", 1)[0] if "#" in href else href
             key = (base if not key or key[0] == "?" else directory, key)
             hit = cache.get(key)
             if hit is None:
-                if len(cache) >= CACHE_SIZE:
-                    cache.clear()
-                hit = cache[key] = self._judge(key[1], base)
+                hit = self._by_href.put(key, self._judge(key[1], base))
             url, why = hit
             if url is None:  # not a URL we could ever fetch: why is BadURL's reason
                 name = "links_not_http" if why == "not http(s)" else "links_malformed"
@@ -74,8 +76,7 @@ class LinkResolver:
             target = absolute(href, base, max_length=opts.max_url_length)
         except BadURL as e:
             return None, e.reason
-        cache = self._by_target
-        hit = cache.get(target)
+        hit = self._by_target.data.get(target)
         if hit is None:
             try:
                 url = canonicalize(target, sort_query=opts.sort_query,
@@ -83,7 +84,5 @@ class LinkResolver:
                 hit = (url, self.out_of_bounds(url))
             except BadURL as e:
                 hit = (None, e.reason)
-            if len(cache) >= CACHE_SIZE:
-                cache.clear()
-            cache[target] = hit
+            self._by_target.put(target, hit)
         return hit

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
+from minicrawl.memo import MemoSet
 from minicrawl.options import Options
 
 log = logging.getLogger("minicrawl")
@@ -80,26 +81,24 @@ class OfferedOnce:
 
     Visited never forgets, so once it has answered for a URL the answer for that URL is known
     ("seen") without hashing it again: over 99 % of a page's links on a real site. The URLs
-    already offered are kept in a set, cleared when it reaches ``limit`` (crude but bounded).
+    already offered are kept in a :class:`minicrawl.memo.MemoSet` of at most a third of the URLs
+    Visited holds (and ``limit``): never more strings than an exact Visited set would hold.
     Not for a shared crawl, where a page's whole link list is its replay token (see
     :class:`minicrawl.shared.conn.ReplayTokens`).
     """
 
     def __init__(self, visited: Visited, limit: int = 200_000) -> None:
         self.visited = visited
-        self.limit = limit
-        self._offered: set[str] = set()
+        self._offered = MemoSet(limit, visited.__len__)
 
     def add_many(self, urls: list[str]) -> list[bool]:
         """Visited's answers for ``urls``, asking it only about those never offered before."""
-        offered = self._offered
+        offered = self._offered.data
         ask = [url for url in urls if url not in offered]
         if not ask:
             return [False] * len(urls)
         fresh = {url for url, new in zip(ask, self.visited.add_many(ask), strict=True) if new}
-        if len(offered) + len(ask) > self.limit:
-            offered.clear()
-        offered.update(ask[:self.limit])
+        self._offered.update(ask)
         answers = []
         for url in urls:  # a URL given twice is new once, like Visited's own answers
             answers.append(url in fresh)

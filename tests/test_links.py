@@ -114,3 +114,55 @@ def test_a_page_declaring_utf8_does_not_need_beautifulsoup():
     assert _plainly_utf8(b'<meta charset="utf-8"><a href="encoding-faq.html">')
     assert not _plainly_utf8(b' <?xml version="1.0" encoding="iso-8859-2"?><p>')
     assert detect_encoding(b'<meta charset="koi8-r">') == "koi8-r"
+
+
+# -- what browsers keep and ignore, on pages parsed as a tree and on pages too big for one ------
+
+PADDING = b"<p>" + b"x" * 1000 + b"</p>\n"
+
+
+def big(body: bytes) -> bytes:
+    """``body`` made larger than any page parsed as a tree (so it is read as a stream)."""
+    from minicrawl.links import STREAM_ABOVE
+
+    head, _, rest = body.partition(b"<body>")
+    page = head + b"<body>" + PADDING * (STREAM_ABOVE // len(PADDING) + 1) + rest
+    assert len(page) > STREAM_ABOVE
+    return page
+
+
+BROWSER_LINKS = (
+    b'<html><head><base href="/b/"></head><body><a href="/1">1</a>'
+    b'<template><a href="/in-template">t</a></template>'
+    b'<!-- <a href="/in-comment"> --><script>document.write("<a href=/in-script>")</script>'
+    b'<style>a::after { content: "<a href=/in-style>" }</style>'
+    b'<a href="/2">2</a></body></html>\n<script src="/tracker.js"></script>'
+    b'<a href="/after-html">late</a><iframe src="/after-html-frame"></iframe>\n')
+
+
+def test_links_after_html_end_and_in_template_are_kept_comments_and_script_text_are_not():
+    for body in (BROWSER_LINKS, big(BROWSER_LINKS)):
+        got = extract_links(body, URL)
+        assert got.hrefs == ["/1", "/in-template", "/2", "/after-html", "/after-html-frame"]
+        assert got.base == "http://example.com/b/"
+
+
+def test_an_html_end_tag_in_any_case_and_only_whitespace_after_it():
+    assert extract_links(b'<a href="/x"></HTML ><p><a href="/y">', URL).hrefs == ["/x", "/y"]
+    assert extract_links(b'<a href="/x"></html>\n\n', URL).hrefs == ["/x"]
+
+
+def test_a_big_page_gives_the_links_a_tree_would_in_order_charset_and_all():
+    hrefs = [f"/p{i}.html" for i in range(3000)]
+    links = "".join(f'<a href="{h}">{h}</a><a href="{h}#top">again</a>' for h in hrefs)
+    body = ("<html><head><meta charset='koi8-r'></head><body>" + links
+            + "<a href='/\u0434\u043e\u043c'>home</a></body></html>").encode("koi8-r")
+    expected = [h for h in hrefs for h in (h, h + "#top")] + ["/\u0434\u043e\u043c"]
+    assert extract_links(body, URL).hrefs == expected  # a tree
+    got = extract_links(big(body), URL)  # a stream
+    assert got.hrefs == expected and got.encoding == "koi8-r"
+
+
+def test_a_big_truncated_or_binary_page_keeps_the_links_before_the_damage():
+    assert extract_links(big(b'<body><a href="/a">a</a><a href="/b'), URL).hrefs[0] == "/a"
+    assert extract_links(bytes(range(256)) * 4000, URL).hrefs == []

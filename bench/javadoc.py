@@ -1,0 +1,224 @@
+"""The real-site race: minicrawl vs wget on the Java 17 API docs (issue 15).
+
+    python bench/javadoc.py                               # 0 ms, minicrawl ×1,4,16 and wget; 3 reps
+    python bench/javadoc.py --reps 1 --threads 16 --peers none   # the loop while optimising
+    python bench/javadoc.py --latency 20 --threads 16 --peers none
+    python bench/javadoc.py --threads 16 --peers none --max-pages 1000,3000,0   # RSS by pages
+
+The site is Debian's ``openjdk-17-doc`` (installed with apt-get if missing): ~10,000 HTML pages
+with ~660,000 links under ``/usr/share/doc/openjdk-17-jre-headless/api``, served as they are by
+nginx (``servers.Nginx``, one worker, access log) on a free loopback port, optionally behind
+the latency proxy. Every crawler starts at ``/api/index.html``: minicrawl with its politeness
+switched off (the flags ``run.py`` discovers: ``--delay 0 --ignore-robots --per-host N``),
+wget with ``-r -l inf -np``. Each configuration runs once per repetition, interleaved, timed
+with ``os.wait4`` (wall, CPU, peak RSS) exactly as ``run.py`` does.
+
+Exactly once, from nginx's log: no URL requested twice by one crawl (``dup.``), and every crawl
+of minicrawl requests the same set of URLs — the union of all its full crawls is the reference
+(``missed``/``extra`` against it; the generated site of ``run.py`` knows its truth in advance,
+a real site does not). wget also fetches what pages embed (stylesheets, scripts, images), so its
+request count is larger; its figures are reported as measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import servers
+
+import run
+
+DOCS_PACKAGE = "openjdk-17-doc"
+DOCS_ROOT = Path("/usr/share/doc/openjdk-17-jre-headless")
+START = "/api/index.html"
+
+
+def ensure_docs() -> Path:
+    """The folder served (it holds ``api/``), installed from Debian first if missing."""
+    if not (DOCS_ROOT / "api" / "index.html").exists():
+        if os.geteuid() != 0:
+            sys.exit(f"{DOCS_ROOT} is missing: apt-get install -y {DOCS_PACKAGE} (as root)")
+        print(f"installing {DOCS_PACKAGE} with apt-get ...", flush=True)
+        subprocess.run(["apt-get", "update", "-qq"], check=False)
+        subprocess.run(["apt-get", "install", "-y", "-qq", DOCS_PACKAGE], check=True,
+                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    return DOCS_ROOT
+
+
+class LoggedNginx(servers.Nginx):
+    """nginx that also keeps the paths of the last crawl's requests (for the cross-run check)."""
+
+    last: list[tuple[str, int]] = []
+
+    def requests_since(self, offset: int) -> list[tuple[str, int]]:
+        self.last = super().requests_since(offset)
+        return self.last
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", type=run.int_list, default=[1, 4, 16],
+                    help="minicrawl thread counts (default: 1,4,16)")
+    ap.add_argument("--peers", default="wget", help="wget or none")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--latency", type=run.float_list, default=[0.0],
+                    help="added latency per request in ms, comma-separated (default: 0)")
+    ap.add_argument("--max-pages", type=run.int_list, default=[0],
+                    help="minicrawl --max-pages values, comma-separated; 0 = the whole site")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--minicrawl-arg", action="append", default=[])
+    ap.add_argument("--baseline", type=Path,
+                    help="another minicrawl checkout (e.g. `git worktree add /tmp/base main`), "
+                    "raced at the same thread counts in the same run, interleaved")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir (logs)")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    root = ensure_docs()
+    configs: list[tuple[run.Config, int]] = [
+        (run.Config("minicrawl", n), cap) for cap in opts.max_pages for n in opts.threads]
+    if opts.baseline:
+        configs += [(run.Config("baseline", n), cap) for cap in opts.max_pages
+                    for n in opts.threads]
+    if "wget" in opts.peers:
+        servers.ensure_tool("wget", "wget")
+        configs.append((run.Config("wget", 1), 0))
+    cores = len(os.sched_getaffinity(0))
+    work = Path(tempfile.mkdtemp(prefix="minicrawl-javadoc-"))
+    print(f"machine: {run.machine()}")
+    print(f"minicrawl: {run.REPO} "
+          f"({run.version_of(['git', '-C', str(run.REPO), 'describe', '--always', '--dirty'])})")
+    port = servers.free_port()
+    ng = LoggedNginx(work, root, port).start()
+    print(f"nginx on {ng.origin} serving {root}; temp dir {work}")
+    started = time.perf_counter()
+    failed = False
+    tables = []
+    targets: list[str] = []
+    try:
+        for latency in opts.latency:
+            proxy = None
+            origin = ng.origin
+            if latency > 0:
+                proxy = servers.LatencyProxy(servers.free_port(), port, latency).start()
+                origin = proxy.origin
+            url = origin + START
+            runs: dict[tuple[str, int, int], list[run.Run]] = {}
+            paths: dict[tuple[str, int, int], list[set[str]]] = {}
+            try:
+                for rep in range(opts.reps):
+                    for cfg, cap in configs:
+                        cmd = crawl_command(cfg, url, opts, work)
+                        if cap:
+                            cmd += ["--max-pages", str(cap)]
+                        r = run.measure(cfg, cmd, ng, proxy, set(), latency, rep, work,
+                                        opts.timeout)
+                        key = (cfg.crawler, cfg.concurrency, cap)
+                        runs.setdefault(key, []).append(r)
+                        paths.setdefault(key, []).append({p for p, _ in ng.last})
+                        print(f"  [{time.perf_counter() - started:6.0f} s] {latency:g} ms rep "
+                              f"{rep + 1}/{opts.reps} {cfg.label:14} pages≤{cap or '∞':<6} "
+                              f"wall {r.wall_s:7.2f} s cpu {r.cpu_s:6.2f} s rss "
+                              f"{r.peak_rss_mb:6.0f} MB {r.requests:6d} req {r.distinct:6d} "
+                              f"distinct, dup {r.duplicated} {r.dup_sample} exit {r.exit_code}",
+                              flush=True)
+                        if cfg.crawler != "wget" and (r.duplicated or r.exit_code):
+                            failed = True
+            finally:
+                if proxy:
+                    proxy.stop()
+            # The reference set: every URL any full minicrawl crawl of this run requested.
+            full = [s for (c, _, cap), sets in paths.items() if c != "wget" and not cap
+                    for s in sets]
+            reference = set().union(*full) if full else set()
+            lines = [f"#### Java 17 API docs, latency {latency:g} ms — {len(reference)} URLs "
+                     f"requested by minicrawl", "",
+                     "| crawler | conc. | pages cap | wall s (min–max) | CPU s | CPU ms/page "
+                     "| peak RSS MB | requests | dup. | missed / extra vs reference "
+                     "| exactly once |",
+                     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+            medians = {}
+            for key, rs in runs.items():
+                crawler, conc, cap = key
+                s = medians[key] = run.summarize(rs)
+                worst_missed = worst_extra = 0
+                exact = 0
+                for r, got in zip(rs, paths[key], strict=True):
+                    missed = len(reference - got) if crawler != "wget" and not cap else 0
+                    extra = len(got - reference) if crawler != "wget" and reference else 0
+                    worst_missed, worst_extra = max(worst_missed, missed), max(worst_extra, extra)
+                    exact += not (r.duplicated or missed or extra)
+                if crawler != "wget" and (worst_missed or worst_extra):
+                    failed = True
+                check = f"{exact}/{len(rs)}" if crawler != "wget" else "–"
+                lines.append(
+                    f"| {crawler} | {conc} | {cap or 'all'} | {run.fmt(s['wall_s'])} "
+                    f"({run.fmt(s['wall_min'])}–{run.fmt(s['wall_max'])}) "
+                    f"| {run.fmt(s['cpu_s'])} | {run.fmt(s['cpu_ms_per_page'])} "
+                    f"| {run.fmt(s['rss_mb'], 0)} | {s['requests']:.0f} "
+                    f"| {s['duplicated']:.0f} | {worst_missed} / {worst_extra} | {check} |")
+            tables.append("\n".join(lines))
+            print("\n" + tables[-1], flush=True)
+            targets += issue15_targets(medians, latency, cores)
+    finally:
+        ng.stop()
+        if not opts.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"\n### Results ({opts.reps} repetitions, medians; machine: {run.machine()})\n")
+    print("\n\n".join(tables))
+    print("\nIssue 15 targets (this run):")
+    print("\n".join(targets) or "- none measured in this run")
+    print(f"\nbench total {time.perf_counter() - started:.0f} s")
+    if failed:
+        print("minicrawl did NOT fetch every URL exactly once (see above)")
+    return 1 if failed else 0
+
+
+def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Path) -> list[str]:
+    """``run.py``'s command for ``cfg``; the baseline's is the same, from the other checkout."""
+    if cfg.crawler != "baseline":
+        return run.command(cfg, url, opts, None, work)
+    cmd = run.command(run.Config("minicrawl", cfg.concurrency), url, opts, None, work)
+    cmd[1] = str(opts.baseline / "run.py")
+    return cmd
+
+
+def issue15_targets(medians: dict[tuple[str, int, int], dict[str, float]], latency: float,
+                    cores: int) -> list[str]:
+    """Issue 15's targets, checked against this run's medians where it measured them."""
+    out = []
+    m1, m16 = medians.get(("minicrawl", 1, 0)), medians.get(("minicrawl", 16, 0))
+    wget = medians.get(("wget", 1, 0))
+    verdict = {True: "PASS", False: "FAIL"}
+    if latency == 0 and m16 and wget:
+        out.append(f"- 0 ms, 16 threads: wall {run.fmt(m16['wall_s'])} s ≤ 0.5 × wget's "
+                   f"{run.fmt(wget['wall_s'])} s (ratio {m16['wall_s'] / wget['wall_s']:.2f}): "
+                   f"{verdict[m16['wall_s'] <= 0.5 * wget['wall_s']]}")
+    if m16 and m1:
+        out.append(f"- {latency:g} ms: 16 threads {run.fmt(m16['wall_s'])} s ≤ 1 thread's "
+                   f"{run.fmt(m1['wall_s'])} s: {verdict[m16['wall_s'] <= m1['wall_s']]}; "
+                   f"RSS 16/1 = {m16['rss_mb'] / m1['rss_mb']:.2f}")
+    if m16:
+        out.append(f"- {latency:g} ms: peak RSS at 16 threads {run.fmt(m16['rss_mb'], 0)} MB ≤ "
+                   f"100 MB: {verdict[m16['rss_mb'] <= 100]}")
+        if latency > 0:
+            floor = max(m16["requests"] * latency / 1000 / 16, m16["cpu_s"] / cores)
+            out.append(f"- {latency:g} ms, 16 threads: wall {run.fmt(m16['wall_s'])} s ≤ 1.3 × "
+                       f"max(latency floor, CPU/{cores}) = 1.3 × {run.fmt(floor)} s "
+                       f"({m16['wall_s'] / floor:.2f}×): "
+                       f"{verdict[m16['wall_s'] <= 1.3 * floor]}")
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""Fetching one URL, against real servers: the body as far as it came, robots.txt's first
+500 KiB whatever the server declares, and a host name lookup bounded by ``--timeout``."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from minicrawl import Crawler
+from minicrawl.fetch import Fetcher
+from minicrawl.local.site import Resource
+from minicrawl.options import Options
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class CutServer:
+    """A raw socket server: ``/`` promises 100,000 bytes, sends 27 of them and hangs up;
+    ``/next`` is a complete page. Each request is logged by path."""
+
+    CUT = b'<a href="/next">next</a>   '  # 27 bytes, a whole link in them
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.paths: list[str] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    data = conn.recv(4096)
+                    if not data:
+                        break
+                    request += data
+                if not request:
+                    continue
+                path = request.split(b" ", 2)[1].decode()
+                self.paths.append(path)
+                if path == "/":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                                 b"Content-Length: 100000\r\n\r\n" + self.CUT)
+                else:
+                    body = b"<p>the end</p>"
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: "
+                                 b"close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def cut_server() -> Iterator[CutServer]:
+    server = CutServer()
+    yield server
+    server.close()
+
+
+def test_a_body_cut_by_a_lost_connection_keeps_its_bytes_and_links(cut_server, tmp_path):
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "run.py"), f"http://127.0.0.1:{cut_server.port}/",
+         "--out", str(out), "--retries", "0", "--delay", "0", "--ignore-robots", "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert "Traceback" not in done.stderr
+    records = {json.loads(line)["url"].rsplit("/", 1)[1]: json.loads(line)
+               for line in out.read_text().splitlines()}
+    cut = records[""]
+    assert cut["bytes"] == 27 and cut["links"] == 1 and cut["new"] == 1
+    assert "IncompleteRead(27 bytes read, 99973 more expected)" in cut["error"]
+    assert records["next"]["error"] is None and cut_server.paths == ["/", "/next"]
+
+
+def test_a_cut_body_is_retried_and_the_last_attempt_keeps_what_it_read(cut_server):
+    pages = []
+    Crawler([f"http://127.0.0.1:{cut_server.port}/"], on_page=pages.append, retries=1,
+            retry_backoff=0.01, delay=0, ignore_robots=True).run()
+    cut = next(p for p in pages if p.url.endswith(f":{cut_server.port}/"))
+    assert cut.body == CutServer.CUT and "gave up after 2 attempts" in cut.error
+    assert cut_server.paths.count("/") == 2 and cut_server.paths.count("/next") == 1
+
+
+def test_robots_txt_over_500_kib_is_obeyed_as_far_as_its_first_500_kib(server):
+    # Content-Length says 700 KiB: the rules on its first lines must still hold.
+    rules = b"User-agent: *\nDisallow: /secret\n"
+    padding = b"# " + b"x" * 97 + b"\n"
+    body = rules + padding * (700 * 1024 // len(padding))
+    server.pages.update({
+        "/robots.txt": Resource(body, 200, {"Content-Type": "text/plain"}),
+        "/": Resource(b'<a href="/secret">s</a><a href="/open">o</a>'),
+        "/secret": Resource(b"no"), "/open": Resource(b"yes"),
+    })
+    pages = []
+    stats = Crawler([server.url("/")], on_page=pages.append, delay=0).run()
+    counts = server.fetch_counts(exclude=())
+    assert counts["/robots.txt"] == 1 and counts["/open"] == 1 and "/secret" not in counts
+    assert stats["robots_disallowed"] == 1
+
+
+def test_an_explicit_max_bytes_reads_the_first_bytes_whatever_the_content_length(server):
+    server.pages["/big"] = Resource(b"a" * 5000, 200, {"Content-Type": "text/plain"})
+    fetcher = Fetcher(Options(max_bytes=1000))
+    try:
+        capped = fetcher.fetch(server.url("/big"))  # the crawl's cap: not read at all
+        prefix = fetcher.fetch(server.url("/big"), max_bytes=100)
+    finally:
+        fetcher.close()
+    assert capped.body == b"" and "Content-Length 5000" in capped.error
+    assert prefix.body == b"a" * 100 and "max_bytes (100)" in prefix.error
+
+
+@pytest.fixture
+def slow_dns(monkeypatch) -> dict[str, threading.Event]:
+    """Names ending in ``.slow.test`` resolve to 127.0.0.1 after 3 s (the system resolver is
+    really called for 127.0.0.1: only the wait is faked). The event is set once answered."""
+    real = socket.getaddrinfo
+    answered: dict[str, threading.Event] = {}
+
+    def getaddrinfo(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if isinstance(host, str) and host.endswith(".slow.test"):
+            time.sleep(3)
+            try:
+                return real("127.0.0.1", port, *args, **kwargs)
+            finally:
+                answered.setdefault(host, threading.Event()).set()
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answered
+
+
+def test_a_slow_host_name_lookup_fails_at_the_timeout_and_its_answer_is_kept(server, slow_dns):
+    server.pages["/"] = Resource(b"hello")
+    url = f"http://one.slow.test:{server.port}/"
+    fetcher = Fetcher(Options(timeout=0.5))
+    try:
+        first = fetcher.fetch(url)
+        # A lookup that would have succeeded: the fetch gave up on it (a transient error)...
+        assert first.status is None and first.transient
+        assert first.error.startswith("ConnectTimeout: DNS lookup of one.slow.test timed out")
+        # ... while it finished in the background: the next fetch uses its answer.
+        assert slow_dns.setdefault("one.slow.test", threading.Event()).wait(10)
+        second = fetcher.fetch(url)
+    finally:
+        fetcher.close()
+    assert second.status == 200 and second.body == b"hello"
+
+
+def test_a_crawl_records_a_slow_lookup_as_a_timeout_and_goes_on(server, slow_dns):
+    server.pages["/"] = Resource(
+        f'<a href="http://two.slow.test:{server.port}/x">x</a><a href="/y">y</a>'.encode())
+    server.pages["/y"] = Resource(b"y")
+    pages = []
+    Crawler([server.url("/")], on_page=pages.append, timeout=0.5, retries=0, delay=0,
+            ignore_robots=True, allow_domain=["slow.test"]).run()
+    errors = {p.url: p.error for p in pages}
+    slow = errors[f"http://two.slow.test:{server.port}/x"]
+    assert slow.startswith("ConnectTimeout") and "DNS lookup" in slow
+    assert errors[server.url("/y")] is None
+
+
+def test_a_name_that_does_not_resolve_is_a_connection_error():
+    fetcher = Fetcher(Options(timeout=2))
+    try:
+        response = fetcher.fetch("http://no-such-host.invalid/")
+    finally:
+        fetcher.close()
+    assert response.error.startswith("ConnectionError") and response.transient

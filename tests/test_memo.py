@@ -1,0 +1,61 @@
+"""The crawler's link memories: bounded by what Visited holds, never more than an exact set."""
+
+from __future__ import annotations
+
+from minicrawl import Crawler, memo
+from minicrawl.local.site import Resource
+from minicrawl.memo import Memo, MemoSet
+
+
+def test_a_memo_holds_a_share_of_the_budget_and_forgets_its_older_half():
+    size = [0]
+    m = Memo(limit=10_000, budget=lambda: size[0], share=0.5)
+    for n in range(5000):
+        size[0] = n  # Visited grows by one URL per entry
+        m.put(n, str(n))
+        assert len(m) <= max(memo.FLOOR, n // 2)
+    assert m.data.get(4999) == "4999" and 0 not in m.data  # the newest stay
+    capped = Memo(limit=100)
+    for n in range(1000):
+        capped.put(n, n)
+    assert len(capped) <= 100 and 999 in capped.data
+
+
+def test_a_memo_set_follows_its_budget_too():
+    s = MemoSet(limit=10_000, budget=lambda: 3000, share=1 / 3)
+    s.update(range(5000))
+    assert len(s) <= 1000 and 4999 in s and 0 not in s
+
+
+def test_a_bloom_crawl_holds_fewer_url_strings_than_an_exact_set_would(server, monkeypatch):
+    """300 pages, each linking 30 others and 20 pages of its own: after the crawl, the memories
+    together hold no more entries than Visited holds URLs; every page was fetched once."""
+    monkeypatch.setattr(memo, "FLOOR", 16)  # so a small site shows the bound
+
+    def page(n: int) -> Resource:
+        links = [f"/p/{(n * 7 + k) % 300}" for k in range(30)] + [f"/q/{n}/{k}" for k in
+                                                                   range(20)]
+        return Resource("".join(f'<a href="{h}">x</a>' for h in links).encode())
+
+    server.pages.update({f"/p/{n}": page(n) for n in range(300)})
+    server.pages["/"] = Resource(b'<a href="/p/0">start</a>')
+    crawler = Crawler([server.url("/")], threads=4, delay=0, per_host=4, visited="bloom",
+                      expected_urls=100_000, ignore_robots=True)
+    crawler.run()
+    counts = server.fetch_counts()
+    assert all(c == 1 for c in counts.values())
+    assert len(counts) == 1 + 300 + 300 * 20  # /q/ pages answer 404, still fetched once
+    resolver, offer = crawler.resolver, crawler._offer
+    held = len(resolver._by_href) + len(resolver._by_target) + len(offer._offered)
+    assert held <= len(crawler.visited) + 3 * memo.FLOOR, (held, len(crawler.visited))
+
+
+
+def test_the_c_heap_is_limited_before_workers_start_on_glibc(server):
+    import platform
+
+    from minicrawl.malloc import limit_heaps
+
+    server.pages["/"] = Resource(b"x")
+    Crawler([server.url("/")], ignore_robots=True, delay=0).run()
+    assert limit_heaps() is (platform.libc_ver()[0] == "glibc")
