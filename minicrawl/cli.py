@@ -22,6 +22,7 @@ from minicrawl.seeds import NoValidSeeds
 from minicrawl.state import StateError
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OUTPUT = 1  # the crawl ran, but an output file (--out, --stats, --report) failed
 EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
 
 
@@ -123,6 +124,8 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         return EXIT_REDIS, {}
     if crawler.stats["interrupted"]:
         code = EXIT_INTERRUPTED
+    elif crawler.output_failures:  # each already told in its own line; the summary still comes
+        code = EXIT_OUTPUT
     if not quiet:
         print(format_summary(stats))
         if crawler.options.report:

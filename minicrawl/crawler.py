@@ -24,6 +24,7 @@ from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
 from minicrawl.options import Options
+from minicrawl.outpaths import cannot_write, check_output_paths, write_at_end
 from minicrawl.politeness import Politeness, Verdict
 from minicrawl.recrawl import UNCHANGED, Prior, classify
 from minicrawl.report import Recorder, require_plotting, write_report
@@ -92,6 +93,7 @@ class Crawler:
                  visited_filter: Visited | None = None,
                  **settings: Any) -> None:
         self.options = (options or Options()).replace(**settings)
+        check_output_paths(self.options)  # before anything is fetched: see minicrawl.outpaths
         seed_args = [seeds] if isinstance(seeds, str) else list(seeds)
         self.seeds, self.seed_problems = read_seeds(seed_args)
         for problem in self.seed_problems:
@@ -144,6 +146,7 @@ class Crawler:
         self._out = None
         self._stopping = threading.Event()
         self.worker_failures: list[str] = []
+        self.output_failures: list[str] = []  # flags whose file could not be written
         # Watching the crawl: None unless asked for, so the hot path pays one `if` per page.
         self.tracer: Tracer | None = None
         self.recorder: Recorder | None = None
@@ -192,22 +195,28 @@ class Crawler:
         finally:
             with self._out_lock:  # a worker past its deadline finds None, not a closed file
                 if self._out is not None:
-                    self._out.close()
+                    try:
+                        self._out.close()  # flushes the last lines: may meet a full disk
+                    except OSError as e:
+                        self._out_failed(e)
                     self._out = None
             if self.tracer is not None:
                 self.tracer.done(self.stats["pages"], len(self.todo))
                 self.tracer.close()
+                if self.tracer.failed:
+                    self.output_failures.append("--trace")
                 self.tracer = None
             if self.recorder is not None:
                 self.recorder.stop()
             if self.state is not None:
                 self.state.close()
         stats = self.summary()
-        if opts.stats:
-            with open(opts.stats, "w", encoding="utf-8") as f:
-                json.dump(stats, f, indent=2)
-        if self.recorder is not None:
-            write_report(opts.report, self.recorder, stats)
+        # A failing file at the end is one logged line: the stats are still returned (printed).
+        if opts.stats and not write_at_end("--stats", opts.stats, lambda p: _write_json(p, stats)):
+            self.output_failures.append("--stats")
+        if self.recorder is not None and not write_at_end(
+                "--report", opts.report, lambda p: write_report(p, self.recorder, stats)):
+            self.output_failures.append("--report")
         if self.failure is not None:
             raise self.failure
         if self.shared is not None and self.shared.todo.failure is not None:
@@ -581,6 +590,19 @@ class Crawler:
                 self.todo.close()  # the fetches in flight finish; no new one starts
             return True
 
+    def _out_failed(self, error: OSError) -> None:
+        """The ``--out`` file cannot be written (a full disk): say so once and stop the crawl,
+        whose further pages would be lost (with ``--state`` a rerun resumes it). Holds
+        ``_out_lock``."""
+        log.error("%s; the crawl stops", cannot_write("--out", self.options.out or "", error))
+        self.output_failures.append("--out")
+        out, self._out = self._out, None
+        try:
+            out.close()
+        except OSError:  # the same error again, on the buffer it could not flush
+            pass
+        self.stop()
+
     def _emit(self, page: Page, new: list[Item] | None = None) -> None:
         """Record the page, put its ``new`` links in ToDo, then report it (output, on_page).
 
@@ -597,7 +619,10 @@ class Crawler:
             line = json.dumps(page.record(), ensure_ascii=False)
             with self._out_lock:
                 if self._out is not None:
-                    self._out.write(line + "\n")
+                    try:
+                        self._out.write(line + "\n")
+                    except OSError as e:  # a full disk: one line, and the crawl stops
+                        self._out_failed(e)
         if self.on_page is not None:
             try:
                 self.on_page(page)
@@ -635,6 +660,11 @@ def _open_output(path: str, resume: bool) -> TextIO:
             else:  # a partial line longer than the tail read: isolate it
                 f.write(b"\n")
     return open(path, "a", encoding="utf-8")  # noqa: SIM115 - the crawl closes it
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
 
 
 def _now() -> str:

@@ -24,11 +24,16 @@ built here, from lists the crawler has anyway, when someone asked for them.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
+
+from minicrawl.outpaths import cannot_write
+
+log = logging.getLogger("minicrawl")
 
 INDENT = "    "
 
@@ -39,9 +44,11 @@ class Tracer:
     def __init__(self, stream: TextIO, close: bool = False,
                  on_broken: Callable[[], None] | None = None) -> None:
         self.stream = stream
+        self.name = getattr(stream, "name", "-")
         self._close = close
         self._on_broken = on_broken
         self._broken = False
+        self.failed = False  # a write failed (a full disk): the trace file is incomplete
         self._lock = threading.Lock()
 
     @classmethod
@@ -58,7 +65,12 @@ class Tracer:
     def close(self) -> None:
         with self._lock:
             if self._close:
-                self.stream.close()
+                try:
+                    self.stream.close()  # flushes the last lines
+                except OSError as e:
+                    if not self.failed:
+                        log.error("%s", cannot_write("--trace", self.name, e))
+                    self._broken = self.failed = True
             elif not self._broken:
                 self._write_or_break("")
 
@@ -88,6 +100,9 @@ class Tracer:
                 os.close(devnull)
             if self._on_broken is not None:
                 self._on_broken()
+        except OSError as e:  # a full disk: the trace stops, the crawl goes on
+            self._broken = self.failed = True
+            log.error("%s; tracing stops", cannot_write("--trace", self.name, e))
 
     # -- the decisions, in the order the crawl makes them ------------------------------------
 
