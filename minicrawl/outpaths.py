@@ -79,7 +79,8 @@ def check_directory(flag: str, path: str) -> None:
         while not existing.exists():
             existing = existing.parent
         if not existing.is_dir():
-            raise OutputPathError(f"{flag} {path!r}: {str(existing)!r} is not a directory")
+            raise OutputPathError(
+                f"{flag} {path!r}: {str(existing)!r} is not a directory") from None
         _probe(flag, path, lambda: tempfile.TemporaryFile(dir=existing).close())
         return
     except OSError as e:
