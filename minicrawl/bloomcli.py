@@ -29,6 +29,7 @@ from minicrawl.bloom import (
     optimal_bits,
     optimal_hashes,
 )
+from minicrawl.errors import OneLineParser
 from minicrawl.hashes import FAMILIES
 
 __all__ = ["Measurement", "main", "measure_fp", "synthetic_urls", "table_rows"]
@@ -264,7 +265,7 @@ def _cmd_measure(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Bloom filter sizing and experiments.")
+    p = OneLineParser(prog=PROG, description="Bloom filter sizing and experiments.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("size", help="bits, hashes and bytes for n items at rate p")

@@ -17,7 +17,8 @@ from typing import Any
 
 from minicrawl import __version__
 from minicrawl.crawler import Crawler
-from minicrawl.options import Options, option_fields
+from minicrawl.errors import OneLineParser
+from minicrawl.options import Options, bounds_text, option_fields
 from minicrawl.seeds import NoValidSeeds
 from minicrawl.state import StateError
 
@@ -28,7 +29,7 @@ EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, options grouped as in :class:`Options`."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="minicrawl",
         description="Crawl from seed URLs: a ToDo queue, worker threads and a Visited filter.",
         epilog="Also: 'minicrawl bloom --help' for the Bloom filter tools.",
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
             meta["group"], parser.add_argument_group(meta["group"]))
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        kwargs: dict[str, Any] = {"help": meta["help"], "dest": f.name}
+        kwargs: dict[str, Any] = {"help": _help_with_bounds(meta), "dest": f.name}
         if isinstance(default, bool):
             kwargs.update(action="store_true")
         elif meta.get("action") == "append":
@@ -64,6 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
                     kwargs[name] = meta[name]
         group.add_argument(flag, **kwargs)
     return parser
+
+
+def _help_with_bounds(meta: Any) -> str:
+    """The field's help, its bounds added to the default the help ends with."""
+    text, bounds = meta["help"], bounds_text(meta)
+    if not bounds:
+        return text
+    if text.endswith(")") and "(default" in text:  # "(default: no limit)"
+        return f"{text[:-1]}; {bounds})"
+    return f"{text} (default: %(default)s; {bounds})"
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -172,11 +172,7 @@ class Crawler:
                 self.todo.put_many(items)
                 self.stats.add(counts)
             self._put_seeds()
-            self._working = opts.threads
-            self._workers_done.clear()
-            for n in range(1, opts.threads + 1):
-                threading.Thread(target=self._worker, args=(n,), name=f"worker-{n}",
-                                 daemon=True).start()
+            self._start_workers(opts.threads)
             # The main thread waits on an Event, not on Thread.join: a Ctrl-C that interrupts
             # CPython 3.11's join can leave the thread marked as stopped while it still runs, and
             # the output would then be closed under a worker writing its last page.
@@ -222,6 +218,22 @@ class Crawler:
         if self.shared is not None and self.shared.todo.failure is not None:
             raise self.shared.todo.failure  # Redis lost: what was in flight waits there
         return stats
+
+    def _start_workers(self, threads: int) -> None:
+        """Start the workers; if the system refuses a thread (its limit), crawl with fewer."""
+        self._working = threads
+        self._workers_done.clear()
+        for n in range(1, threads + 1):
+            try:
+                threading.Thread(target=self._worker, args=(n,), name=f"worker-{n}",
+                                 daemon=True).start()
+            except RuntimeError as e:  # "can't start new thread"
+                log.warning("could start only %d of %d workers (%s)", n - 1, threads, e)
+                with self._working_lock:
+                    self._working -= threads - n + 1
+                    if self._working == 0:
+                        self._workers_done.set()
+                return
 
     def pages(self) -> Iterator[Page]:
         """Run the crawl in the background and yield each page as it is fetched."""
