@@ -12,6 +12,9 @@ __version__ = "0.1.0"
 from minicrawl.bloom import BloomFilter  # noqa: E402
 from minicrawl.crawler import Crawler, Page  # noqa: E402
 from minicrawl.options import Options  # noqa: E402
+from minicrawl.redact import install_log_redaction  # noqa: E402
 from minicrawl.visited import ExactVisited  # noqa: E402
+
+install_log_redaction()  # no password in a URL reaches a log line
 
 __all__ = ["BloomFilter", "Crawler", "ExactVisited", "Options", "Page", "__version__"]

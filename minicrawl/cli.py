@@ -19,6 +19,7 @@ from minicrawl import __version__
 from minicrawl.crawler import Crawler
 from minicrawl.errors import OneLineParser
 from minicrawl.options import Options, bounds_text, option_fields
+from minicrawl.redact import redact
 from minicrawl.seeds import NoValidSeeds
 from minicrawl.state import StateError
 
@@ -116,10 +117,10 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         # ValueError: settings that only fail once combined with what they meet: a Redis crawl
         # whose filter needs more shards than --visited-shards gives, or whose Visited was
         # started with other settings (VisitedMismatch)
-        print(f"minicrawl: {e}", file=sys.stderr)
+        fail(e)
         return EXIT_USAGE, {}
     except RedisUnavailable as e:
-        print(f"minicrawl: {e}", file=sys.stderr)
+        fail(e)
         return EXIT_REDIS, {}
     code = EXIT_OK
     view = LiveView(crawler, enabled=wants_live_view(
@@ -128,10 +129,10 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         with view:
             stats = crawler.run()
     except StateError as e:  # the state dir failed mid-crawl; what it journaled is kept
-        print(f"minicrawl: {e}", file=sys.stderr)
+        fail(e)
         return EXIT_USAGE, {}
     except RedisUnavailable as e:  # Redis lost mid-crawl; the items in flight wait in Redis
-        print(f"minicrawl: {e}", file=sys.stderr)
+        fail(e)
         return EXIT_REDIS, {}
     if crawler.stats["interrupted"]:
         code = EXIT_INTERRUPTED
@@ -142,6 +143,11 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         if crawler.options.report:
             print(f"Report: {crawler.options.report}")
     return code, stats
+
+
+def fail(error: Exception) -> None:
+    """The one stderr line for an error that ends the command (passwords redacted)."""
+    print(f"minicrawl: {redact(str(error))}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,7 +216,7 @@ def _main(argv: list[str]) -> int:
         try:
             return print_status(options)
         except RedisUnavailable as e:
-            print(f"minicrawl: {e}", file=sys.stderr)
+            fail(e)
             return EXIT_REDIS
     if not args.seeds:
         parser.error("give seed URLs or seed files (or --demo)")

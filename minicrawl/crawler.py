@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from minicrawl.errors import RedisUnavailable
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
@@ -105,7 +106,7 @@ class Crawler:
         self.on_page = on_page
         # With --state, Visited and the ToDo journal come from (and go to) the state dir.
         self.state = open_state(opts, self.seeds)
-        self.failure: StateError | None = None
+        self.failure: StateError | RedisUnavailable | None = None
         self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
         if opts.redis:
             from minicrawl.redis_crawl import open_shared_crawl
@@ -292,6 +293,9 @@ class Crawler:
                 except StateError as e:  # the state cannot record: stop, the journal keeps the rest
                     log.error("%s", e)
                     self.failure = e
+                    self.stop()
+                except RedisUnavailable as e:  # Redis lost: the items in flight wait there
+                    self.failure = self.failure or e  # run() raises it: one message, at the end
                     self.stop()
                 except Exception as e:  # one bad URL must never kill a worker
                     log.exception("worker %d failed on %s", n, item.url)

@@ -6,9 +6,16 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from minicrawl.redact import redact
+
 
 class RedisUnavailable(RuntimeError):
     """Redis could not be reached (or lost the crawl's data); the message says where and when."""
+
+
+class RedisRefused(RedisUnavailable):
+    """Redis answered but refused us for good: a wrong or missing password, a database it does
+    not have, a user without the rights. Retrying cannot help, so it is raised at once."""
 
 
 class VisitedMismatch(ValueError):
@@ -20,4 +27,4 @@ class OneLineParser(argparse.ArgumentParser):
     instead of the usage block plus the error: scripts and people read the first line only."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {redact(message)} (see {self.prog} --help)\n")

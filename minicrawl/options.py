@@ -19,8 +19,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from minicrawl import __version__
+from minicrawl.redact import redact
 
 DEFAULT_USER_AGENT = f"minicrawl/{__version__} (+https://pypi.org/project/minicrawl/)"
 
@@ -189,10 +191,7 @@ class Options:
                 raise ValueError(f"{_flag(name)} must not be empty")
         # -- shared crawl
         if self.redis is not None:
-            scheme, sep, _ = self.redis.partition("://")
-            if not sep or scheme not in REDIS_SCHEMES:
-                raise ValueError(f"--redis must be a Redis URL (redis://HOST:PORT/DB or "
-                                 f"redis+cluster://HOST:PORT), got {self.redis!r}")
+            _check_redis_url(self.redis)
             if self.visited != "bloom":
                 raise ValueError(f"--visited {self.visited} does not work with --redis: the "
                                  "processes share one Bloom filter (--visited bloom)")
@@ -203,6 +202,7 @@ class Options:
 
 # Redis URL schemes and crawl names the shared crawl accepts (minicrawl.redis_conn uses these).
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
+MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state"})
 
@@ -320,6 +320,33 @@ def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> No
         raise ValueError(f"--expected-urls {expected_urls:,} at --error-rate {error_rate:g} needs "
                          f"a Visited filter of {size}, more than this machine's "
                          f"{memory / 2**30:,.1f} GiB of memory")
+
+
+def _check_redis_url(url: str) -> None:
+    """A URL redis-py can connect with: known scheme, a host, a port and database number that
+    exist (whether the server has that many databases only the server can say)."""
+    scheme, sep, _ = url.partition("://")
+    problem = None
+    if not sep or scheme not in REDIS_SCHEMES:
+        problem = "must be a Redis URL (redis://HOST:PORT/DB or redis+cluster://HOST:PORT)"
+    elif scheme != "unix":
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port out of range
+        except ValueError as e:
+            problem = f"is not a valid URL ({e})"
+        else:
+            db = parts.path.strip("/")
+            if not parts.hostname:
+                problem = "has no host (redis://HOST:PORT/DB)"
+            elif db and not (db.isascii() and db.isdigit()):
+                problem = "must end in a database number (/0, /1 …)"
+            elif db and scheme.endswith("+cluster") and int(db) != 0:
+                problem = "names database " + db + ", but a Redis Cluster has only database 0"
+            elif db and int(db) > MAX_REDIS_DB:
+                problem = f"database number must be at most {MAX_REDIS_DB}"
+    if problem:
+        raise ValueError(f"--redis {problem}, got {shown(redact(url))}")
 
 
 def _check_user_agent(user_agent: str) -> None:

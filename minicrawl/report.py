@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from minicrawl import __version__
 from minicrawl.fetch import error_kind
 from minicrawl.progress import Progress, ProgressReader
+from minicrawl.redact import redact
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -111,9 +112,10 @@ def render_report(recorder: Recorder, stats: dict[str, Any]) -> str:
     """The report as one HTML document."""
     crawler = recorder.crawler
     plots = [(title, _png_data_uri(draw)) for title, draw in _plots(recorder)]
-    seeds = crawler.seeds[:10] + ([f"… and {len(crawler.seeds) - 10} more"]
-                                  if len(crawler.seeds) > 10 else [])
-    settings = {k: v for k, v in vars(crawler.options).items() if v not in (None, [], False)}
+    seeds = [redact(url) for url in crawler.seeds[:10]] + (
+        [f"… and {len(crawler.seeds) - 10} more"] if len(crawler.seeds) > 10 else [])
+    settings = {k: redact(v) if isinstance(v, str) else v  # a --redis password stays out
+                for k, v in vars(crawler.options).items() if v not in (None, [], False)}
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
@@ -121,7 +123,7 @@ def render_report(recorder: Recorder, stats: dict[str, Any]) -> str:
         "<head>",
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>minicrawl report: {e(crawler.seeds[0])}</title>",
+        f"<title>minicrawl report: {e(seeds[0])}</title>",
         f"<style>{_CSS}</style>",
         "</head>",
         "<body>",
