@@ -155,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     limit_malloc_arenas()
     try:
         return _main(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:  # Ctrl-C outside a crawl, or a third one while it wraps up
+        print("minicrawl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `minicrawl … | head`: the reader left, which is no error of ours
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush does not fail again

@@ -32,7 +32,7 @@ from minicrawl.report import Recorder, require_plotting, write_report
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.savepages import PageSaver
 from minicrawl.scope import Scope
-from minicrawl.seeds import NoValidSeeds, read_seeds
+from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
 from minicrawl.state import StateError, open_state
 from minicrawl.stats import Stats
 from minicrawl.trace import Tracer
@@ -93,15 +93,17 @@ class Crawler:
                  on_page: Callable[[Page], None] | None = None,
                  visited_filter: Visited | None = None,
                  **settings: Any) -> None:
+        if options is not None and not isinstance(options, Options):
+            raise TypeError(f"options must be an Options (or give the settings as keywords: "
+                            f"Crawler(seeds, threads=4)), got {type(options).__name__}")
         self.options = (options or Options()).replace(**settings)
-        check_output_paths(self.options)  # before anything is fetched: see minicrawl.outpaths
-        seed_args = [seeds] if isinstance(seeds, str) else list(seeds)
-        self.seeds, self.seed_problems = read_seeds(seed_args)
-        for problem in self.seed_problems:
-            log.warning("%s", problem)
-        if not self.seeds:
+        self.seeds, self.seed_problems = read_seeds(seed_arguments(seeds))
+        if not self.seeds:  # each problem told once, in this one message
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
+        for problem in self.seed_problems:
+            log.warning("%s", problem)
+        check_output_paths(self.options)  # before anything is fetched: see minicrawl.outpaths
         opts = self.options
         self.on_page = on_page
         # With --state, Visited and the ToDo journal come from (and go to) the state dir.
@@ -181,13 +183,18 @@ class Crawler:
                 while not self._workers_done.wait(0.2):  # timed: Ctrl-C is seen at once
                     pass
             except KeyboardInterrupt:
-                log.warning("interrupted: finishing the pages in flight")
+                log.warning("interrupted: finishing the pages in flight (Ctrl-C again: stop "
+                            "now)")
                 self.stats.add(interrupted=1)
                 self.stop()
                 grace = opts.timeout * 3 + 1
-                if not self._workers_done.wait(grace):
-                    log.error("%d workers still busy after %.0f s: the pages they hold are not "
-                              "recorded", self._working, grace)
+                try:
+                    if not self._workers_done.wait(grace):
+                        log.error("%d workers still busy after %.0f s: the pages they hold are "
+                                  "not recorded", self._working, grace)
+                except KeyboardInterrupt:  # the user will not wait: wrap up what we have
+                    log.warning("interrupted again: %d pages in flight are not recorded",
+                                self._working)
             self.stats.finished = time.monotonic()
         finally:
             with self._out_lock:  # a worker past its deadline finds None, not a closed file
