@@ -37,6 +37,7 @@ Usage::
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import struct
 import threading
@@ -49,7 +50,14 @@ from typing import TYPE_CHECKING
 from bitarray import bitarray
 
 from minicrawl.atomic import write_atomically
-from minicrawl.hashes import DEFAULT, MAX_BITS, default_stepper, family_bits, get_family
+from minicrawl.hashes import (
+    DEFAULT,
+    MAX_BITS,
+    default_stepper,
+    family_bits,
+    get_family,
+    not_a_url,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -154,6 +162,16 @@ def _check_np(n: float, p: float) -> None:
 def _resolve_size(capacity: int | None, error_rate: float | None, hashes: int | None,
                   bits: int | None, family: str) -> tuple[int, int, int, float]:
     """(m, k, capacity, error_rate) from the constructor arguments; see BloomFilter."""
+    for name, value in (("capacity", capacity), ("hashes", hashes), ("bits", bits)):
+        if value is not None and (not isinstance(value, numbers.Integral)
+                                  or isinstance(value, bool)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r:.40}")
+    if error_rate is not None and (not isinstance(error_rate, numbers.Real)
+                                   or isinstance(error_rate, bool)):
+        raise TypeError(f"error_rate must be a number, got {type(error_rate).__name__} "
+                        f"{error_rate!r:.40}")
+    if not isinstance(family, str):
+        raise TypeError(f"hash must be the name of a hash family, got {type(family).__name__}")
     if bits is None:
         if capacity is None:
             raise ValueError("give capacity= (and error_rate=) or bits=")
@@ -334,7 +352,11 @@ class BloomFilter(_Sized):
 
     def _where(self, url: str) -> tuple[int, int] | list[int]:
         """Where ``url``'s k bits are: (start, step) for the default family, else the list."""
-        return self._indexer(url) if self._stepper is None else self._stepper(url)
+        if self._stepper is not None:
+            return self._stepper(url)
+        if not isinstance(url, str):  # the teaching families would fail deep inside
+            raise TypeError(not_a_url(url))
+        return self._indexer(url)
 
     def _test_and_set(self, where: tuple[int, int] | list[int]) -> bool:
         """Set the bits :meth:`_where` located; True if one was unset. The caller holds the lock."""

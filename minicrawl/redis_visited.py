@@ -37,7 +37,7 @@ import numpy as np
 
 from minicrawl.bloom import FilterNumbers, optimal_bits
 from minicrawl.errors import RedisUnavailable, VisitedMismatch
-from minicrawl.hashes import MAX_BITS, indices_many
+from minicrawl.hashes import MAX_BITS, hash_keys, indices_many
 from minicrawl.redis_conn import SharedRedis, shard_tags
 
 #: Seed of the hash that routes a URL to its shard. The indices use MurmurHash3 x64-128 with
@@ -163,7 +163,8 @@ class RedisBloomVisited(FilterNumbers):
         if self._shards == 1:
             shard = np.zeros(n, dtype=np.int64)
         else:
-            route = np.fromiter((mmh3.hash(u, ROUTE_SEED, signed=False) for u in urls),
+            keys = hash_keys(urls)  # never a lone surrogate to mmh3 (it crashes)
+            route = np.fromiter((mmh3.hash(u, ROUTE_SEED, signed=False) for u in keys),
                                 dtype=np.int64, count=n)
             shard = route % self._shards
         return shard, indices_many(urls, self._shard_bits, self._k)

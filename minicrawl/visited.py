@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
+from minicrawl.hashes import not_a_url
 from minicrawl.options import Options
 
 
@@ -42,6 +43,8 @@ class ExactVisited:
 
     def add(self, url: str) -> bool:
         """Insert ``url``; True if it was not there before."""
+        if not isinstance(url, str):  # like the Bloom filters: a URL is a str
+            raise TypeError(not_a_url(url))
         with self._lock:
             if url in self._seen:
                 return False
@@ -52,6 +55,10 @@ class ExactVisited:
         """``add`` for each URL in order, under one lock acquisition."""
         seen = self._seen
         out = []
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        for url in urls:
+            if not isinstance(url, str):
+                raise TypeError(not_a_url(url))
         with self._lock:
             for url in urls:
                 if url in seen:
