@@ -9,12 +9,33 @@ links, and offer each link to Visited; only links Visited has never seen enter T
 
 __version__ = "0.1.0"
 
-from minicrawl.bloom import BloomFilter  # noqa: E402
-from minicrawl.crawler import Crawler, Page  # noqa: E402
-from minicrawl.options import Options  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
 from minicrawl.redact import install_log_redaction  # noqa: E402
-from minicrawl.visited import ExactVisited  # noqa: E402
 
 install_log_redaction()  # no password in a URL reaches a log line
+
+# Imported when first used (PEP 562), so that "run.py --threads 0" or "minicrawl bloom" answer
+# without loading requests, lxml and the crawler: a usage error is told in 50 ms, not 300.
+_EXPORTS = {"BloomFilter": "minicrawl.bloom", "Crawler": "minicrawl.crawler",
+            "Page": "minicrawl.crawler", "Options": "minicrawl.options",
+            "ExactVisited": "minicrawl.visited"}
+
+if TYPE_CHECKING:
+    from minicrawl.bloom import BloomFilter
+    from minicrawl.crawler import Crawler, Page
+    from minicrawl.options import Options
+    from minicrawl.visited import ExactVisited
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'minicrawl' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
 
 __all__ = ["BloomFilter", "Crawler", "ExactVisited", "Options", "Page", "__version__"]

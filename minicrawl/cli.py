@@ -16,12 +16,10 @@ import sys
 from typing import Any
 
 from minicrawl import __version__
-from minicrawl.crawler import Crawler
 from minicrawl.errors import OneLineParser
 from minicrawl.options import Options, bounds_text, option_fields
 from minicrawl.redact import redact
 from minicrawl.seeds import NoValidSeeds
-from minicrawl.state import StateError
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_OUTPUT = 1  # the crawl ran, but an output file (--out, --stats, --report) failed
@@ -107,8 +105,10 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, **settings: Any) -> tuple[int, dict]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
+    from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
     from minicrawl.report import ReportUnavailable
+    from minicrawl.state import StateError
     from minicrawl.view import LiveView, format_summary, wants_live_view
 
     try:
