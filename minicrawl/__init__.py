@@ -5,26 +5,28 @@ links, and offer each link to Visited; only links Visited has never seen enter T
 
     >>> from minicrawl import Crawler
     >>> stats = Crawler(["https://example.org/"], threads=4, max_pages=50).run()
+
+The map of the package is in docs/architecture.md.
 """
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING, Any
 
-from typing import TYPE_CHECKING, Any  # noqa: E402
-
-from minicrawl.redact import install_log_redaction  # noqa: E402
+from minicrawl.redact import install_log_redaction
+from minicrawl.version import __version__
 
 install_log_redaction()  # no password in a URL reaches a log line
 
 # Imported when first used (PEP 562), so that "run.py --threads 0" or "minicrawl bloom" answer
 # without loading requests, lxml and the crawler: a usage error is told in 50 ms, not 300.
 _EXPORTS = {"BloomFilter": "minicrawl.bloom", "Crawler": "minicrawl.crawler",
-            "Page": "minicrawl.crawler", "Options": "minicrawl.options",
+            "Page": "minicrawl.page", "Options": "minicrawl.options",
             "ExactVisited": "minicrawl.visited"}
 
 if TYPE_CHECKING:
     from minicrawl.bloom import BloomFilter
-    from minicrawl.crawler import Crawler, Page
+    from minicrawl.crawler import Crawler
     from minicrawl.options import Options
+    from minicrawl.page import Page
     from minicrawl.visited import ExactVisited
 
 

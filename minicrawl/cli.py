@@ -15,11 +15,11 @@ import signal
 import sys
 from typing import Any
 
-from minicrawl import __version__
 from minicrawl.errors import OneLineParser
 from minicrawl.options import Options, bounds_text, option_fields
 from minicrawl.redact import redact
 from minicrawl.seeds import NoValidSeeds
+from minicrawl.version import __version__
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_OUTPUT = 1  # the crawl ran, but an output file (--out, --stats, --report) failed
@@ -107,9 +107,9 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
     from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
-    from minicrawl.report import ReportUnavailable
-    from minicrawl.state import StateError
-    from minicrawl.view import LiveView, format_summary, wants_live_view
+    from minicrawl.state.store import StateError
+    from minicrawl.watch.report import ReportUnavailable
+    from minicrawl.watch.view import LiveView, format_summary, wants_live_view
 
     try:
         crawler = Crawler(seeds, options, **settings)
@@ -185,13 +185,13 @@ M_ARENA_MAX = -8  # from glibc's malloc.h
 
 def _main(argv: list[str]) -> int:
     if argv and argv[0] == "bloom":
-        from minicrawl.bloomcli import main as bloom_main
+        from minicrawl.bloom.cli import main as bloom_main
 
         return bloom_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.demo:  # other defaults for the demo's loopback site; flags given still win
-        from minicrawl.demo import DEMO_DEFAULTS
+        from minicrawl.local.demo import DEMO_DEFAULTS
 
         parser.set_defaults(**DEMO_DEFAULTS)
         args = parser.parse_args(argv)
@@ -207,14 +207,15 @@ def _main(argv: list[str]) -> int:
         parser.error(f"--trace took {options.trace!r} as its FILE; put --trace after the seeds "
                      "or write --trace - for stdout")
     if args.demo:
-        from minicrawl.demo import run_demo
+        from minicrawl.local.demo import run_demo
 
-        return run_demo(options=options, quiet=args.quiet)
+        return run_demo(lambda seeds: crawl_and_report(seeds, quiet=args.quiet,
+                                                       options=options)[0])
     if args.status:
         if not options.redis:
             parser.error("--status reads a shared crawl: give --redis URL (and --crawl NAME)")
         from minicrawl.errors import RedisUnavailable
-        from minicrawl.redis_crawl import print_status
+        from minicrawl.shared.crawl import print_status
 
         try:
             return print_status(options)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from minicrawl import __version__
 from minicrawl.redact import redact
+from minicrawl.version import __version__
 
 DEFAULT_USER_AGENT = f"minicrawl/{__version__} (+https://pypi.org/project/minicrawl/)"
 
@@ -119,7 +119,7 @@ class Options:
     save_pages: str | None = opt(None, "save each fetched body under this directory, mirroring "
                                  "host/path", "Output", metavar="DIR")
 
-    # -- state (minicrawl/state.py)
+    # -- state (minicrawl/state/store.py)
     state: str | None = opt(None, "keep the crawl state in this directory: running the same "
                             "command again resumes it (with --out appending)", "State",
                             metavar="DIR")
@@ -200,7 +200,7 @@ class Options:
                                   self.crawl))
 
 
-# Redis URL schemes and crawl names the shared crawl accepts (minicrawl.redis_conn uses these).
+# Redis URL schemes and crawl names the shared crawl accepts (minicrawl.shared.conn uses these).
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
@@ -304,8 +304,8 @@ def _finite(value: numbers.Real) -> bool:
 def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> None:
     """The Bloom filter these numbers ask for must be one bitarray can index and, when it lives
     in this process (not in Redis), one this machine's memory can hold."""
-    from minicrawl.bloom import optimal_bits
-    from minicrawl.hashes import MAX_BITS
+    from minicrawl.bloom.hashes import MAX_BITS
+    from minicrawl.bloom.sizing import optimal_bits
 
     bits = optimal_bits(expected_urls, error_rate)
     size = f"{bits / 8 / 2**30:,.1f} GiB"

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from minicrawl.demo import Site, generate_site
-from minicrawl.localsite import LocalSite
+from minicrawl.local.demo import Site, generate_site
+from minicrawl.local.site import LocalSite
 
 
 @pytest.fixture

@@ -29,8 +29,8 @@ import pytest
 
 from minicrawl import BloomFilter, Crawler, ExactVisited, Options
 from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
-from minicrawl.localsite import LocalSite, Resource, hang
-from minicrawl.redislocal import RedisServer, free_port
+from minicrawl.local.redis_server import RedisServer, free_port
+from minicrawl.local.site import LocalSite, Resource, hang
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "http://127.0.0.1:9/"
@@ -399,7 +399,7 @@ def test_a_lone_surrogate_does_not_crash_and_normal_hashes_are_unchanged():
 import mmh3
 from minicrawl import BloomFilter
 from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
-from minicrawl.hashes import hash_keys, indices, indices_many
+from minicrawl.bloom.hashes import hash_keys, indices, indices_many
 bad = ["\ud800", "http://x/\udfff", "caf\u00e9\ud83d"]
 for family in ("default", "java", "scrapy-redis"):
     f = BloomFilter(10_000, 0.01, hash=family)
@@ -460,7 +460,7 @@ def test_redis_refusals_fail_at_once_with_their_cause(redis_servers, tmp_path):
 
 @pytest.mark.timeout(90)
 def test_redis_killed_mid_crawl_is_one_line_not_tracebacks(tmp_path):
-    from minicrawl.demo import generate_site
+    from minicrawl.local.demo import generate_site
 
     with LocalSite() as server, RedisServer(password=PASSWORD) as lost:
         server.pages.update(generate_site(server.origin, pages=3000).pages)

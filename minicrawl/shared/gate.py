@@ -14,7 +14,7 @@ one process): once its own slot check passes, ``Politeness.admit`` asks the gate
 
 from __future__ import annotations
 
-from minicrawl.redis_conn import SharedRedis
+from minicrawl.shared.conn import SharedRedis
 
 RESERVE_SCRIPT = """
 -- KEYS: the host's key; ARGV: delay ms.  Returns the ms to wait for the booked slot.
