@@ -600,3 +600,14 @@ def test_a_free_port_for_an_unreachable_redis_still_reports_its_cause(tmp_path):
     assert "Traceback" not in done.stderr and PASSWORD not in done.stderr
     assert done.stderr.splitlines()[-1].startswith("minicrawl: Redis at redis://:***@")
     assert os.path.exists(ROOT / "run.py")
+
+
+def test_a_seed_password_is_never_printed(server, tmp_path):
+    """The crawl uses it (basic auth); the trace, the warnings and the summary do not show it."""
+    server.pages["/"] = Resource(b'<a href="/gone">x</a>')
+    seed = server.url("/").replace("http://", f"http://user:{PASSWORD}@")
+    done = run([seed, "http://[::1/", "--trace", "-", *CRAWL_FAST], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert PASSWORD not in done.stdout + done.stderr
+    assert f"SEED http://user:***@127.0.0.1:{server.port}/" in done.stdout
+    assert server.requests[0].headers.get("authorization", "").startswith("Basic ")

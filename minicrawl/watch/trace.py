@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from minicrawl.todo import Item
 
 from minicrawl.outpaths import cannot_write
+from minicrawl.redact import redact
 
 log = logging.getLogger("minicrawl")
 
@@ -91,7 +92,7 @@ class Tracer(CrawlObserver):
 
     def write(self, lines: Sequence[str]) -> None:
         """Write ``lines`` together, so no other thread's line lands in between."""
-        text = "".join(line + "\n" for line in lines)
+        text = redact("".join(line + "\n" for line in lines))  # a seed's password stays out
         with self._lock:
             if not self._broken:
                 self._write_or_break(text)
