@@ -15,19 +15,20 @@ import signal
 import sys
 from typing import Any
 
-from minicrawl.crawler import Crawler
-from minicrawl.options import Options, option_fields
+from minicrawl.errors import OneLineParser
+from minicrawl.options import Options, bounds_text, option_fields
+from minicrawl.redact import redact
 from minicrawl.seeds import NoValidSeeds
-from minicrawl.state.store import StateError
 from minicrawl.version import __version__
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OUTPUT = 1  # the crawl ran, but an output file (--out, --stats, --report) failed
 EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, options grouped as in :class:`Options`."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="minicrawl",
         description="Crawl from seed URLs: a ToDo queue, worker threads and a Visited filter.",
         epilog="Also: 'minicrawl bloom --help' for the Bloom filter tools.",
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
             meta["group"], parser.add_argument_group(meta["group"]))
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        kwargs: dict[str, Any] = {"help": meta["help"], "dest": f.name}
+        kwargs: dict[str, Any] = {"help": _help_with_bounds(meta), "dest": f.name}
         if isinstance(default, bool):
             kwargs.update(action="store_true")
         elif meta.get("action") == "append":
@@ -63,6 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
                     kwargs[name] = meta[name]
         group.add_argument(flag, **kwargs)
     return parser
+
+
+def _help_with_bounds(meta: Any) -> str:
+    """The field's help, its bounds added to the default the help ends with."""
+    text, bounds = meta["help"], bounds_text(meta)
+    if not bounds:
+        return text
+    if text.endswith(")") and "(default" in text:  # "(default: no limit)"
+        return f"{text[:-1]}; {bounds})"
+    return f"{text} (default: %(default)s; {bounds})"
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -94,7 +105,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, **settings: Any) -> tuple[int, dict]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
+    from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
+    from minicrawl.state.store import StateError
     from minicrawl.watch.report import ReportUnavailable
     from minicrawl.watch.view import LiveView, format_summary, wants_live_view
 
@@ -104,10 +117,10 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         # ValueError: settings that only fail once combined with what they meet: a Redis crawl
         # whose filter needs more shards than --visited-shards gives, or whose Visited was
         # started with other settings (VisitedMismatch)
-        print(f"minicrawl: {e}", file=sys.stderr)
+        fail(e)
         return EXIT_USAGE, {}
     except RedisUnavailable as e:
-        print(f"minicrawl: {e}", file=sys.stderr)
+        fail(e)
         return EXIT_REDIS, {}
     code = EXIT_OK
     view = LiveView(crawler, enabled=wants_live_view(
@@ -116,13 +129,15 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         with view:
             stats = crawler.run()
     except StateError as e:  # the state dir failed mid-crawl; what it journaled is kept
-        print(f"minicrawl: {e}", file=sys.stderr)
+        fail(e)
         return EXIT_USAGE, {}
     except RedisUnavailable as e:  # Redis lost mid-crawl; the items in flight wait in Redis
-        print(f"minicrawl: {e}", file=sys.stderr)
+        fail(e)
         return EXIT_REDIS, {}
     if crawler.stats["interrupted"]:
         code = EXIT_INTERRUPTED
+    elif crawler.output_failures:  # each already told in its own line; the summary still comes
+        code = EXIT_OUTPUT
     if not quiet:
         print(format_summary(stats))
         if crawler.options.report:
@@ -130,11 +145,19 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     return code, stats
 
 
+def fail(error: Exception) -> None:
+    """The one stderr line for an error that ends the command (passwords redacted)."""
+    print(f"minicrawl: {redact(str(error))}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``minicrawl`` and ``run.py``; returns the exit status."""
     limit_malloc_arenas()
     try:
         return _main(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:  # Ctrl-C outside a crawl, or a third one while it wraps up
+        print("minicrawl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `minicrawl … | head`: the reader left, which is no error of ours
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush does not fail again
@@ -198,7 +221,7 @@ def _main(argv: list[str]) -> int:
         try:
             return print_status(options)
         except RedisUnavailable as e:
-            print(f"minicrawl: {e}", file=sys.stderr)
+            fail(e)
             return EXIT_REDIS
     if not args.seeds:
         parser.error("give seed URLs or seed files (or --demo)")

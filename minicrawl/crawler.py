@@ -29,12 +29,14 @@ from datetime import datetime
 from typing import Any
 
 from minicrawl.digests import open_duplicates
+from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events, LinkDecisions
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.gate import TokenGate
 from minicrawl.links import extract_links, is_html
 from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options
+from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
 from minicrawl.page import Page, now
 from minicrawl.politeness import Politeness, Verdict
@@ -42,7 +44,7 @@ from minicrawl.redirects import Chain, Chains, next_hop
 from minicrawl.resolve import LinkResolver
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.scope import Scope
-from minicrawl.seeds import NoValidSeeds, read_seeds
+from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
 from minicrawl.sitemaps import SitemapReader, file_records, unchanged_page
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.recrawl import UNCHANGED, Prior
@@ -73,21 +75,25 @@ class Crawler:
                  on_page: Callable[[Page], None] | None = None,
                  visited_filter: Visited | None = None,
                  **settings: Any) -> None:
+        if options is not None and not isinstance(options, Options):
+            raise TypeError(f"options must be an Options (or give the settings as keywords: "
+                            f"Crawler(seeds, threads=4)), got {type(options).__name__}")
         self.options = opts = (options or Options()).replace(**settings)
-        seed_args = [seeds] if isinstance(seeds, str) else list(seeds)
-        self.seeds, self.seed_problems = read_seeds(seed_args)
-        for problem in self.seed_problems:
-            log.warning("%s", problem)
-        if not self.seeds:
+        self.seeds, self.seed_problems = read_seeds(seed_arguments(seeds))
+        if not self.seeds:  # each problem told once, in this one message
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
+        for problem in self.seed_problems:
+            log.warning("%s", problem)
+        check_output_paths(opts)  # before anything is fetched: see minicrawl.outpaths
         self.on_page = on_page
         # --warc: every fetch (the fetchers hand it over), written by one thread; opened here
         self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
         # With --state, Visited and the ToDo journal come from (and go to) the state dir;
         # without, a state that remembers nothing.
         self.state = open_state(opts, self.seeds)
-        self.failure: StateError | None = None
+        self.failure: StateError | RedisUnavailable | None = None
+        self.output_failures: list[str] = []  # flags whose file could not be written
         self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
         if opts.redis:
             from minicrawl.shared.crawl import open_shared_crawl
@@ -146,9 +152,11 @@ class Crawler:
         finally:
             stats = self.summary()
             self.events.crawl_finished(stats)  # files closed, report drawn
-        if opts.stats:
-            with open(opts.stats, "w", encoding="utf-8") as f:
-                json.dump(stats, f, indent=2)
+            # An output that failed (a full disk) said so in one line; the crawl's results stay.
+            self.output_failures += [o.flag for o in self.events.observers
+                                     if getattr(o, "failed", False)]
+        if opts.stats and not write_at_end("--stats", opts.stats, lambda p: _write_json(p, stats)):
+            self.output_failures.append("--stats")
         if self.failure is not None:
             raise self.failure
         if self.shared is not None and self.shared.todo.failure is not None:
@@ -203,7 +211,8 @@ class Crawler:
             observers.append(Recorder(self, path=opts.report))
         if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
             out = Output(opts.out, continued=self.state.on_disk or bool(
-                self.shared and self.shared.todo.joined), flush_each=self.shared is not None)
+                self.shared and self.shared.todo.joined), flush_each=self.shared is not None,
+                on_failure=self.stop)
             self.state.attach_output(out)  # with --state its writer writes the lines
             observers.append(out)
         if self.on_page is not None:
@@ -278,6 +287,9 @@ class Crawler:
                 except StateError as e:  # the state cannot record: stop, the journal keeps the rest
                     log.error("%s", e)
                     self.failure = e
+                    self.stop()
+                except RedisUnavailable as e:  # Redis lost: the items in flight wait there
+                    self.failure = self.failure or e  # run() raises it: one message, at the end
                     self.stop()
                 except Exception as e:  # one bad URL must never kill a worker
                     log.exception("worker %d failed on %s", n, item.url)
@@ -489,3 +501,8 @@ class Crawler:
             if self._fetches == cap:
                 self.todo.close()  # the fetches in flight finish; no new one starts
             return True
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)

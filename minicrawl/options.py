@@ -19,10 +19,23 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+from minicrawl.redact import redact
 from minicrawl.version import __version__
 
 DEFAULT_USER_AGENT = f"minicrawl/{__version__} (+https://pypi.org/project/minicrawl/)"
+
+# Bounds of the numbers (each field's ``low``/``above`` and ``high``; Options.validate checks
+# them and the help states them). Beyond them a crawl fails or silently misbehaves.
+MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
+MAX_URL_LENGTH_LIMIT = 2 * 1024 * 1024  # the longest URL browsers take (Chrome: 2 MiB)
+MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
+REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
+MAX_THREADS = 1024  # each worker is an OS thread with its own stack and connection pool
+MAX_SECONDS = 86_400.0  # a day: socket timeouts overflow time_t near 1e10, waits even sooner
+MAX_BODY_BYTES = 2**30  # each worker holds its page's body in memory
+MAX_COUNT = 10**12  # counts kept in SQLite and Redis (64-bit; exact as Lua numbers)
 
 
 def opt(default: Any, help: str, group: str, **extra: Any) -> Any:
@@ -38,18 +51,20 @@ class Options:
     """Settings of one crawl. Construct with keywords; unknown names raise ``TypeError``."""
 
     # -- workers
-    threads: int = opt(8, "worker threads fetching in parallel", "Workers")
-    timeout: float = opt(10.0, "seconds to wait for a connection and for each read", "Workers")
+    threads: int = opt(8, "worker threads fetching in parallel", "Workers", low=1, high=MAX_THREADS)
+    timeout: float = opt(10.0, "seconds to wait for a connection and for each read", "Workers",
+                         above=0, high=MAX_SECONDS)
     user_agent: str = opt(DEFAULT_USER_AGENT, "User-Agent header sent with every request",
                           "Workers")
     max_bytes: int = opt(10 * 1024 * 1024, "largest body read, after decompression; longer "
-                         "bodies are cut and recorded as errors", "Workers")
+                         "bodies are cut and recorded as errors", "Workers",
+                         low=1, high=MAX_BODY_BYTES)
 
     # -- visited
     visited: str = opt("bloom", "Visited filter: bloom (fixed size, sized for expected-urls), "
                        "scalable (grows past expected-urls, rate stays under error-rate) or "
                        "exact (a set)", "Visited", choices=("bloom", "scalable", "exact"))
-    expected_urls: int = opt(1_000_000, "URLs the Bloom filter is sized for (n)", "Visited")
+    expected_urls: int = opt(1_000_000, "URLs the Bloom filter is sized for (n)", "Visited", low=1)
     error_rate: float = opt(0.001, "false-positive rate at expected-urls (p)", "Visited")
 
     # -- scope and limits
@@ -60,16 +75,19 @@ class Options:
     exclude: list[str] = opt([], "never follow URLs matching this regex (repeatable)", "Scope",
                              action="append")
     max_depth: int | None = opt(None, "links deeper than this many hops from a seed are dropped "
-                                "(default: no limit)", "Scope")
-    max_pages: int | None = opt(None, "hard cap on pages fetched (default: no limit)", "Scope")
+                                "(default: no limit)", "Scope", low=0, high=MAX_COUNT)
+    max_pages: int | None = opt(None, "hard cap on pages fetched (default: no limit)", "Scope",
+                                low=1, high=MAX_COUNT)
     sort_query: bool = opt(False, "sort query parameters when canonicalizing URLs", "Scope")
     max_url_length: int = opt(2048, "links longer than this (canonical, in characters) are "
-                              "skipped as malformed", "Scope", metavar="N")
+                              "skipped as malformed", "Scope", metavar="N",
+                              low=MIN_URL_LENGTH, high=MAX_URL_LENGTH_LIMIT)
     max_repeated_segments: int = opt(3, "drop links whose path has one segment more often "
                                      "than this (/a/a/a/a/ has 4), a crawler trap; 0: no limit",
-                                     "Scope", metavar="N")
+                                     "Scope", metavar="N", low=0, high=MAX_COUNT)
     max_pages_per_host: int | None = opt(None, "at most this many requests to one host "
-                                         "(default: no limit)", "Scope", metavar="N")
+                                         "(default: no limit)", "Scope", metavar="N",
+                                         low=1, high=MAX_COUNT)
     sitemaps: bool = opt(False, "also crawl the URLs of the seed hosts' sitemaps (robots.txt "
                          "Sitemap: lines, else /sitemap.xml), read before the workers start",
                          "Scope")
@@ -77,17 +95,19 @@ class Options:
     # -- politeness and retries
     ignore_robots: bool = opt(False, "do not fetch or obey robots.txt", "Politeness")
     delay: float = opt(0.25, "minimum seconds between requests to the same host (0: none)",
-                       "Politeness", metavar="SECONDS")
+                       "Politeness", metavar="SECONDS", low=0, high=MAX_SECONDS)
     max_crawl_delay: float = opt(10.0, "a robots.txt Crawl-delay above this many seconds is "
-                                 "capped to it", "Politeness", metavar="SECONDS")
+                                 "capped to it", "Politeness", metavar="SECONDS",
+                                 low=0, high=MAX_SECONDS)
     per_host: int = opt(2, "at most this many requests in flight to one host", "Politeness",
-                        metavar="N")
+                        metavar="N", low=1, high=MAX_THREADS)
     retries: int = opt(2, "retry a URL this many times after a connection error, timeout, "
-                       "408, 429 or 5xx", "Politeness", metavar="N")
+                       "408, 429 or 5xx", "Politeness", metavar="N", low=0, high=MAX_RETRIES)
     retry_backoff: float = opt(1.0, "seconds before the first retry, doubled for each next one "
-                               "(with jitter)", "Politeness", metavar="SECONDS")
+                               "(with jitter)", "Politeness", metavar="SECONDS",
+                               low=0, high=MAX_SECONDS)
     max_backoff: float = opt(60.0, "longest wait before a retry, also for a Retry-After",
-                             "Politeness", metavar="SECONDS")
+                             "Politeness", metavar="SECONDS", low=0, high=MAX_SECONDS)
 
     # -- output
     out: str | None = opt(None, "write one JSON line per fetched page to this file", "Output")
@@ -110,7 +130,7 @@ class Options:
                            "Output", metavar="FILE.warc.gz")
     warc_max_size: int = opt(1_000_000_000, "start a new WARC file before one would grow past "
                              "this many bytes; 0: one file, named as given", "Output",
-                             metavar="BYTES")
+                             metavar="BYTES", low=0, high=MAX_BODY_BYTES * 1024)
 
     # -- state (minicrawl/state/store.py)
     state: str | None = opt(None, "keep the crawl state in this directory: running the same "
@@ -131,13 +151,14 @@ class Options:
     visited_shards: int = opt(0, "Redis keys the shared Visited bitmap is split into, spread "
                               "over a cluster's nodes; 0: what the crawl already uses, else one "
                               "per cluster primary (1 on a single server)",
-                              "Shared crawl (Redis)", metavar="S")
+                              "Shared crawl (Redis)", metavar="S", low=0, high=REDIS_CLUSTER_SLOTS)
     reclaim_after: float = opt(30.0, "seconds an item taken by a process may go without a "
                                "heartbeat before another process takes it over (a killed "
-                               "process)", "Shared crawl (Redis)", metavar="SECONDS")
+                               "process)", "Shared crawl (Redis)", metavar="SECONDS",
+                               above=0, high=MAX_SECONDS)
     redis_retry: float = opt(30.0, "seconds to keep retrying (with backoff) while Redis is "
                              "unreachable before stopping with an error", "Shared crawl (Redis)",
-                             metavar="SECONDS")
+                             metavar="SECONDS", low=0, high=MAX_SECONDS)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -158,13 +179,10 @@ class Options:
             choices = f.metadata.get("choices")
             if choices and value not in choices:
                 raise ValueError(_msg(f.name, f"must be one of {', '.join(choices)}", value))
-        # -- workers
-        _at_least("threads", self.threads, 1)  # 0 workers: the crawl ends at once, empty
-        _above("timeout", self.timeout, 0)  # requests refuses a timeout of 0
-        _at_least("max_bytes", self.max_bytes, 1)
+        for f in dataclasses.fields(self):  # numbers: each field's low/above and high
+            _check_bounds(f.name, getattr(self, f.name), f.metadata)
         _check_user_agent(self.user_agent)
         # -- visited
-        _at_least("expected_urls", self.expected_urls, 1)
         if not 0 < self.error_rate < 1:
             raise ValueError(_msg("error_rate", "must be between 0 and 1 (exclusive)",
                                   self.error_rate))
@@ -180,20 +198,6 @@ class Options:
                 except re.error as e:
                     raise ValueError(f"{_flag(name)} {pattern!r} is not a valid regular "
                                      f"expression: {e}") from None
-        for name in ("max_depth", "max_pages", "max_pages_per_host"):
-            value = getattr(self, name)
-            if value is not None:  # None: no limit
-                _at_least(name, value, 0 if name == "max_depth" else 1)
-        # Links and redirects are checked against it (seeds are not): a limit shorter than a
-        # short host's root URL would silently skip nearly every link.
-        _at_least("max_url_length", self.max_url_length, MIN_URL_LENGTH)
-        _at_least("max_repeated_segments", self.max_repeated_segments, 0)  # 0: no limit
-        # -- politeness and retries
-        for name in ("delay", "max_crawl_delay", "retry_backoff", "max_backoff"):
-            _at_least(name, getattr(self, name), 0)
-        _at_least("per_host", self.per_host, 1)
-        _at_least("retries", self.retries, 0)
-        _at_most("retries", self.retries, MAX_RETRIES)
         # -- output and state: an empty path would silently switch the option off
         for name in PATH_FIELDS:
             if getattr(self, name) is not None and not os.fspath(getattr(self, name)):
@@ -201,31 +205,20 @@ class Options:
         if self.warc is not None and not os.fspath(self.warc).endswith(".warc.gz"):
             raise ValueError(f"--warc must name a .warc.gz file (records are gzip members), "
                              f"got {self.warc!r}")
-        _at_least("warc_max_size", self.warc_max_size, 0)  # 0: no rollover
         # -- shared crawl
         if self.redis is not None:
-            scheme, sep, _ = self.redis.partition("://")
-            if not sep or scheme not in REDIS_SCHEMES:
-                raise ValueError(f"--redis must be a Redis URL (redis://HOST:PORT/DB or "
-                                 f"redis+cluster://HOST:PORT), got {self.redis!r}")
+            _check_redis_url(self.redis)
             if self.visited != "bloom":
                 raise ValueError(f"--visited {self.visited} does not work with --redis: the "
                                  "processes share one Bloom filter (--visited bloom)")
         if not CRAWL_NAME_RE.match(self.crawl):
             raise ValueError(_msg("crawl", "must be 1-100 letters, digits, '_', '.', ':' or '-'",
                                   self.crawl))
-        _at_least("visited_shards", self.visited_shards, 0)  # 0: automatic
-        _at_most("visited_shards", self.visited_shards, REDIS_CLUSTER_SLOTS)
-        _above("reclaim_after", self.reclaim_after, 0)  # heartbeats come every reclaim_after/4
-        _at_least("redis_retry", self.redis_retry, 0)
 
 
-# Bounds not given by the type alone (see Options.validate).
-MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
-MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
-REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
 # Redis URL schemes and crawl names the shared crawl accepts (minicrawl.shared.conn uses these).
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
+MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state", "warc"})
 
@@ -235,7 +228,16 @@ def _flag(name: str) -> str:
 
 
 def _msg(name: str, problem: str, value: Any) -> str:
-    return f"{_flag(name)} {problem}, got {value!r}"
+    return f"{_flag(name)} {problem}, got {shown(value)}"
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for a message: cut to ``limit`` characters (a 5000-digit int, a
+    megabyte of text), never failing."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
+        return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _at_least(name: str, value: float, low: float) -> None:
@@ -243,14 +245,41 @@ def _at_least(name: str, value: float, low: float) -> None:
         raise ValueError(_msg(name, f"must be at least {low}", value))
 
 
+def _number(value: float) -> str:
+    """1024, 86400 (not 86400.0), 1000000000000."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
 def _at_most(name: str, value: float, high: float) -> None:
     if not value <= high:
-        raise ValueError(_msg(name, f"must be at most {high}", value))
+        raise ValueError(_msg(name, f"must be at most {_number(high)}", value))
 
 
 def _above(name: str, value: float, low: float) -> None:
     if not value > low:
         raise ValueError(_msg(name, f"must be greater than {low}", value))
+
+
+def _check_bounds(name: str, value: Any, meta: Any) -> None:
+    """``value`` within the field's ``low`` (or ``above``) and ``high``; None means no limit."""
+    if value is None:
+        return
+    if "low" in meta:
+        _at_least(name, value, meta["low"])
+    if "above" in meta:
+        _above(name, value, meta["above"])
+    if "high" in meta:
+        _at_most(name, value, meta["high"])
+
+
+def bounds_text(meta: Any) -> str:
+    """The bounds of a field as the help says them: "1 to 1024", "over 0, at most 86400"."""
+    if "high" not in meta:
+        return f"at least {meta['low']:,}" if "low" in meta else ""
+    high = f"{meta['high']:,g}" if isinstance(meta["high"], float) else f"{meta['high']:,}"
+    if "above" in meta:
+        return f"over {meta['above']}, at most {high}"
+    return f"{meta['low']:,} to {high}"
 
 
 def _check_type(name: str, value: Any, annotation: str) -> None:
@@ -266,7 +295,7 @@ def _check_type(name: str, value: Any, annotation: str) -> None:
                       "an integer")
     elif kind == "float":
         ok, wanted = (isinstance(value, numbers.Real) and not isinstance(value, bool)
-                      and math.isfinite(value), "a finite number")
+                      and _finite(value), "a finite number")
     elif kind == "str":
         kinds = (str, os.PathLike) if name in PATH_FIELDS else str
         ok, wanted = isinstance(value, kinds), "a string"
@@ -279,6 +308,13 @@ def _check_type(name: str, value: Any, annotation: str) -> None:
         raise TypeError(f"Options.{name}: no check for type {annotation!r}")
     if not ok:
         raise ValueError(_msg(name, f"must be {wanted}", value))
+
+
+def _finite(value: numbers.Real) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float (10**400)
+        return False
 
 
 def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> None:
@@ -300,6 +336,33 @@ def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> No
         raise ValueError(f"--expected-urls {expected_urls:,} at --error-rate {error_rate:g} needs "
                          f"a Visited filter of {size}, more than this machine's "
                          f"{memory / 2**30:,.1f} GiB of memory")
+
+
+def _check_redis_url(url: str) -> None:
+    """A URL redis-py can connect with: known scheme, a host, a port and database number that
+    exist (whether the server has that many databases only the server can say)."""
+    scheme, sep, _ = url.partition("://")
+    problem = None
+    if not sep or scheme not in REDIS_SCHEMES:
+        problem = "must be a Redis URL (redis://HOST:PORT/DB or redis+cluster://HOST:PORT)"
+    elif scheme != "unix":
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port out of range
+        except ValueError as e:
+            problem = f"is not a valid URL ({e})"
+        else:
+            db = parts.path.strip("/")
+            if not parts.hostname:
+                problem = "has no host (redis://HOST:PORT/DB)"
+            elif db and not (db.isascii() and db.isdigit()):
+                problem = "must end in a database number (/0, /1 …)"
+            elif db and scheme.endswith("+cluster") and int(db) != 0:
+                problem = "names database " + db + ", but a Redis Cluster has only database 0"
+            elif db and int(db) > MAX_REDIS_DB:
+                problem = f"database number must be at most {MAX_REDIS_DB}"
+    if problem:
+        raise ValueError(f"--redis {problem}, got {shown(redact(url))}")
 
 
 def _check_user_agent(user_agent: str) -> None:

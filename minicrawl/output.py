@@ -19,6 +19,7 @@ Each line carries ``seq``: with a state, the sequence number of the commit that 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -26,11 +27,14 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from minicrawl.events import CrawlObserver
+from minicrawl.outpaths import cannot_write
 
 if TYPE_CHECKING:
     import sqlite3
 
     from minicrawl.page import Page
+
+log = logging.getLogger("minicrawl")
 
 Key = tuple[str, int]  # (url, seq): one record of the state, one line of --out
 
@@ -54,8 +58,10 @@ class Output(CrawlObserver):
     :meth:`page_recorded`.
     """
 
+    flag = "--out"
+
     def __init__(self, path: str | os.PathLike[str], *, continued: bool = False,
-                 flush_each: bool = False) -> None:
+                 flush_each: bool = False, on_failure: Callable[[], None] | None = None) -> None:
         self.path = os.fspath(path)
         self.real_path = os.path.realpath(path)  # the same file under any name (the outbox's)
         if continued:
@@ -65,6 +71,8 @@ class Output(CrawlObserver):
         self._flush_each = flush_each
         self._lock = threading.Lock()
         self.by_state = False
+        self._on_failure = on_failure  # the crawl's stop: further pages would be lost
+        self.failed = False  # a write failed (a full disk): told in one line, the crawl stopped
 
     def page_recorded(self, page: Page) -> None:
         if not self.by_state:
@@ -79,9 +87,12 @@ class Output(CrawlObserver):
         with self._lock:
             if self._file.closed:
                 return
-            self._file.write(line + "\n")
-            if self._flush_each:
-                self._file.flush()
+            try:
+                self._file.write(line + "\n")
+                if self._flush_each:
+                    self._file.flush()
+            except OSError as e:
+                self._fail(e)
 
     def write_lines(self, lines: Iterable[str]) -> None:
         """Write complete lines and flush them to the OS before returning."""
@@ -93,7 +104,23 @@ class Output(CrawlObserver):
 
     def close(self) -> None:
         with self._lock:
+            try:
+                self._file.close()  # flushes the last lines: may meet a full disk
+            except OSError as e:
+                self._fail(e)
+
+    def _fail(self, error: OSError) -> None:
+        """Say once that the file cannot be written and stop the crawl (with ``--state`` a
+        rerun resumes it). Holds ``_lock``."""
+        if not self.failed:
+            log.error("%s; the crawl stops", cannot_write(self.flag, self.path, error))
+        self.failed = True
+        try:
             self._file.close()
+        except OSError:  # the same error again, on the buffer it could not flush
+            pass
+        if self._on_failure is not None:
+            self._on_failure()
 
 
 def cut_torn_line(path: str) -> None:

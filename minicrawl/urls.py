@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import string
 from functools import lru_cache
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote_to_bytes, urljoin, urlsplit
 
 MAX_URL_LENGTH = 2048
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -30,10 +31,12 @@ _ESCAPE_OR_UNSAFE_QUERY = re.compile(r"%([0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()
 _USERINFO_OK = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:]*")
 _ESCAPE_OR_UNSAFE_USERINFO = re.compile(r"%([0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()*+,;=:]")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_HOST_OK = re.compile(r"[a-z0-9\-_.]+")
+# The URL Standard's forbidden domain code points (ASCII ones: the host is ASCII by then).
+_FORBIDDEN_IN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _TAB_NEWLINE = re.compile(r"[\t\n\r]")
 _TRIM = " " + "".join(map(chr, range(0x20)))  # what browsers strip around an href
+_SPECIAL_SCHEME = re.compile(r"(https?):", re.IGNORECASE)
 
 
 class BadURL(ValueError):
@@ -94,12 +97,44 @@ def absolute(href: str, base: str | None = None, *,
         raise BadURL("control character", href)
     if len(href) > max_length:  # before parsing: a megabyte-long href costs nothing
         raise BadURL("too long", href)
+    href = special_form(href, base)
     if not base:
         return href
     try:
         return join(base, href)
     except ValueError as e:  # e.g. unbalanced IPv6 brackets
         raise BadURL("unparsable", href) from e
+
+
+def special_form(href: str, base: str | None) -> str:
+    """``href`` rewritten so that RFC 3986 resolution (:func:`join`) gives what the WHATWG URL
+    Standard gives for http(s) URLs, where they differ:
+
+    * a backslash before the query is a slash (``\\x`` is ``/x``, ``http:\\\\h\\p`` is
+      ``http://h/p``);
+    * any run of slashes after ``//`` belongs to the authority (``///h/p`` is ``//h/p``);
+    * ``http:`` with no or one slash starts the authority, unless the base has the same scheme:
+      then the rest is relative (``https:h/`` is ``https://h/``; on an https page it is the
+      relative path ``h/``).
+
+    The ordinary forms (``/p``, ``p``, ``//h/p``, ``http://h/p``) are returned unchanged.
+    """
+    if "\\" in href:
+        cut = min((i for i in (href.find("?"), href.find("#")) if i >= 0), default=len(href))
+        href = href[:cut].replace("\\", "/") + href[cut:]
+    if href.startswith("//"):
+        return "//" + href.lstrip("/") if href.startswith("///") else href
+    match = _SPECIAL_SCHEME.match(href)
+    if match is None:
+        return href
+    scheme, rest = match.group(1).lower(), href[match.end():]
+    if rest.startswith("//") and not rest.startswith("///"):
+        return href  # the common absolute URL
+    if base is not None and base[: len(scheme) + 1].lower() == scheme + ":" \
+            and not rest.startswith("//"):
+        # Same scheme as the page: a relative reference ("./" keeps "a:b" from being a scheme).
+        return rest if rest[:1] in ("", "/", "?", "#") else "./" + rest
+    return f"{scheme}://{rest.lstrip('/')}"
 
 
 def join(base: str, href: str) -> str:
@@ -170,6 +205,8 @@ def _canonical_netloc(netloc: str, scheme: str) -> str:
             raise BadURL("unbalanced IPv6 bracket", href)
         host, portpart = hostport[1:end], hostport[end + 1 :]
         try:
+            if "%" in host:  # a zone id ("fe80::1%eth0") is no part of a URL's host
+                raise ValueError(host)
             host = "[" + ipaddress.IPv6Address(host).compressed + "]"
         except ValueError as e:
             raise BadURL("invalid IPv6 host", href) from e
@@ -186,31 +223,107 @@ def _canonical_netloc(netloc: str, scheme: str) -> str:
         port_number = int(port)
         if port_number != DEFAULT_PORTS[scheme]:
             host = f"{host}:{port_number}"
-    if userinfo:  # "user@" is kept (it names another account); its text is escaped like a path
+    user, _, password = userinfo.partition(":")
+    if user or password:  # "user@" is kept (it names another account), escaped like a path
+        # An empty password is no password ("u:@h" is "u@h"), as browsers write it.
+        userinfo = f"{user}:{password}" if password else user
         userinfo = _normalize_escapes(userinfo, _USERINFO_OK, _ESCAPE_OR_UNSAFE_USERINFO)
         return f"{userinfo}@{host}"
     return host
 
 
 def _canonical_host(host: str, href: str) -> str:
-    host = host.lower().rstrip(".")
+    """The WHATWG URL Standard's host parser for http(s), then canonical: percent-escapes
+    decoded, UTS-46 mapped (non-transitional) to ASCII, an IPv4 address in any of its forms
+    written as a dotted quad; trailing dots dropped, names DNS could never resolve refused."""
+    if "%" in host:
+        try:
+            host = unquote_to_bytes(host).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BadURL("invalid host", href) from e
+    if host.isascii():  # the common case: UTS-46 maps ASCII to lowercase, nothing more
+        host = host.lower()
+        if "xn--" in host:  # an ASCII label claiming to be punycode must be valid IDNA
+            _check_punycode_labels(host, href)
+    else:
+        host = domain_to_ascii(host, href)
+    host = host.rstrip(".")
     if not host:
         raise BadURL("no host", href)
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError as e:
-            raise BadURL("host not valid IDNA", href) from e
-    if not _HOST_OK.fullmatch(host) or ".." in host or len(host) > 253:
+    if host[-1].isdigit() or "0x" in host:  # only then can the host end in a number
+        ipv4 = _ipv4_or_none(host, href)
+        if ipv4 is not None:
+            return ipv4
+    if _FORBIDDEN_IN_HOST.search(host):
         raise BadURL("invalid host", href)
-    if any(len(label) > 63 for label in host.split(".")):
-        raise BadURL("invalid host", href)
-    if "xn--" in host:  # an ASCII label claiming to be punycode must decode as such
-        try:
-            host.encode("ascii").decode("idna")
-        except UnicodeError as e:
-            raise BadURL("host not valid IDNA", href) from e
+    if ".." in host or len(host) > 253 or any(len(label) > 63 for label in host.split(".")):
+        raise BadURL("invalid host", href)  # a name DNS could never resolve
     return host
+
+
+@lru_cache(maxsize=1024)
+def domain_to_ascii(host: str, href: str = "") -> str:
+    """UTS-46 ToASCII, non-transitional, as the URL Standard's "domain to ASCII" asks
+    (``faß.example`` → ``xn--fa-hia.example``, not IDNA2003's ``fass.example``, another
+    registrant's name). Raises :class:`BadURL` ("host not valid IDNA")."""
+    import idna  # requests' own dependency; only non-ASCII hosts get here
+
+    try:
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+        labels = []
+        for label in mapped.split("."):
+            if label.isascii():  # ASCII labels as they are, like the fast path
+                if label.startswith("xn--"):
+                    idna.ulabel(label)
+                labels.append(label)
+            else:
+                labels.append(idna.alabel(label).decode("ascii"))
+    except (idna.IDNAError, UnicodeError, ValueError) as e:
+        raise BadURL("host not valid IDNA", href) from e
+    return ".".join(labels)
+
+
+def _check_punycode_labels(host: str, href: str) -> None:
+    for label in host.split("."):
+        if label.startswith("xn--"):
+            domain_to_ascii(label, href)  # cached; BadURL if it does not decode to valid IDNA
+
+
+def _ipv4_or_none(host: str, href: str) -> str | None:
+    """The URL Standard's IPv4 parser: ``127.1``, ``0x7f.1``, ``0177.0.0.1`` and ``2130706433``
+    are ``127.0.0.1``. None when the host does not end in a number (a domain); BadURL when it
+    does but is no valid address (``192.168.0.257``, ``4294967296``, ``foo.1``)."""
+    parts = host.split(".")
+    last = parts[-1]
+    if not (last.isascii() and (last.isdigit() or last[:2] in ("0x", "0X")
+                                and all(c in string.hexdigits for c in last[2:]))):
+        return None  # a domain
+    if len(parts) > 4:
+        raise BadURL("invalid IPv4 address", href)
+    numbers = [_ipv4_number(part, href) for part in parts]
+    if any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
+        raise BadURL("invalid IPv4 address", href)
+    address = numbers[-1] + sum(n << (8 * (3 - i)) for i, n in enumerate(numbers[:-1]))
+    return ".".join(str(address >> shift & 255) for shift in (24, 16, 8, 0))
+
+
+def _ipv4_number(part: str, href: str) -> int:
+    """One part of an IPv4 host: decimal, ``0x`` hex or ``0`` octal (the URL Standard's)."""
+    radix = 10
+    if part[:2] in ("0x", "0X"):
+        part, radix = part[2:], 16
+    elif len(part) > 1 and part[0] == "0":
+        part, radix = part[1:], 8
+    if not part:
+        if radix == 10:  # an empty part ("1..2")
+            raise BadURL("invalid IPv4 address", href)
+        return 0  # "0x" is 0
+    try:
+        if not part.isascii() or part[0] in "+-_ " or "_" in part:  # int() would accept these
+            raise ValueError(part)
+        return int(part, radix)
+    except ValueError:
+        raise BadURL("invalid IPv4 address", href) from None
 
 
 def _normalize_escapes(s: str, ok: re.Pattern[str], unsafe: re.Pattern[str]) -> str:

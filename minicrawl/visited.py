@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.memo import MemoSet
+from minicrawl.bloom.hashes import not_a_url
 from minicrawl.options import Options
 
 log = logging.getLogger("minicrawl")
@@ -46,6 +47,8 @@ class ExactVisited:
 
     def add(self, url: str) -> bool:
         """Insert ``url``; True if it was not there before."""
+        if not isinstance(url, str):  # like the Bloom filters: a URL is a str
+            raise TypeError(not_a_url(url))
         with self._lock:
             if url in self._seen:
                 return False
@@ -56,6 +59,10 @@ class ExactVisited:
         """``add`` for each URL in order, under one lock acquisition."""
         seen = self._seen
         out = []
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        for url in urls:
+            if not isinstance(url, str):
+                raise TypeError(not_a_url(url))
         with self._lock:
             for url in urls:
                 if url in seen:

@@ -28,20 +28,36 @@ class Workers:
     def run(self, on_interrupt: Callable[[], None], grace: float) -> None:
         """Run the workers to the end. On Ctrl-C call ``on_interrupt`` (which stops the crawl),
         then give the pages in flight ``grace`` seconds to be recorded."""
-        self._running = self.count
-        self._all_done.clear()
-        for n in range(1, self.count + 1):
-            threading.Thread(target=self._run_one, args=(n,), name=f"worker-{n}",
-                             daemon=True).start()
+        self._start()
         try:
             while not self._all_done.wait(0.2):  # timed: Ctrl-C is seen at once
                 pass
         except KeyboardInterrupt:
-            log.warning("interrupted: finishing the pages in flight")
+            log.warning("interrupted: finishing the pages in flight (Ctrl-C again: stop now)")
             on_interrupt()
-            if not self._all_done.wait(grace):
-                log.error("%d workers still busy after %.0f s: the pages they hold are not "
-                          "recorded", self._running, grace)
+            try:
+                if not self._all_done.wait(grace):
+                    log.error("%d workers still busy after %.0f s: the pages they hold are "
+                              "not recorded", self._running, grace)
+            except KeyboardInterrupt:  # the user will not wait: wrap up what we have
+                log.warning("interrupted again: %d pages in flight are not recorded",
+                            self._running)
+
+    def _start(self) -> None:
+        """Start the threads; if the system refuses one (its limit), run with fewer."""
+        self._running = self.count
+        self._all_done.clear()
+        for n in range(1, self.count + 1):
+            try:
+                threading.Thread(target=self._run_one, args=(n,), name=f"worker-{n}",
+                                 daemon=True).start()
+            except RuntimeError as e:  # "can't start new thread"
+                log.warning("could start only %d of %d workers (%s)", n - 1, self.count, e)
+                with self._lock:
+                    self._running -= self.count - n + 1
+                    if self._running == 0:
+                        self._all_done.set()
+                return
 
     def _run_one(self, n: int) -> None:
         try:

@@ -58,7 +58,9 @@ def test_help_is_grouped_with_defaults():
     assert result.returncode == 0
     for group in ("Workers:", "Visited:", "Scope:", "Output:"):
         assert group in result.stdout
-    assert "(default: 8)" in result.stdout  # --threads
+    help_text = " ".join(result.stdout.split())
+    assert "(default: 8; 1 to 1,024)" in help_text  # --threads, with its bounds
+    assert "(default: 0.25; 0 to 86,400)" in help_text  # --delay
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

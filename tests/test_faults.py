@@ -55,7 +55,7 @@ MALFORMED = [
     "http://example.com: 80/", "http://[::1/", "http://::1]/", "http://[zz::1]/",
     "http://[::1]x/", "http://exa mple.com/", "http://exa\x01mple.com/", "/a\x7fb",
     "/" + "a" * 3000, "http://" + "\u00e9" * 64 + ".com/", "http://xn--a.com\u00e9/",
-    "http://a..b/", "http://%41%42/", "http://:80/",
+    "http://a..b/", "http://%00ab/", "http://:80/",  # (%41%42 is the host "ab": valid)
     "http://user@/", "http://[::1]:99999/", "http://h\u0000st/", "http://\u2603:80:80/",
     "http://example.com:\u00b2/", "http://example.com:\u0661\u0662/x",
 ]

@@ -150,3 +150,99 @@ def test_the_fast_join_agrees_with_urljoin(base, href):
     assume(cleaned.split("#", 1)[0] != "?")
     assert canonical_or_reason(lambda: join(base, cleaned)) == \
         canonical_or_reason(lambda: urljoin(base, cleaned))
+
+
+# -- The WHATWG URL Standard (https://url.spec.whatwg.org/), for http(s) ---------------------
+# Each case follows one rule of the standard's basic URL parser, written from the rule; the
+# result is then canonical as above (no default port, no trailing dot, lower case).
+PAGE = "http://example.org/foo/bar"
+
+
+@pytest.mark.parametrize(("href", "base", "expected"), [
+    # "\" is "/" in special URLs, everywhere before the query (path, authority, slashes)
+    ("\\x", PAGE, "http://example.org/x"),
+    ("a\\b", PAGE, "http://example.org/foo/a/b"),
+    ("\\\\server\\file", PAGE, "http://server/file"),
+    ("/\\other.test/p", PAGE, "http://other.test/p"),
+    ("http:\\\\h\\p", None, "http://h/p"),
+    ("/a?b\\c", PAGE, "http://example.org/a?b%5Cc"),  # not in the query: escaped as today
+    # special authority (ignore) slashes: any run of slashes starts the authority
+    ("https:example.com/", PAGE, "https://example.com/"),
+    ("https:/example.com/", PAGE, "https://example.com/"),
+    ("https:example.com/", None, "https://example.com/"),
+    ("HTTPS:///h", None, "https://h/"),
+    ("http:////h/p", None, "http://h/p"),
+    ("///example.org/p", "http://other.test/x", "http://example.org/p"),
+    ("////h//p", PAGE, "http://h//p"),
+    # the same scheme as the base: the rest is relative (special relative or authority state)
+    ("http:example.com/", PAGE, "http://example.org/foo/example.com/"),
+    ("http:/example.com/", PAGE, "http://example.org/example.com/"),
+    ("http:", PAGE, "http://example.org/foo/bar"),
+    ("http:?q", PAGE, "http://example.org/foo/bar?q"),
+    ("http:a:b", PAGE, "http://example.org/foo/a:b"),
+    # the IPv4 parser: 1-4 parts, each decimal, 0x hex or 0 octal; the last fills the rest
+    ("http://127.1/", None, "http://127.0.0.1/"),
+    ("http://0x7f.1/", None, "http://127.0.0.1/"),
+    ("http://0177.0.0.1/", None, "http://127.0.0.1/"),
+    ("http://2130706433/", None, "http://127.0.0.1/"),
+    ("http://0x7F000001/", None, "http://127.0.0.1/"),
+    ("http://4294967295/", None, "http://255.255.255.255/"),
+    ("http://1.65535/", None, "http://1.0.255.255/"),
+    ("http://0xc0.0250.01/", None, "http://192.168.0.1/"),
+    ("http://0x/", None, "http://0.0.0.0/"),
+    ("http://127.0.0.1./", None, "http://127.0.0.1/"),
+    ("http://\uff10\uff38\uff43\uff10\uff0e\uff10\uff12\uff15\uff10\uff0e\uff10\uff11/", None,
+     "http://192.168.0.1/"),  # full-width digits map to ASCII first (UTS-46)
+    ("http://www.0xdeadbeef.com/", None, "http://www.0xdeadbeef.com/"),  # ends in a name
+    ("http://1.2.3.com/", None, "http://1.2.3.com/"),
+    # credentials: an empty password is no password, an empty userinfo none at all
+    ("https://u:@h/", None, "https://u@h/"),
+    ("https://:@h/", None, "https://h/"),
+    ("https://@h/", None, "https://h/"),
+    ("https://:p@h/", None, "https://:p@h/"),
+    ("http://a@b@c/", None, "http://a%40b@c/"),  # the last "@" ends the userinfo
+    # hosts: percent-decoded, then UTS-46 non-transitional ToASCII (ß, ς, ZWJ kept)
+    ("http://fa\u00df.example/", None, "http://xn--fa-hia.example/"),
+    ("http://FA\u00df.EXAMPLE/", None, "http://xn--fa-hia.example/"),
+    ("http://\u03c2.example/", None, "http://xn--3xa.example/"),  # not σ's xn--4xa
+    ("http://\u0915\u094d\u200d\u0937.example/", None, "http://xn--11b2ezcw70k.example/"),
+    ("http://xn--fa-hia.example/", None, "http://xn--fa-hia.example/"),
+    ("http://XN--FA-HIA.example/", None, "http://xn--fa-hia.example/"),
+    ("http://%65xample.com/", None, "http://example.com/"),
+    ("http://f%C3%A4.example/", None, "http://xn--f-0fa.example/"),
+    ("http://example\u3002com/", None, "http://example.com/"),  # ideographic full stop
+    ("http://a_b.example/", None, "http://a_b.example/"),
+    ("http://[::ffff:1.2.3.4]/", None, "http://[::ffff:102:304]/"),
+])
+def test_hrefs_resolve_as_the_url_standard_says(href, base, expected):
+    assert canonicalize(href, base) == expected
+
+
+@pytest.mark.parametrize(("href", "reason"), [
+    ("http://192.168.0.257/", "invalid IPv4 address"),  # of four parts the last must be < 256
+    ("http://4294967296/", "invalid IPv4 address"),  # 2**32
+    ("http://256.0.0.1/", "invalid IPv4 address"),
+    ("http://1.2.3.4.5/", "invalid IPv4 address"),  # more than four parts
+    ("http://1.2.3.08/", "invalid IPv4 address"),  # 8 is no octal digit
+    ("http://0x100000000/", "invalid IPv4 address"),
+    ("http://1..2/", "invalid IPv4 address"),  # an empty part
+    ("http://foo.09/", "invalid IPv4 address"),  # ends in a number: must be an address
+    ("http://foo.123/", "invalid IPv4 address"),
+    ("http://xn--zz.example/", "host not valid IDNA"),  # not punycode
+    ("http://a\u200db.example/", "host not valid IDNA"),  # ZWJ out of its context (CONTEXTJ)
+    ("http://ex%00ample.org/", "invalid host"),  # decoded into a forbidden code point
+    ("http://ex%ffample.org/", "invalid host"),  # not UTF-8
+    ("http://exa<mple.org/", "invalid host"),
+    ("http://[::1%25lo]/", "invalid IPv6 host"),  # zone ids are no part of a URL
+    ("http://u@/", "no host"),
+])
+def test_hosts_the_url_standard_rejects(href, reason):
+    with pytest.raises(BadURL) as info:
+        canonicalize(href, PAGE)
+    assert info.value.reason == reason
+
+
+def test_idna2003_would_map_to_another_registrants_domain():
+    """Python's "idna" codec (IDNA2003) maps ß to ss: a different name, someone else's."""
+    assert "fa\u00df.example".encode("idna") == b"fass.example"
+    assert canonicalize("http://fa\u00df.example/") != "http://fass.example/"

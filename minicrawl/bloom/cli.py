@@ -14,7 +14,7 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -25,6 +25,8 @@ import numpy as np
 from minicrawl.bloom.filter import BloomFilter
 from minicrawl.bloom.hashes import FAMILIES
 from minicrawl.bloom.sizing import bits_for, false_positive_rate, optimal_bits, optimal_hashes
+from minicrawl.errors import OneLineParser
+from minicrawl.outpaths import OutputPathError, cannot_write, check_file
 
 __all__ = ["Measurement", "main", "measure_fp", "synthetic_urls", "table_rows"]
 
@@ -218,6 +220,11 @@ def _cmd_plot(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{PROG} plot: matplotlib is not installed; install it with "
               "pip install 'minicrawl[plot]'", file=sys.stderr)
         return 2
+    try:  # before drawing: a path that cannot be written is a usage error
+        check_file("file", args.file)
+    except OutputPathError as e:
+        print(f"{PROG} plot: error: {str(e).removeprefix('file ')}", file=sys.stderr)
+        return 2
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
 
@@ -237,8 +244,14 @@ def _cmd_plot(args: argparse.Namespace, out: TextIO) -> int:
     ax.legend(ncol=3, fontsize=8)
     fig.tight_layout()
     path = Path(args.file)
-    fig.savefig(path, format="png")
-    plt.close(fig)
+    try:
+        fig.savefig(path, format="png")
+    except OSError as e:  # the disk filled up while writing
+        print(f"{PROG} plot: error: {cannot_write('file', str(path), e).removeprefix('file ')}",
+              file=sys.stderr)
+        return 1
+    finally:
+        plt.close(fig)
     print(f"wrote {path}", file=out)
     return 0
 
@@ -259,13 +272,15 @@ def _cmd_measure(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Bloom filter sizing and experiments.")
+    p = OneLineParser(prog=PROG, description="Bloom filter sizing and experiments.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("size", help="bits, hashes and bytes for n items at rate p")
-    s.add_argument("--n", type=_positive_int, required=True, help="number of items")
+    s.add_argument("--n", type=_integer(1, MAX_ITEMS), required=True,
+                   help=f"number of items (1 to {MAX_ITEMS:.0e})")
     s.add_argument("--p", type=_rate, required=True, help="false-positive rate, e.g. 0.001")
-    s.add_argument("--k", type=_positive_int, default=8, help="hashes used (default 8)")
+    s.add_argument("--k", type=_integer(1, MAX_HASHES), default=8,
+                   help=f"hashes used (default 8; 1 to {MAX_HASHES})")
     s.set_defaults(func=_cmd_size)
 
     t = sub.add_parser("table", help="classic table of f for m/n = 2..32 and k = 1..8")
@@ -278,28 +293,59 @@ def _parser() -> argparse.ArgumentParser:
     m = sub.add_parser("measure", help="measured vs theoretical f on synthetic URLs")
     m.add_argument("--hash", choices=sorted(FAMILIES), default="default",
                    help="hash family (default: default)")
-    m.add_argument("--n", type=_positive_int, default=1_000_000, help="URLs to insert")
-    m.add_argument("--ratio", type=float, default=10.0, help="bits per item m/n (default 10)")
-    m.add_argument("--k", type=_positive_int, default=8, help="hashes (default 8)")
-    m.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
+    m.add_argument("--n", type=_integer(1, MAX_MEASURED), default=1_000_000,
+                   help=f"URLs to insert (1 to {MAX_MEASURED:,}: twice as many are held in "
+                        "memory)")
+    m.add_argument("--ratio", type=_real(0, MAX_RATIO), default=10.0,
+                   help=f"bits per item m/n (default 10; over 0, at most {MAX_RATIO})")
+    m.add_argument("--k", type=_integer(1, MAX_HASHES), default=8,
+                   help=f"hashes (default 8; 1 to {MAX_HASHES})")
+    m.add_argument("--seed", type=_integer(0, 2**63 - 1), default=1,
+                   help="corpus seed (default 1; at least 0)")
     m.set_defaults(func=_cmd_measure)
     return p
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)  # also accepts 1_000_000
-    except ValueError:
+# Bounds of the numbers (the help says them); beyond them a command fails or exhausts memory.
+MAX_ITEMS = 10**15  # size: more items than any filter can index at a useful rate
+MAX_HASHES = 64  # what BloomFilter takes
+MAX_MEASURED = 5_000_000  # measure keeps 2n synthetic URLs (~150 bytes each) in memory
+MAX_RATIO = 1000.0  # bits per item: f is 0.0000 long before
+
+
+def _integer(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer (``1_000_000`` or ``1e6``) from ``low`` to ``high``."""
+    def parse(text: str) -> int:
         try:
-            as_float = float(text)  # 1e8
+            value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if not as_float.is_integer():
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        value = int(as_float)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
+            try:
+                as_float = float(text)  # 1e8
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+            if not as_float.is_integer():  # also NaN and inf
+                raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+            value = int(as_float)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}: {text!r}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}: {text!r}")
+        return value
+    return parse
+
+
+def _real(above: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number over ``above``, at most ``high``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not above < value <= high:  # also false for NaN
+            raise argparse.ArgumentTypeError(f"must be over {above:g} and at most {high:g}: "
+                                             f"{text!r}")
+        return value
+    return parse
 
 
 def _rate(text: str) -> float:

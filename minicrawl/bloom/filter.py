@@ -26,7 +26,7 @@ from bitarray import bitarray
 
 from minicrawl.atomic import write_atomically
 from minicrawl.bloom.batch import SMALL_BATCH, _byte_and_mask, _plan_batch
-from minicrawl.bloom.hashes import DEFAULT, MAX_BITS, default_stepper, get_family
+from minicrawl.bloom.hashes import DEFAULT, MAX_BITS, default_stepper, get_family, not_a_url
 from minicrawl.bloom.sizing import SizedFilter, estimate_count
 
 if TYPE_CHECKING:
@@ -85,7 +85,11 @@ class BloomFilter(SizedFilter):
 
     def _where(self, url: str) -> tuple[int, int] | list[int]:
         """Where ``url``'s k bits are: (start, step) for the default family, else the list."""
-        return self._indexer(url) if self._stepper is None else self._stepper(url)
+        if self._stepper is not None:
+            return self._stepper(url)
+        if not isinstance(url, str):  # the teaching families would fail deep inside
+            raise TypeError(not_a_url(url))
+        return self._indexer(url)
 
     def _test_and_set(self, where: tuple[int, int] | list[int]) -> bool:
         """Set the bits :meth:`_where` located; True if one was unset. The caller holds the lock."""

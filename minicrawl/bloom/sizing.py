@@ -37,6 +37,7 @@ Usage::
 from __future__ import annotations
 
 import math
+import numbers
 import threading
 
 from minicrawl.bloom.hashes import MAX_BITS, family_bits, get_family
@@ -122,6 +123,16 @@ def check_np(n: float, p: float) -> None:
 def resolve_size(capacity: int | None, error_rate: float | None, hashes: int | None,
                   bits: int | None, family: str) -> tuple[int, int, int, float]:
     """(m, k, capacity, error_rate) from the constructor arguments; see BloomFilter."""
+    for name, value in (("capacity", capacity), ("hashes", hashes), ("bits", bits)):
+        if value is not None and (not isinstance(value, numbers.Integral)
+                                  or isinstance(value, bool)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r:.40}")
+    if error_rate is not None and (not isinstance(error_rate, numbers.Real)
+                                   or isinstance(error_rate, bool)):
+        raise TypeError(f"error_rate must be a number, got {type(error_rate).__name__} "
+                        f"{error_rate!r:.40}")
+    if not isinstance(family, str):
+        raise TypeError(f"hash must be the name of a hash family, got {type(family).__name__}")
     if bits is None:
         if capacity is None:
             raise ValueError("give capacity= (and error_rate=) or bits=")

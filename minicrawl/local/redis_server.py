@@ -53,8 +53,9 @@ class RedisServer:
     """One ``redis-server`` on 127.0.0.1, no persistence. Context manager, or start()/stop()."""
 
     def __init__(self, port: int | None = None, cluster: bool = False,
-                 extra: tuple[str, ...] = ()) -> None:
+                 extra: tuple[str, ...] = (), password: str | None = None) -> None:
         self.cluster = cluster
+        self.password = password  # --requirepass: the URL and client() carry it
         self.port = port or free_port(cluster)
         self.extra = extra
         self.proc: subprocess.Popen[bytes] | None = None
@@ -62,7 +63,8 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> RedisServer:
         server, _ = require_binaries()
@@ -73,11 +75,14 @@ class RedisServer:
         if self.cluster:
             args += ["--cluster-enabled", "yes", "--cluster-config-file",
                      f"nodes-{self.port}.conf", "--cluster-node-timeout", "3000"]
+        if self.password:
+            args += ["--requirepass", self.password]
         args += list(self.extra)
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1,
+                             password=self.password)
         try:
             while True:
                 if self.proc.poll() is not None:
@@ -104,7 +109,8 @@ class RedisServer:
         return path.read_text(errors="replace")[-2000:] if path.exists() else ""
 
     def client(self) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True)
+        return redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True,
+                           password=self.password)
 
     def stop(self) -> None:
         if self.proc is not None:

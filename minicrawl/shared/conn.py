@@ -43,8 +43,9 @@ from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
-from minicrawl.errors import RedisUnavailable
+from minicrawl.errors import RedisRefused, RedisUnavailable
 from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES
+from minicrawl.redact import redact
 
 log = logging.getLogger("minicrawl")
 
@@ -69,6 +70,37 @@ NOT_RETRYABLE: tuple[type[BaseException], ...] = tuple(
     getattr(redis.exceptions, name) for name in ("CrossSlotTransactionError",
                                                  "InvalidPipelineStack")
     if hasattr(redis.exceptions, name))
+
+
+#: Errors that may mean Redis refuses us for good (see :func:`refusal`).
+REFUSALS: tuple[type[BaseException], ...] = (
+    redis.exceptions.AuthenticationError, redis.exceptions.AuthenticationWrongNumberOfArgsError,
+    redis.exceptions.NoPermissionError, redis.exceptions.ResponseError)
+
+
+def refusal(error: BaseException) -> str | None:
+    """Why Redis refused us for good, said so that the user knows what to change in --redis;
+    None for an error that is not a refusal (a script's own error, an outage)."""
+    text = str(error)
+    lower = text.lower()
+    if isinstance(error, (redis.exceptions.AuthenticationError,
+                          redis.exceptions.AuthenticationWrongNumberOfArgsError)) \
+            or "noauth" in lower or "wrongpass" in lower:
+        if "without any password configured" in lower:
+            return ("has no password set, but --redis gives one: remove it "
+                    "(redis://HOST:PORT/DB)")
+        if "invalid username-password" in lower or "wrongpass" in lower \
+                or "invalid password" in lower:
+            return ("refused the login: wrong password (or user) in --redis "
+                    "(redis://[USER]:PASSWORD@HOST:PORT/DB)")
+        return ("needs a password: give it in --redis as redis://:PASSWORD@HOST:PORT/DB "
+                "(or redis://USER:PASSWORD@…)")
+    if isinstance(error, redis.exceptions.NoPermissionError) or "noperm" in lower:
+        return f"refused a command to the --redis user: {text}"
+    if "db index is out of range" in lower or "invalid db index" in lower:
+        return ("has no such database: the number at the end of --redis must be below the "
+                "server's 'databases' setting (16 by default)")
+    return None
 
 
 def check_name(name: str) -> str:
@@ -148,11 +180,13 @@ class SharedRedis:
     def __init__(self, url: str, name: str, *, retry_for: float = 30.0,
                  token_ttl: float = 600.0, seeds: Sequence[str] = ()) -> None:
         self.url = url
+        self.shown_url = redact(url)  # for messages: the password is never shown
         self.name = check_name(name)
         self.retry_for = retry_for
         self.token_ttl = max(1, round(token_ttl))
         self.tokens = ReplayTokens(seeds)
         self.failure: RedisUnavailable | None = None
+        self._outage = False  # an outage was told (once, by the first thread to meet it)
         self._shas: dict[str, str] = {}
         self.client: redis.Redis | RedisCluster = self.call(
             "connecting", lambda: connect(url))
@@ -176,22 +210,32 @@ class SharedRedis:
         while True:
             try:
                 result = fn()
-                if warned:
-                    log.warning("Redis at %s reachable again", self.url)
+                if warned and self._outage:  # the thread that told of the outage ends it
+                    self._outage = False
+                    log.warning("Redis at %s reachable again", self.shown_url)
                 return result
+            except REFUSALS as e:  # before RETRYABLE: an AuthenticationError is a ConnectionError
+                reason = refusal(e)
+                if reason is None:
+                    raise
+                self.failure = RedisRefused(f"Redis at {self.shown_url} {reason}")
+                raise self.failure from None
             except RETRYABLE as e:
                 if isinstance(e, NOT_RETRYABLE):
                     raise
                 waited = time.monotonic() - started
+                if self.failure is not None:  # another thread gave up already
+                    raise self.failure from None
                 if waited >= self.retry_for:
                     self.failure = RedisUnavailable(
-                        f"Redis at {self.url} unreachable for {waited:.0f}s while {what}: "
+                        f"Redis at {self.shown_url} unreachable for {waited:.0f}s while {what}: "
                         f"{type(e).__name__}: {e}")
                     raise self.failure from e
-                if not warned:
+                if not warned and not self._outage:  # one warning per outage, not per thread
+                    self._outage = True
                     log.warning("Redis at %s unreachable while %s (%s: %s); retrying for up to "
-                                "%.0fs", self.url, what, type(e).__name__, e, self.retry_for)
-                    warned = True
+                                "%.0fs", self.shown_url, what, type(e).__name__, e, self.retry_for)
+                warned = True
                 # Full jitter: many workers retrying together must not hit a recovering server
                 # in lockstep.
                 time.sleep(min(random.uniform(0, delay), self.retry_for - waited))

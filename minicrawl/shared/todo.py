@@ -313,9 +313,8 @@ class RedisToDo:
     # ----------------------------------------------------------------- stopping
 
     def _fail(self, error: RedisUnavailable) -> None:
-        if self.failure is None:
+        if self.failure is None:  # the crawl raises it at the end: told once, there
             self.failure = error
-            log.error("%s", error)
         self._closed.set()
 
     def close(self) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 import mmh3
 import numpy as np
 
-from minicrawl.bloom.hashes import MAX_BITS, indices_many
+from minicrawl.bloom.hashes import MAX_BITS, hash_keys, indices_many
 from minicrawl.bloom.sizing import FilterNumbers, optimal_bits
 from minicrawl.errors import RedisUnavailable, VisitedMismatch
 from minicrawl.shared.conn import SharedRedis, shard_tags
@@ -164,7 +164,8 @@ class RedisBloomVisited(FilterNumbers):
         if self._shards == 1:
             shard = np.zeros(n, dtype=np.int64)
         else:
-            route = np.fromiter((mmh3.hash(u, ROUTE_SEED, signed=False) for u in urls),
+            keys = hash_keys(urls)  # never a lone surrogate to mmh3 (it crashes)
+            route = np.fromiter((mmh3.hash(u, ROUTE_SEED, signed=False) for u in keys),
                                 dtype=np.int64, count=n)
             shard = route % self._shards
         return shard, indices_many(urls, self._shard_bits, self._k)

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from minicrawl.events import CrawlObserver
 from minicrawl.fetch import error_kind
+from minicrawl.outpaths import write_at_end
+from minicrawl.redact import redact
 from minicrawl.version import __version__
 from minicrawl.watch.progress import Progress, ProgressReader, Watched
 
@@ -54,6 +56,9 @@ class Recorder(CrawlObserver):
     As an observer of the crawl it samples from ``crawl_started`` on, notes each recorded page,
     and at ``crawl_finished`` writes the report to ``path`` (if given).
     """
+
+    flag = "--report"
+    failed = False  # the report could not be written (told in one line)
 
     def __init__(self, crawler: Watched, interval: float = SAMPLE_INTERVAL,
                  path: str | None = None) -> None:
@@ -88,8 +93,9 @@ class Recorder(CrawlObserver):
 
     def crawl_finished(self, stats: dict[str, Any]) -> None:
         self.stop()
-        if self.path:
-            write_report(self.path, self, stats)
+        if self.path:  # a failure is one line; the crawl's summary is not lost to it
+            self.failed = not write_at_end(self.flag, self.path,
+                                           lambda path: write_report(path, self, stats))
 
     def start(self) -> Recorder:
         self._sample()
@@ -130,9 +136,10 @@ def render_report(recorder: Recorder, stats: dict[str, Any]) -> str:
     """The report as one HTML document."""
     crawler = recorder.crawler
     plots = [(title, _png_data_uri(draw)) for title, draw in _plots(recorder)]
-    seeds = crawler.seeds[:10] + ([f"… and {len(crawler.seeds) - 10} more"]
-                                  if len(crawler.seeds) > 10 else [])
-    settings = {k: v for k, v in vars(crawler.options).items() if v not in (None, [], False)}
+    seeds = [redact(url) for url in crawler.seeds[:10]] + (
+        [f"… and {len(crawler.seeds) - 10} more"] if len(crawler.seeds) > 10 else [])
+    settings = {k: redact(v) if isinstance(v, str) else v  # a --redis password stays out
+                for k, v in vars(crawler.options).items() if v not in (None, [], False)}
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
@@ -140,7 +147,7 @@ def render_report(recorder: Recorder, stats: dict[str, Any]) -> str:
         "<head>",
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>minicrawl report: {e(crawler.seeds[0])}</title>",
+        f"<title>minicrawl report: {e(seeds[0])}</title>",
         f"<style>{_CSS}</style>",
         "</head>",
         "<body>",

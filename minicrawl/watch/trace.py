@@ -24,6 +24,7 @@ per-link lines are only built here, from lists the crawler has anyway, when some
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -37,18 +38,27 @@ if TYPE_CHECKING:
     from minicrawl.page import Page
     from minicrawl.todo import Item
 
+from minicrawl.outpaths import cannot_write
+from minicrawl.redact import redact
+
+log = logging.getLogger("minicrawl")
+
 INDENT = "    "
 
 
 class Tracer(CrawlObserver):
     """Writes decision lines to a stream, whole lines (or whole blocks) at a time, thread-safe."""
 
+    flag = "--trace"
+
     def __init__(self, stream: TextIO, close: bool = False,
                  on_broken: Callable[[], None] | None = None) -> None:
         self.stream = stream
+        self.name = getattr(stream, "name", "-")
         self._close = close
         self._on_broken = on_broken
         self._broken = False
+        self.failed = False  # a write failed (a full disk): the trace file is incomplete
         self._lock = threading.Lock()
 
     @classmethod
@@ -65,7 +75,12 @@ class Tracer(CrawlObserver):
     def close(self) -> None:
         with self._lock:
             if self._close:
-                self.stream.close()
+                try:
+                    self.stream.close()  # flushes the last lines
+                except OSError as e:
+                    if not self.failed:
+                        log.error("%s", cannot_write(self.flag, self.name, e))
+                    self._broken = self.failed = True
             elif not self._broken:
                 self._write_or_break("")
 
@@ -77,7 +92,7 @@ class Tracer(CrawlObserver):
 
     def write(self, lines: Sequence[str]) -> None:
         """Write ``lines`` together, so no other thread's line lands in between."""
-        text = "".join(line + "\n" for line in lines)
+        text = redact("".join(line + "\n" for line in lines))  # a seed's password stays out
         with self._lock:
             if not self._broken:
                 self._write_or_break(text)
@@ -95,6 +110,9 @@ class Tracer(CrawlObserver):
                 os.close(devnull)
             if self._on_broken is not None:
                 self._on_broken()
+        except OSError as e:  # a full disk: the trace stops, the crawl goes on
+            self._broken = self.failed = True
+            log.error("%s; tracing stops", cannot_write(self.flag, self.name, e))
 
     # -- the decisions, in the order the crawl makes them (the points of minicrawl.events) -----
 
