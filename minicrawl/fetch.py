@@ -19,6 +19,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -102,6 +103,9 @@ class Fetcher:
         try:
             pool, target = self._pool(url)
             sent = {**self.headers, **headers} if headers else self.headers
+            authority = url.partition("://")[2].split("/", 1)[0]
+            if "@" in authority:  # user:password@host: HTTP basic auth, as browsers send it
+                sent = {**sent, **_basic_auth(authority.rpartition("@")[0])}
             # http.client sends Host first, then these headers in this order
             result.request_line = f"GET {target} HTTP/1.1"
             result.request_headers = [("Host", _host_header(url)), *sent.items()]
@@ -266,3 +270,9 @@ def error_kind(error: str) -> str:
 def _host_header(url: str) -> str:
     """The Host header http.client sends for ``url``: its authority without userinfo."""
     return url.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
+
+
+def _basic_auth(userinfo: str) -> dict[str, str]:
+    """The Authorization header for a URL's percent-encoded ``user:password``."""
+    user, _, password = userinfo.partition(":")
+    return urllib3.make_headers(basic_auth=f"{unquote(user)}:{unquote(password)}")

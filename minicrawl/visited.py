@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
-from minicrawl.memo import MemoSet
 from minicrawl.bloom.hashes import not_a_url
+from minicrawl.memo import MemoSet
 from minicrawl.options import Options
 
 log = logging.getLogger("minicrawl")
