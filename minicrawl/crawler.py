@@ -24,7 +24,7 @@ from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
 from minicrawl.options import Options
-from minicrawl.politeness import Politeness, Verdict
+from minicrawl.politeness import LocalPacer, Politeness, Verdict
 from minicrawl.recrawl import UNCHANGED, Prior, classify
 from minicrawl.report import Recorder, require_plotting, write_report
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
@@ -109,7 +109,7 @@ class Crawler:
             from minicrawl.redis_crawl import open_shared_crawl
 
             self.shared = open_shared_crawl(opts, self.seeds)
-        self.todo = self.shared.todo if self.shared else ToDo()
+        self.todo = self.shared.todo if self.shared else ToDo(opts.per_host, opts.delay)
         if visited_filter is not None:
             self.visited = visited_filter
         else:
@@ -120,9 +120,9 @@ class Crawler:
         self.stats = self.shared.stats if self.shared else Stats()
         self._fetch_lock = threading.Lock()
         self._fetches = 0
-        # robots.txt and per-host pace; in a shared crawl the pace is shared through Redis too.
-        self.politeness = Politeness(opts, self.stats,
-                                     self.shared.host_gate if self.shared else None)
+        # robots.txt and per-host pace: kept by the host-aware ToDo, or through Redis if shared.
+        self.politeness = Politeness(opts, self.stats, self.shared.host_gate if self.shared
+                                     else LocalPacer(self.todo))
         # Redirect targets waiting in ToDo → the chain that led there (its record comes at the
         # end). Plain dict operations on distinct keys: atomic, no lock needed.
         self._chains: dict[str, _Chain] = {}
@@ -295,14 +295,13 @@ class Crawler:
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         chain = self._chains.get(item.url)
         admission = self.politeness.admit(item.url, fetcher)
-        if admission.verdict is Verdict.WAIT:  # not now: back to ToDo, take another URL
+        if admission.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
             self.stats.add(politeness_waits=1)
-            self.todo.put(item, not_before=admission.not_before)
+            self.todo.put_back(item, admission.not_before)
             return
         if admission.verdict is Verdict.DENY:
             self._refuse(item, chain, admission.reason, {admission.kind: 1}, n)
             return
-        started = time.monotonic()
         response: Response | None = None
         try:  # the host slot admit() gave us is handed back whatever happens
             if not self._reserve_fetch():
@@ -318,8 +317,7 @@ class Crawler:
             headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
             response = self._fetch(fetcher, item.url, n, headers)
         finally:
-            self.politeness.done(item.url, time.monotonic() - started,
-                                 host_pause(response, self.options.max_backoff))
+            self.politeness.done(item.url, host_pause(response, self.options.max_backoff))
         opts = self.options
         counts: dict[str, int] = {"requests": 1, "bytes": len(response.body)}
         error = response.error

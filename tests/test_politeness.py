@@ -250,26 +250,3 @@ def test_backoff_doubles_with_jitter_and_is_capped():
         nominal = min(30.0, 1.0 * 2 ** attempt)
         waits = [backoff(attempt, 1.0, 30.0, rng) for _ in range(50)]
         assert all(nominal / 2 <= w <= nominal for w in waits) and len(set(waits)) > 1
-
-
-def test_a_shared_host_gate_is_asked_before_each_request(server):
-    """With --redis, other processes' requests to the host count: the gate can say "wait"."""
-
-    class BusyOnce:
-        def __init__(self):
-            self.calls = []
-
-        def try_start(self, host, gap):
-            self.calls.append((host, time.monotonic()))
-            return 0.3 if len(self.calls) == 1 else 0.0
-
-    from minicrawl.options import Options
-    from minicrawl.politeness import Politeness, Verdict
-    from minicrawl.stats import Stats
-
-    gate = BusyOnce()
-    politeness = Politeness(Options(ignore_robots=True, delay=0), Stats(), gate)
-    first = politeness.admit(server.url("/a"), fetcher=None)
-    assert first.verdict is Verdict.WAIT and first.not_before - gate.calls[0][1] >= 0.3
-    assert politeness.admit(server.url("/a"), fetcher=None).verdict is Verdict.GO
-    assert [host for host, _ in gate.calls] == ["127.0.0.1", "127.0.0.1"]
