@@ -567,17 +567,20 @@ class Crawler:
                     getattr(self.visited, "current_fp_rate", 0.0))
 
     def _reserve_fetch(self) -> bool:
-        """Count one fetch against ``max_pages``; False (and ToDo closed) once the cap is hit."""
+        """Count one fetch against ``max_pages`` (the whole crawl's, in a shared crawl); False
+        (and ToDo closed) once the cap is hit."""
         cap = self.options.max_pages
         if cap is None:
             return True
-        with self._fetch_lock:
-            if self._fetches >= cap:
-                return False
-            self._fetches += 1
-            if self._fetches == cap:
-                self.todo.close()  # the fetches in flight finish; no new one starts
-            return True
+        if self.shared is not None:
+            count = self.shared.pages.take(cap)
+        else:
+            with self._fetch_lock:
+                count = self._fetches + 1 if self._fetches < cap else 0
+                self._fetches = max(self._fetches, count)
+        if count in (0, cap):
+            self.todo.close()  # the fetches in flight finish; no new one starts
+        return count > 0
 
     def _emit(self, page: Page, new: list[Item] | None = None) -> None:
         """Record the page, put its ``new`` links in ToDo, then report it (output, on_page).

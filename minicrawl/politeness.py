@@ -55,16 +55,23 @@ MAX_ORIGINS = 10_000  # robots.txt rules kept at most (LRU; a few KiB each)
 FULL = -1.0  # what Pacer.take answers when the host had its max_pages_per_host
 
 DISALLOWED = "robots.txt disallows"
+ROBOTS_PENDING = "robots_pending"  # the kind of a WAIT for robots.txt (fetching or failing)
 HOST_FULL = "max_pages_per_host reached"
 
 
 class Pacer(Protocol):
     """Per-host request slots: the local ToDo's (:class:`LocalPacer`) or a shared crawl's."""
 
-    def take(self, host: str, gap: float, url: str, cap: int | None) -> float:
-        """A request for ``url`` to ``host`` starts now: 0.0 (go: a slot is taken, the next
-        start is booked ``gap`` on), the seconds to wait, or :data:`FULL` when ``cap`` (pages
-        per host; None for robots.txt) is reached."""
+    def take(self, host: str, gap: float, url: str, cap: int | None,
+             robots: bool = False) -> float:
+        """A request for ``url`` (with ``robots``: for its origin's robots.txt, first) to
+        ``host`` starts now: 0.0 (go: a slot is taken, the next start is booked ``gap`` on),
+        the seconds to wait, or :data:`FULL` when ``cap`` (pages per host) is reached."""
+        ...
+
+    def book(self, host: str, gap: float, url: str) -> float:
+        """``url`` waits for something else (its robots.txt): keep its turn on ``host`` if the
+        pacer has turns to keep; the seconds until it (0.0: none kept)."""
         ...
 
     def release(self, host: str, gap: float, pause: float) -> None:
@@ -88,7 +95,10 @@ class LocalPacer:
         self._pages: dict[str, int] = {}
         self._lock = threading.Lock()  # the count check and the slot are one step
 
-    def take(self, host: str, gap: float, url: str, cap: int | None) -> float:
+    def take(self, host: str, gap: float, url: str, cap: int | None,
+             robots: bool = False) -> float:
+        if robots:
+            cap = None
         with self._lock:
             if cap is not None and self._pages.get(host, 0) >= cap:
                 return FULL
@@ -96,6 +106,9 @@ class LocalPacer:
             if wait == 0 and cap is not None:
                 self._pages[host] = self._pages.get(host, 0) + 1
             return wait
+
+    def book(self, host: str, gap: float, url: str) -> float:
+        return 0.0  # a URL put back keeps its turn in the ToDo's host line
 
     def release(self, host: str, gap: float, pause: float) -> None:
         self.todo.release(host, gap, pause)
@@ -173,11 +186,15 @@ class Politeness:
         host = host_of(url)
         origin = origin_of(url)
         if self.obey_robots:
-            rules, answer, claimed = self._robots_state(origin, host)
+            rules, answer, claimed = self._robots_state(origin, host, url)
             while claimed:  # this worker fetches it; then the question is asked again
                 self._fetch_robots(origin, host, fetcher)
-                rules, answer, claimed = self._robots_state(origin, host)
+                rules, answer, claimed = self._robots_state(origin, host, url)
             if answer is not None:
+                if answer.kind == ROBOTS_PENDING:  # another worker fetches it: keep the turn
+                    booked = self.pacer.book(host, self.gap(origin), url)
+                    return Admission(Verdict.WAIT, max(answer.not_before,
+                                                       time.monotonic() + booked))
                 return answer
             if rules is not None and not rules.can_fetch(url, self.token):
                 return Admission(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
@@ -224,8 +241,8 @@ class Politeness:
             del self._robots[oldest]
         return robots
 
-    def _robots_state(self, origin: str,
-                      host: str) -> tuple[Protego | None, Admission | None, bool]:
+    def _robots_state(self, origin: str, host: str,
+                      url: str) -> tuple[Protego | None, Admission | None, bool]:
         """(rules, answer, claimed): the origin's rules to match against (None: allow all), or
         an answer without matching (WAIT while it is fetched or failing, DENY once given up),
         or claimed=True: the caller must fetch it now (it holds a request slot on the host)."""
@@ -241,12 +258,12 @@ class Politeness:
                         Verdict.DENY, reason=f"robots.txt unreachable: {robots.error}",
                         kind="robots_unreachable"), False
                 if robots.fetching or robots.retry_at > now:
-                    return None, Admission(Verdict.WAIT, max(robots.retry_at,
-                                                             now + ROBOTS_POLL)), False
+                    return None, Admission(Verdict.WAIT, max(robots.retry_at, now + ROBOTS_POLL),
+                                           kind=ROBOTS_PENDING), False
             robots.fetching = True
         # Fetching robots.txt is a request to the host: it needs a slot like any other.
         try:
-            wait = self.pacer.take(host, self.gap(origin), origin + "/robots.txt", None)
+            wait = self.pacer.take(host, self.gap(origin), url, None, robots=True)
         except BaseException:
             with self._lock:
                 robots.fetching = False

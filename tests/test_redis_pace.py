@@ -1,0 +1,146 @@
+"""A shared crawl keeps the single crawl's promises across processes: the per-host gap and
+``--per-host`` as the servers see them, and ``--max-pages`` / ``--max-pages-per-host`` counted once
+for the whole crawl — real ``run.py`` processes, a real redis-server, real loopback servers.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from minicrawl.localsite import LocalSite, Resource
+from minicrawl.redislocal import RedisServer, require_binaries
+
+ROOT = Path(__file__).resolve().parent.parent
+SLACK = 0.08  # mean gap over the delay: wake-ups, and Redis round trips of 3 processes
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    require_binaries()  # a clear failure, not a skip, when redis-server is missing
+    with RedisServer() as server:
+        yield server
+
+
+def html(*hrefs: str) -> Resource:
+    return Resource("".join(f'<a href="{h}">{h}</a>' for h in hrefs).encode())
+
+
+def start_hosts(n: int, pages: int) -> list[LocalSite]:
+    """``n`` servers on 127.0.0.2…, each a root linking to /1…/pages."""
+    sites = []
+    for i in range(n):
+        site = LocalSite(host=f"127.0.0.{i + 2}").start()
+        site.pages.update({"/": html(*[f"/{k}" for k in range(1, pages + 1)]),
+                           **{f"/{k}": html() for k in range(1, pages + 1)}})
+        sites.append(site)
+    return sites
+
+
+def run_crawlers(redis_url: str, seeds: list[str], n: int, *flags: str,
+                 out: Path | None = None) -> None:
+    name = "t" + uuid.uuid4().hex[:8]
+    procs = []
+    for k in range(n):
+        args = [sys.executable, "run.py", *seeds, "--redis", redis_url, "--crawl", name,
+                "--threads", "4", "--quiet", "--reclaim-after", "3", "--timeout", "5", *flags]
+        if out is not None:
+            args += ["--out", str(out / f"out{k}.jsonl")]
+        procs.append(subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True,
+                                      stdin=subprocess.DEVNULL))
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise
+        assert p.returncode == 0 and "Traceback" not in err, err
+
+
+def stop(sites: list[LocalSite]) -> None:
+    for site in sites:
+        site.stop()
+
+
+@pytest.mark.timeout(120)
+def test_three_processes_keep_the_gap_on_two_hosts(redis_server):
+    sites = start_hosts(2, 12)
+    try:
+        run_crawlers(redis_server.url, [s.url("/") for s in sites], 3,
+                     "--delay", "0.2", "--per-host", "1")
+        for site in sites:
+            paths = [r.path for r in site.requests]
+            # robots.txt at most once per process (by each that crawls the host), pages once
+            assert 1 <= paths.count("/robots.txt") <= 3, paths
+            assert sorted(site.fetch_counts().values()) == [1] * 13, paths
+            times = [r.time for r in site.requests]
+            gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+            assert min(gaps) >= 0.2, sorted(gaps)[:3]
+            assert statistics.mean(gaps) <= 0.2 + SLACK, statistics.mean(gaps)
+    finally:
+        stop(sites)
+
+
+@pytest.mark.timeout(120)
+def test_per_host_counts_requests_in_flight_across_processes(redis_server):
+    [site] = start_hosts(1, 12)
+    lock = threading.Lock()
+    busy, peak = [0], [0]
+
+    def slow(request):
+        with lock:
+            busy[0] += 1
+            peak[0] = max(peak[0], busy[0])
+        time.sleep(0.3)
+        with lock:
+            busy[0] -= 1
+        return html()
+
+    site.pages.update({f"/{k}": slow for k in range(1, 13)})
+    try:
+        run_crawlers(redis_server.url, [site.url("/")], 3, "--delay", "0", "--per-host", "2")
+        assert len(site.fetch_counts()) == 13
+        assert peak[0] == 2  # not 2 per process
+    finally:
+        stop(sites=[site])
+
+
+@pytest.mark.timeout(120)
+def test_page_caps_hold_for_the_whole_shared_crawl(redis_server, tmp_path):
+    sites = start_hosts(2, 40)
+    try:
+        run_crawlers(redis_server.url, [s.url("/") for s in sites], 3, "--delay", "0",
+                     "--per-host", "4", "--max-pages", "30", out=tmp_path)
+        fetched = sum(sum(s.fetch_counts().values()) for s in sites)
+        lines = [json.loads(line) for f in tmp_path.glob("out*.jsonl")
+                 for line in f.read_text().splitlines()]
+        assert fetched == 30  # not 30 per process
+        assert len(lines) == 30 and len({r["url"] for r in lines}) == 30
+        assert all(r["status"] == 200 for r in lines)
+    finally:
+        stop(sites)
+
+
+@pytest.mark.timeout(120)
+def test_max_pages_per_host_holds_for_the_whole_shared_crawl(redis_server, tmp_path):
+    sites = start_hosts(2, 30)
+    try:
+        run_crawlers(redis_server.url, [s.url("/") for s in sites], 3, "--delay", "0",
+                     "--per-host", "4", "--max-pages-per-host", "7", out=tmp_path)
+        assert [sum(s.fetch_counts().values()) for s in sites] == [7, 7]
+        fetched = [json.loads(line) for f in tmp_path.glob("out*.jsonl")
+                   for line in f.read_text().splitlines()]
+        assert len([r for r in fetched if r["status"] == 200]) == 14
+    finally:
+        stop(sites)
