@@ -182,7 +182,7 @@ class ToDo:
                         continue
                     if not host.waiting() or host.in_flight >= self.per_host \
                             or host.next_start > now:
-                        self._schedule(name, host)
+                        self._schedule(name, host, now)  # (the same now: no ping-pong)
                         continue
                     return self._take(name, host, now)
                 if self._unfinished == 0:
@@ -200,7 +200,7 @@ class ToDo:
             _, epoch, name = heapq.heappop(self._timed)
             host = self._hosts.get(name)
             if host is not None and host.epoch == epoch:
-                self._schedule(name, host)
+                self._schedule(name, host, now)
 
     def _take(self, name: str, host: _Host, now: float) -> Item:
         seq, item = heapq.heappop(host.back) if host.back and host.head_seq() == host.back[0][0] \
@@ -318,17 +318,21 @@ class ToDo:
             del self._idle[name]
             self._hosts.pop(name, None)
 
-    def _schedule(self, name: str, host: _Host) -> None:
-        """Put ``host`` in the heap it belongs to now (lock held); older entries go stale."""
+    def _schedule(self, name: str, host: _Host, now: float | None = None) -> None:
+        """Put ``host`` in the heap it belongs to at ``now`` (lock held); older entries go
+        stale."""
+        now = time.monotonic() if now is None else now
         host.epoch += 1
         if not host.waiting():
             if host.in_flight == 0:
                 self._idle[name] = None
                 self._idle.move_to_end(name)
+                if len(self._hosts) > self.max_hosts:
+                    self._forget_idle(now)
             return
         if host.in_flight >= self.per_host:
             return  # a release reschedules it
-        if host.next_start <= time.monotonic():
+        if host.next_start <= now:
             heapq.heappush(self._due, (host.head_seq(), host.epoch, name))
         else:
             heapq.heappush(self._timed, (host.next_start, host.epoch, name))

@@ -250,3 +250,33 @@ def test_backoff_doubles_with_jitter_and_is_capped():
         nominal = min(30.0, 1.0 * 2 ** attempt)
         waits = [backoff(attempt, 1.0, 30.0, rng) for _ in range(50)]
         assert all(nominal / 2 <= w <= nominal for w in waits) and len(set(waits)) > 1
+
+
+def test_robots_and_host_records_are_bounded_and_a_forgotten_origin_is_asked_again():
+    """Five hosts, room for two: the records stay within the bound, an origin forgotten and
+    seen again has its robots.txt fetched again, and its rules are still obeyed."""
+    sites = [LocalSite(host=f"127.0.0.{i + 2}").start() for i in range(5)]
+    try:
+        for i, site in enumerate(sites):
+            site.pages.update({
+                "/robots.txt": robots("User-agent: *\nDisallow: /secret\n"),
+                # each root links to the next host's pages: hosts come back after others
+                "/": html(*[s.url(p) for s in sites[i:] + sites[:i] for p in ("/a", "/secret")]),
+                "/a": html(*[s.url("/b") for s in sites]), "/b": html(), "/secret": html(),
+            })
+        crawler = Crawler([s.url("/") for s in sites], threads=1, **QUICK)
+        crawler.politeness.max_origins = 2
+        crawler.todo.max_hosts = 2
+        sizes: list[tuple[int, int]] = []
+        crawler.on_page = lambda page: sizes.append((len(crawler.politeness._robots),
+                                                     crawler.todo.hosts))
+        crawler.run()
+        assert max(r for r, _ in sizes) <= 2
+        assert crawler.todo.hosts <= 2
+        robots_asked = sum(paths(s).count("/robots.txt") for s in sites)
+        assert robots_asked > 5  # forgotten origins were asked again
+        for site in sites:
+            assert site.fetch_counts() == {"/": 1, "/a": 1, "/b": 1}  # never /secret
+    finally:
+        for site in sites:
+            site.stop()

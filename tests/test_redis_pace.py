@@ -144,3 +144,45 @@ def test_max_pages_per_host_holds_for_the_whole_shared_crawl(redis_server, tmp_p
         assert len([r for r in fetched if r["status"] == 200]) == 14
     finally:
         stop(sites)
+
+
+@pytest.mark.timeout(120)
+def test_a_killed_process_does_not_keep_its_host_slot(redis_server):
+    """kill -9 while its request is in flight: its lease lapses (--reclaim-after 3), and the
+    process started after it crawls the host, one request at a time, to the end."""
+    import os
+    import signal
+
+    [site] = start_hosts(1, 6)
+    lock = threading.Lock()
+    busy, peak = [0], [0]
+
+    def slow(request):
+        with lock:
+            busy[0] += 1
+            peak[0] = max(peak[0], busy[0])
+        time.sleep(0.5)
+        with lock:
+            busy[0] -= 1
+        return html(*[f"/{k}" for k in range(1, 7)])
+
+    site.pages["/"] = slow
+    name = "t" + uuid.uuid4().hex[:8]
+    args = [sys.executable, "run.py", site.url("/"), "--redis", redis_server.url, "--crawl",
+            name, "--threads", "4", "--quiet", "--reclaim-after", "3", "--timeout", "5",
+            "--delay", "0", "--per-host", "1", "--ignore-robots"]
+    try:
+        victim = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while busy[0] == 0:  # its request for / is in flight: it holds the host's slot
+            assert time.monotonic() < deadline and victim.poll() is None
+            time.sleep(0.005)
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert sorted(site.fetch_counts()) == ["/", *[f"/{k}" for k in range(1, 7)]]
+        assert peak[0] == 1  # (a lease that never lapsed would stall it forever)
+    finally:
+        site.stop()
