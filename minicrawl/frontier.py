@@ -11,7 +11,7 @@ hosts ordered by the time they may next be asked):
   breadth-first. Within a host it always is.
 * ``claim``/``release`` are the slot's two ends for :mod:`minicrawl.politeness`: a request
   starts (on the slot ``get`` gave, or a new one), a request ended (the host's next start is
-  then at least ``gap`` after the end when nothing else is in flight, and after a ``pause``).
+  then at least ``gap`` after the end with ``per_host=1``, and after a ``pause``).
   A slot given with a URL and never used (robots.txt says no) is handed back unbooked by
   ``put_back`` or ``task_done``, so a refused URL costs its host no gap.
 * ``put_back(item)``: the URL could not be fetched yet (its robots.txt was just fetched, or is
@@ -90,6 +90,7 @@ class _Lease:
     prev: float  # the host's next_start before this slot booked its own
     booked: float  # the next_start this slot booked
     used: bool = False  # a request started on it
+    started: float = 0.0  # when
     released: bool = False
 
 
@@ -237,7 +238,7 @@ class ToDo:
             now = time.monotonic()
             for lease in self._leases():
                 if lease.host is host and not lease.used and not lease.released:
-                    lease.used = True
+                    lease.used, lease.started = True, now
                     host.next_start = max(host.next_start, now + gap)
                     return 0.0
             if host.in_flight >= self.per_host:
@@ -246,14 +247,16 @@ class ToDo:
                 return host.next_start - now
             host.in_flight += 1
             host.next_start = now + gap
-            self._leases().append(_Lease(name, host, None, -1, now, host.next_start, used=True))
+            self._leases().append(_Lease(name, host, None, -1, now, host.next_start, used=True,
+                                         started=now))
             self._schedule(name, host)
             return 0.0
 
     def release(self, name: str, gap: float, pause: float = 0.0) -> None:
         """The request this thread started on host ``name`` is over: its slot is free; the next
-        start is ``pause`` from now at the earliest, and ``gap`` from now if the host is idle
-        (so the server sees every gap whole)."""
+        start is ``pause`` from now at the earliest, and with ``per_host=1`` (one request at a
+        time) ``gap`` from now: the server sees every gap whole. With more in flight the gap runs
+        from starts only, or a slow answer would stretch every gap by its own time."""
         with self._cond:
             lease = next((lease for lease in self._leases()
                           if lease.name == name and lease.used and not lease.released), None)
@@ -266,8 +269,9 @@ class ToDo:
             host.in_flight -= 1
             host.gap = gap
             now = time.monotonic()
-            host.next_start = max(host.next_start, now + pause,
-                                  now + gap if host.in_flight == 0 else 0.0)
+            # (the gap may have been raised meanwhile: robots.txt's Crawl-delay)
+            host.next_start = max(host.next_start, lease.started + gap, now + pause,
+                                  now + gap if self.per_host == 1 else 0.0)
             self._schedule(name, host)
             self._cond.notify()
 

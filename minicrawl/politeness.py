@@ -15,8 +15,8 @@ DENY with a reason (recorded, never fetched).
   "robots.txt unreachable"; up to 5 redirects followed. Rules are kept 24 hours, for the
   ``max_origins`` most recently used origins (an origin forgotten and seen again is asked again).
 * per host, the pace is kept by a :class:`Pacer`: a request starts at least the gap after the
-  previous one started, and after the last one ended when none is in flight (so with
-  ``per_host=1`` the server sees every gap whole); at most ``per_host`` requests in flight; a
+  previous one started, and with ``per_host=1`` (one at a time) after the previous one ended,
+  so the server sees every gap whole; at most ``per_host`` requests in flight; a
   Retry-After keeps the whole host quiet; at most ``max_pages_per_host`` requests in all. The gap
   is ``delay``, raised by the site's Crawl-delay or Request-rate, capped at ``max_crawl_delay``.
   In one process the pacer is the host-aware ToDo itself (:class:`LocalPacer`): it hands a

@@ -6,7 +6,7 @@ of a shared crawl: every request of every process to a host asks it first, atomi
 script on the host's keys (Redis's clock, so machines need not agree on the time):
 
 * ``mc:NAME:host:{HOST}`` (hash): ``next``, the time the next request may start (the gap after the
-  last start, and after the last end when none is in flight, and after a Retry-After pause);
+  last start, and after the last end with ``--per-host 1``, and after a Retry-After pause);
   ``booked``, the last slot handed to a waiting URL; ``dur``, the mean request time.
 * ``mc:NAME:lease:{HOST}`` (sorted set): the requests in flight, each a lease that expires unless
   its process renews it (a heartbeat every ``lease / 4`` seconds). ``--per-host`` counts them, so
@@ -84,7 +84,7 @@ return slot - now
 """
 
 RELEASE_SCRIPT = """
--- KEYS: host hash, leases; ARGV: lease id, gap ms, pause ms, lease ms
+-- KEYS: host hash, leases; ARGV: lease id, gap ms, pause ms, lease ms, per_host
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local held = redis.call('ZSCORE', KEYS[2], ARGV[1])
@@ -92,13 +92,16 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local nxt = math.max(tonumber(redis.call('HGET', KEYS[1], 'next') or '0'),
                      now + tonumber(ARGV[3]))
-if redis.call('ZCARD', KEYS[2]) == 0 then nxt = math.max(nxt, now + tonumber(ARGV[2])) end
-redis.call('HSET', KEYS[1], 'next', nxt)
-if held then  -- the request's time, for spacing the bookings of a one-at-a-time host
-  local took = math.max(0, now - (tonumber(held) - tonumber(ARGV[4])))
+if ARGV[5] == '1' then nxt = math.max(nxt, now + tonumber(ARGV[2])) end  -- one at a time
+if held then  -- its start (or last renewal); the gap may have been raised since
+  local started = tonumber(held) - tonumber(ARGV[4])
+  nxt = math.max(nxt, started + tonumber(ARGV[2]))
+  -- the request's time, for spacing the bookings of a one-at-a-time host
+  local took = math.max(0, now - started)
   local dur = tonumber(redis.call('HGET', KEYS[1], 'dur') or took)
   redis.call('HSET', KEYS[1], 'dur', math.floor(0.8 * dur + 0.2 * took))
 end
+redis.call('HSET', KEYS[1], 'next', nxt)
 redis.call('PEXPIRE', KEYS[1], nxt - now + 600000)
 return 1
 """
@@ -175,7 +178,7 @@ class RedisHostGate:
         self._shared.eval("giving back a host slot", RELEASE_SCRIPT,
                           [self.key("host", host), self.key("lease", host)],
                           [lease_id, max(0, round(gap * 1000)), max(0, round(pause * 1000)),
-                           self._lease_ms])
+                           self._lease_ms, self.per_host])
 
     def full(self, host: str, cap: int) -> bool:
         """True once the gate refused a page of ``host`` for its cap (no round trip)."""
