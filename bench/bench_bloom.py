@@ -36,9 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import mmh3  # noqa: E402
 from bitarray import bitarray  # noqa: E402
 
-from minicrawl.bloom import BloomFilter, false_positive_rate  # noqa: E402
-from minicrawl.bloomcli import measure_fp, synthetic_urls  # noqa: E402
-from minicrawl.hashes import default_indexer, default_stepper  # noqa: E402
+from minicrawl.bloom import BloomFilter  # noqa: E402
+from minicrawl.bloom.cli import measure_fp, synthetic_urls  # noqa: E402
+from minicrawl.bloom.hashes import default_indexer, default_stepper  # noqa: E402
+from minicrawl.bloom.sizing import false_positive_rate  # noqa: E402
 
 BATCH = 1000
 TARGETS = {"add": 0.6e6, "add_many, 1 thread": 2.0e6, "add_many, 4 threads": 1.5e6}

@@ -10,8 +10,8 @@ import time
 
 from bs4 import BeautifulSoup
 
-from minicrawl.demo import generate_site
 from minicrawl.links import decode_html, extract_links
+from minicrawl.local.demo import generate_site
 
 URL = "http://127.0.0.1:8000/section1/page1.html"
 

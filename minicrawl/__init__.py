@@ -5,13 +5,15 @@ links, and offer each link to Visited; only links Visited has never seen enter T
 
     >>> from minicrawl import Crawler
     >>> stats = Crawler(["https://example.org/"], threads=4, max_pages=50).run()
+
+The map of the package is in docs/architecture.md.
 """
 
-__version__ = "0.1.0"
-
-from minicrawl.bloom import BloomFilter  # noqa: E402
-from minicrawl.crawler import Crawler, Page  # noqa: E402
-from minicrawl.options import Options  # noqa: E402
-from minicrawl.visited import ExactVisited  # noqa: E402
+from minicrawl.bloom import BloomFilter
+from minicrawl.crawler import Crawler
+from minicrawl.options import Options
+from minicrawl.page import Page
+from minicrawl.version import __version__
+from minicrawl.visited import ExactVisited
 
 __all__ = ["BloomFilter", "Crawler", "ExactVisited", "Options", "Page", "__version__"]

@@ -15,11 +15,11 @@ import signal
 import sys
 from typing import Any
 
-from minicrawl import __version__
 from minicrawl.crawler import Crawler
 from minicrawl.options import Options, option_fields
 from minicrawl.seeds import NoValidSeeds
-from minicrawl.state import StateError
+from minicrawl.state.store import StateError
+from minicrawl.version import __version__
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
@@ -95,8 +95,8 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, **settings: Any) -> tuple[int, dict]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
     from minicrawl.errors import RedisUnavailable
-    from minicrawl.report import ReportUnavailable
-    from minicrawl.view import LiveView, format_summary, wants_live_view
+    from minicrawl.watch.report import ReportUnavailable
+    from minicrawl.watch.view import LiveView, format_summary, wants_live_view
 
     try:
         crawler = Crawler(seeds, options, **settings)
@@ -162,13 +162,13 @@ M_ARENA_MAX = -8  # from glibc's malloc.h
 
 def _main(argv: list[str]) -> int:
     if argv and argv[0] == "bloom":
-        from minicrawl.bloomcli import main as bloom_main
+        from minicrawl.bloom.cli import main as bloom_main
 
         return bloom_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.demo:  # other defaults for the demo's loopback site; flags given still win
-        from minicrawl.demo import DEMO_DEFAULTS
+        from minicrawl.local.demo import DEMO_DEFAULTS
 
         parser.set_defaults(**DEMO_DEFAULTS)
         args = parser.parse_args(argv)
@@ -184,14 +184,15 @@ def _main(argv: list[str]) -> int:
         parser.error(f"--trace took {options.trace!r} as its FILE; put --trace after the seeds "
                      "or write --trace - for stdout")
     if args.demo:
-        from minicrawl.demo import run_demo
+        from minicrawl.local.demo import run_demo
 
-        return run_demo(options=options, quiet=args.quiet)
+        return run_demo(lambda seeds: crawl_and_report(seeds, quiet=args.quiet,
+                                                       options=options)[0])
     if args.status:
         if not options.redis:
             parser.error("--status reads a shared crawl: give --redis URL (and --crawl NAME)")
         from minicrawl.errors import RedisUnavailable
-        from minicrawl.redis_crawl import print_status
+        from minicrawl.shared.crawl import print_status
 
         try:
             return print_status(options)

@@ -1,81 +1,57 @@
 """The crawl: seeds → ToDo → worker → fetch → links → Visited → ToDo.
 
 :class:`Crawler` puts the seeds in ToDo (marking them in Visited), starts ``threads`` workers and
-waits. Each worker loops: take an item from ToDo, fetch it, extract its links, canonicalize them,
-drop those out of scope, offer the rest to Visited in one batch, and put the ones Visited had
-never seen back in ToDo. The crawl is over when ToDo is empty and no worker is busy
-(:meth:`minicrawl.frontier.ToDo.get` returns ``None``).
+waits. Each worker loops over one ToDo item at a time:
+
+1. **take** it from ToDo (:meth:`minicrawl.todo.ToDo.get`);
+2. **admit** it: robots.txt and the host's pace (:mod:`minicrawl.politeness`) say go, wait or no;
+3. **fetch** it, once (:mod:`minicrawl.fetch`); a failure worth retrying goes back to ToDo for
+   later, a redirect's target goes to ToDo like a link (:mod:`minicrawl.redirects`);
+4. **extract** the page's links, resolve and judge them (:mod:`minicrawl.links`,
+   :mod:`minicrawl.resolve`);
+5. offer the wanted ones to **Visited** in one batch: test-and-insert, one atomic step;
+6. put those Visited had never seen in **ToDo**, once the page is recorded.
+
+The crawl is over when ToDo is empty and no worker is busy (``ToDo.get`` returns ``None``).
+Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state) hears
+about it at the points of :mod:`minicrawl.events`; none of it is named here.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import Any
 
+from minicrawl.events import Callback, CrawlObserver, Events, LinkDecisions
 from minicrawl.fetch import Fetcher, Response, error_kind
-from minicrawl.frontier import Item, ToDo
 from minicrawl.links import extract_links, is_html
 from minicrawl.options import Options
+from minicrawl.output import Output
+from minicrawl.page import Page, now
 from minicrawl.politeness import LocalPacer, Politeness, Verdict
-from minicrawl.recrawl import UNCHANGED, Prior, classify
-from minicrawl.report import Recorder, require_plotting, write_report
+from minicrawl.redirects import Chain, Chains, next_hop
+from minicrawl.resolve import LinkResolver
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
-from minicrawl.savepages import PageSaver
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds
-from minicrawl.state import StateError, open_state
+from minicrawl.state.pages import PageSaver
+from minicrawl.state.recrawl import UNCHANGED, Prior
+from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import Stats
-from minicrawl.trace import Tracer
-from minicrawl.urls import BadURL, absolute, canonicalize, repeated_segments
-from minicrawl.visited import Visited, describe, make_visited
+from minicrawl.todo import Item, ToDo
+from minicrawl.visited import OfferedOnce, Visited, describe, make_visited, warn_over_capacity
+from minicrawl.watch.report import Recorder, require_plotting
+from minicrawl.watch.trace import Tracer
+from minicrawl.workers import Workers
+
+__all__ = ["Crawler", "Page"]
 
 log = logging.getLogger("minicrawl")
-
-MAX_REDIRECTS = 10
-LINK_CACHE_SIZE = 200_000  # (directory, href) → classification; ~50 MB at the most
-
-
-@dataclass
-class Page:
-    """One fetched ToDo item: what the server said and what links it had."""
-
-    url: str
-    depth: int
-    referrer: str | None
-    final_url: str
-    status: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    links: list[str] = field(default_factory=list)  # canonical URLs found on the page
-    new: int = 0  # how many of them entered ToDo
-    elapsed_ms: float = 0.0
-    fetched_at: str = ""
-    error: str | None = None
-    worker: int = 0
-    change: str | None = None  # with --state: new, changed, unchanged or gone
-    saved: str | None = None  # with --save-pages: the file holding the body
-
-    @property
-    def content_type(self) -> str | None:
-        return self.headers.get("content-type")
-
-    def record(self) -> dict[str, Any]:
-        """The page as one JSON-ready output record."""
-        return {
-            "url": self.url, "final_url": self.final_url, "status": self.status,
-            "depth": self.depth, "referrer": self.referrer, "content_type": self.content_type,
-            "bytes": len(self.body), "links": len(self.links), "new": self.new,
-            "elapsed_ms": self.elapsed_ms, "fetched_at": self.fetched_at, "error": self.error,
-            "change": self.change, "saved": self.saved,
-        }
 
 
 class Crawler:
@@ -91,7 +67,7 @@ class Crawler:
                  on_page: Callable[[Page], None] | None = None,
                  visited_filter: Visited | None = None,
                  **settings: Any) -> None:
-        self.options = (options or Options()).replace(**settings)
+        self.options = opts = (options or Options()).replace(**settings)
         seed_args = [seeds] if isinstance(seeds, str) else list(seeds)
         self.seeds, self.seed_problems = read_seeds(seed_args)
         for problem in self.seed_problems:
@@ -99,115 +75,62 @@ class Crawler:
         if not self.seeds:
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
-        opts = self.options
         self.on_page = on_page
-        # With --state, Visited and the ToDo journal come from (and go to) the state dir.
+        # With --state, Visited and the ToDo journal come from (and go to) the state dir;
+        # without, a state that remembers nothing.
         self.state = open_state(opts, self.seeds)
         self.failure: StateError | None = None
         self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
         if opts.redis:
-            from minicrawl.redis_crawl import open_shared_crawl
+            from minicrawl.shared.crawl import open_shared_crawl
 
             self.shared = open_shared_crawl(opts, self.seeds)
         self.todo = self.shared.todo if self.shared else ToDo(opts.per_host, opts.delay)
-        if visited_filter is not None:
-            self.visited = visited_filter
-        else:
-            self.visited = (self.state.visited if self.state else
-                            self.shared.visited if self.shared else make_visited(opts))
-        self.saver = PageSaver(opts.save_pages) if opts.save_pages else None
+        if visited_filter is None:  # (not `or`: an empty filter is falsy)
+            visited_filter = (self.state.visited if self.state.visited is not None else
+                              self.shared.visited if self.shared else make_visited(opts))
+        self.visited = visited_filter
+        # A shared crawl asks Redis about every link: a page's link list is its replay token.
+        self._offer = self.visited if self.shared else OfferedOnce(self.visited)
         self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
+        self.resolver = LinkResolver(opts, self.scope)
         self.stats = self.shared.stats if self.shared else Stats()
-        self._fetch_lock = threading.Lock()
-        self._fetches = 0
         # robots.txt and per-host pace: kept by the host-aware ToDo, or through Redis if shared.
         self.politeness = Politeness(opts, self.stats, self.shared.host_gate if self.shared
                                      else LocalPacer(self.todo))
-        # Redirect targets waiting in ToDo → the chain that led there (its record comes at the
-        # end). Plain dict operations on distinct keys: atomic, no lock needed.
-        self._chains: dict[str, _Chain] = {}
-        # Resolved links by (base directory, href); dict reads and writes are atomic, and a
-        # racing miss only computes the same answer twice.
-        self._link_cache: dict[tuple[str, str], tuple[str | None, str | None]] = {}
-        self._target_cache: dict[str, tuple[str | None, str | None]] = {}  # by absolute URL
-        # Links this crawler has already offered to Visited. Visited never forgets, so its
-        # answer for them is known ("seen") without hashing them again: >99 % of a page's
-        # links on a real site. Bounded like the caches above. Off in a shared crawl, where a
-        # page's whole link list is its replay token (see minicrawl.redis_conn.ReplayTokens) and a
-        # page reclaimed from a killed process must offer the same list again.
-        self._offered: set[str] | None = None if self.shared else set()
-        self._over_capacity_told = False
-        self._out_lock = threading.Lock()
-        self._working = 0  # workers not yet returned; the last one sets _workers_done
-        self._working_lock = threading.Lock()
-        self._workers_done = threading.Event()
-        self._out = None
-        self._stopping = threading.Event()
-        self.worker_failures: list[str] = []
-        # Watching the crawl: None unless asked for, so the hot path pays one `if` per page.
-        self.tracer: Tracer | None = None
-        self.recorder: Recorder | None = None
+        self.chains = Chains()
+        self.saver = PageSaver(opts.save_pages) if opts.save_pages else None
         if opts.report:
             require_plotting()
+        self.events = Events()  # the observers are made when the crawl runs
+        self.workers = Workers(opts.threads, self._worker)
+        self._fetch_lock = threading.Lock()
+        self._fetches = 0
+        self._over_capacity_told = False
+        self._stopping = threading.Event()
 
     # -- the crawl ---------------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
         opts = self.options
-        if opts.out:
-            self._out = _open_output(opts.out, resume=self.state is not None)
-        if opts.trace:
-            self.tracer = Tracer.open(opts.trace, on_broken=self.stop)
-        if opts.report:
-            self.recorder = Recorder(self).start()
+        self.events = Events(self._observers())
         try:
-            if self.state is not None:  # resume: what was journaled goes back into ToDo
-                items, counts = self.state.start(recrawl=opts.recrawl)
-                if self.tracer:
-                    self.tracer.resumed([(item.url, item.depth) for item in items])
-                self.todo.put_many(items)
-                self.stats.add(counts)
+            self.events.crawl_started()
+            items, counts = self.state.start(recrawl=opts.recrawl)  # resume: the journal
+            if items:
+                self.events.resumed(items)
+            self.todo.put_many(items)
+            self.stats.add(counts)
             self._put_seeds()
-            self._working = opts.threads
-            self._workers_done.clear()
-            for n in range(1, opts.threads + 1):
-                threading.Thread(target=self._worker, args=(n,), name=f"worker-{n}",
-                                 daemon=True).start()
-            # The main thread waits on an Event, not on Thread.join: a Ctrl-C that interrupts
-            # CPython 3.11's join can leave the thread marked as stopped while it still runs, and
-            # the output would then be closed under a worker writing its last page.
-            try:
-                while not self._workers_done.wait(0.2):  # timed: Ctrl-C is seen at once
-                    pass
-            except KeyboardInterrupt:
-                log.warning("interrupted: finishing the pages in flight")
-                self.stats.add(interrupted=1)
-                self.stop()
-                grace = opts.timeout * 3 + 1
-                if not self._workers_done.wait(grace):
-                    log.error("%d workers still busy after %.0f s: the pages they hold are not "
-                              "recorded", self._working, grace)
+            self.workers.run(on_interrupt=self._interrupted, grace=opts.timeout * 3 + 1)
             self.stats.finished = time.monotonic()
         finally:
-            with self._out_lock:  # a worker past its deadline finds None, not a closed file
-                if self._out is not None:
-                    self._out.close()
-                    self._out = None
-            if self.tracer is not None:
-                self.tracer.done(self.stats["pages"], len(self.todo))
-                self.tracer.close()
-                self.tracer = None
-            if self.recorder is not None:
-                self.recorder.stop()
-            if self.state is not None:
-                self.state.close()
-        stats = self.summary()
+            stats = self.summary()
+            self.events.crawl_finished(stats)  # files closed, report drawn
         if opts.stats:
             with open(opts.stats, "w", encoding="utf-8") as f:
                 json.dump(stats, f, indent=2)
-        if self.recorder is not None:
-            write_report(opts.report, self.recorder, stats)
         if self.failure is not None:
             raise self.failure
         if self.shared is not None and self.shared.todo.failure is not None:
@@ -248,21 +171,44 @@ class Crawler:
         """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left."""
         return self.stats.snapshot(todo_left=len(self.todo), **describe(self.visited))
 
-    # -- one worker ----------------------------------------------------------------------------
+    def _observers(self) -> list[CrawlObserver]:
+        """Who hears the crawl, in order: the keepers first (the saver names the file the
+        state's record keeps), then the watchers."""
+        opts = self.options
+        observers: list[CrawlObserver] = [self.saver] if self.saver else []
+        observers.append(self.state)
+        if opts.trace:
+            observers.append(Tracer.open(opts.trace, on_broken=self.stop))
+        if opts.report:
+            observers.append(Recorder(self, path=opts.report))
+        if opts.out:
+            observers.append(Output(opts.out, resume=self.state.on_disk))
+        if self.on_page is not None:
+            observers.append(Callback(self.on_page, self.stats))
+        return observers
 
     def _put_seeds(self) -> None:
-        new = [url for url, fresh in zip(self.seeds, self.visited.add_many(self.seeds),
-                                         strict=True) if fresh]
-        self._remember_offered(self.seeds)
-        if self.tracer:
-            self.tracer.seeds(new, [url for url in self.seeds if url not in new])
+        fresh = self._offer.add_many(self.seeds)
+        new = [url for url, is_new in zip(self.seeds, fresh, strict=True) if is_new]
+        self.events.seeds_queued(new, [url for url in self.seeds if url not in new])
         items = [Item(url, 0, None) for url in new]
-        if self.state is not None:
-            self.state.journal(items)
+        self.state.journal(items)
         self.todo.put_many(items)
         self.stats.add(seeds=len(new))
 
+    def _interrupted(self) -> None:
+        self.stats.add(interrupted=1)
+        self.stop()
+
+    @property
+    def worker_failures(self) -> list[str]:
+        """Workers that died (a bug): never silent."""
+        return self.workers.failures
+
+    # -- one worker ----------------------------------------------------------------------------
+
     def _worker(self, n: int) -> None:
+        """Worker ``n``: take ToDo items until ToDo says the crawl is over."""
         fetcher = Fetcher(self.options)
         try:
             while (item := self.todo.get()) is not None:
@@ -274,26 +220,20 @@ class Crawler:
                     self.stop()
                 except Exception as e:  # one bad URL must never kill a worker
                     log.exception("worker %d failed on %s", n, item.url)
-                    self._chains.pop(item.url, None)
+                    self.chains.end(item.url)
                     self.stats.add(errors=1, error_internal=1)
                     self._emit(Page(item.url, item.depth, item.referrer, item.url, worker=n,
                                     error=f"internal error: {type(e).__name__}: {e}"[:300],
-                                    fetched_at=_now()))
+                                    fetched_at=now()))
                 finally:
                     self.todo.task_done()
-        except BaseException as e:  # pragma: no cover - recorded so a dying worker is never silent
-            self.worker_failures.append(f"worker {n}: {type(e).__name__}: {e}")
-            raise
         finally:
             fetcher.close()
-            with self._working_lock:
-                self._working -= 1
-                if self._working == 0:
-                    self._workers_done.set()
 
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
+        """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
-        chain = self._chains.get(item.url)
+        chain = self.chains.waiting_at(item.url)
         admission = self.politeness.admit(item.url, fetcher)
         if admission.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
             self.stats.add(politeness_waits=1)
@@ -308,14 +248,13 @@ class Crawler:
                 if chain is not None:
                     self._refuse(item, chain, "max_pages reached before redirect target", {}, n)
                 return
-            if self.tracer:
-                self.tracer.takes(n, item.url, item.depth)
+            self.events.taken(n, item)
             if chain is None:
                 # With a state, what was recorded last time: a conditional GET, what changed.
-                prior = self.state.prior(item.url) if self.state is not None else None
-                chain = _Chain(item, _now(), prior)
+                chain = Chain(item, now(), self.state.prior(item.url))
             headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
-            response = self._fetch(fetcher, item.url, n, headers)
+            response = fetcher.fetch(item.url, headers=headers)
+            self.events.fetched(n, response)
         finally:
             self.politeness.done(item.url, host_pause(response, self.options.max_backoff))
         opts = self.options
@@ -327,8 +266,7 @@ class Crawler:
                                          opts.max_backoff)
                 counts["retries"] = 1
                 self.stats.add(counts)
-                if self.tracer:
-                    self.tracer.retry(n, item.url, item.attempt + 1, opts.retries + 1, wait)
+                self.events.retrying(n, item, opts.retries + 1, wait)
                 self.todo.put(item._replace(attempt=item.attempt + 1),
                               not_before=time.monotonic() + wait)
                 return
@@ -341,9 +279,9 @@ class Crawler:
             if queued:  # the record waits for the end of the chain
                 self.stats.add(counts, redirects_followed=1)
                 return
-        self._chains.pop(item.url, None)
-        if self.tracer and error:
-            self.tracer.gives_up(n, chain.item.url, error)
+        self.chains.end(item.url)
+        if error:
+            self.events.gave_up(n, chain.item.url, error)
         origin = chain.item
         page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
                     headers=response.headers, body=response.body,
@@ -351,20 +289,15 @@ class Crawler:
                     error=error, worker=n)
         self._record(page, counts, chain.prior)
 
-    def _refuse(self, item: Item, chain: _Chain | None, reason: str, counts: dict[str, int],
+    def _refuse(self, item: Item, chain: Chain | None, reason: str, counts: dict[str, int],
                 n: int) -> None:
         """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
-        self._chains.pop(item.url, None)
+        self.chains.end(item.url)
         origin = chain.item if chain is not None else item
         page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
-                    fetched_at=chain.fetched_at if chain is not None else _now(), worker=n)
-        if self.tracer:  # robots.txt is a decision of the model, not a failure: its own line
-            if "robots_disallowed" in counts:
-                self.tracer.robots_drop(item.url, worker=n)
-            else:
-                self.tracer.gives_up(n, item.url, reason)
-        prior = chain.prior if chain is not None else (
-            self.state.prior(origin.url) if self.state is not None else None)
+                    fetched_at=chain.fetched_at if chain is not None else now(), worker=n)
+        self.events.refused(n, item.url, reason, next(iter(counts), ""))
+        prior = chain.prior if chain is not None else self.state.prior(origin.url)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
         self._record(page, counts, prior, failed=not policy)
 
@@ -374,19 +307,11 @@ class Crawler:
         counts["pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
-        if self.state is not None:
-            page.change = classify(prior, page.status, page.body, page.final_url)
-            counts["change_" + page.change] = 1
-            if page.change == UNCHANGED and prior is not None:
-                page.saved = prior.saved  # the copy saved then is still the page
-                if page.status == 304:
-                    counts["bytes_saved_304"] = prior.size
-        if self.saver is not None and page.saved is None and page.status == 200 and not page.error:
-            page.saved = self.saver.save(page.final_url, page.body)
-        new: list[Item] = []
+        self.state.note_change(page, prior, counts)  # with --state: new, changed, unchanged…
         if page.error and failed:
             counts["errors"] = 1
             counts["error_" + error_kind(page.error)] = 1
+        new: list[Item] = []
         # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
         if page.status == 200 and page.body and is_html(page.content_type) \
                 and page.change != UNCHANGED:
@@ -394,53 +319,32 @@ class Crawler:
         self.stats.add(counts)
         self._emit(page, new)
 
-    def _redirect(self, chain: _Chain, item: Item,
+    def _redirect(self, chain: Chain, item: Item,
                   response: Response) -> tuple[str, str | None, bool]:
-        """Follow ``response``'s redirect if Visited has not seen its target: the target goes
-        to ToDo like a link (so robots.txt, politeness and retries apply to it) and carries the
-        chain on. Returns (final URL, error, whether the target was queued). A chain ends with
-        an error on a loop, after ``MAX_REDIRECTS`` hops or at a bad Location; without one at
-        a target out of scope or already seen (which is then not fetched again).
-        """
-        try:
-            target = canonicalize(response.location or "", response.url,
-                                  sort_query=self.options.sort_query,
-                                  max_length=self.options.max_url_length)
-        except BadURL as e:
-            return item.url, f"bad redirect location ({e.reason})", False
-        if target in chain.urls:
-            return target, "redirect loop", False
-        if len(chain.urls) > MAX_REDIRECTS:
-            return target, f"more than {MAX_REDIRECTS} redirects", False
+        """Offer ``response``'s redirect target to Visited like a link; if it was never seen it
+        goes to ToDo and carries the chain on. Returns (final URL, error, whether the target was
+        queued). A chain ends without an error at a target out of scope or already seen."""
+        opts = self.options
+        target, error = next_hop(chain, item.url, response, sort_query=opts.sort_query,
+                                 max_length=opts.max_url_length)
+        if error is not None:
+            return target, error, False
         unwanted = self._unwanted(target)
         if unwanted is not None:
             self.stats.add({"redirects_" + unwanted: 1})
-            if self.tracer:
-                self.tracer.redirect(item.url, target, f"{unwanted.upper()} → drop")
+            self.events.redirected(item.url, target, f"{unwanted.upper()} → drop")
             return target, None, False
         if not self.visited.add(target):
             self.stats.add(redirects_to_visited=1)
-            if self.tracer:
-                self.tracer.redirect(item.url, target, "VISITED? yes → drop")
+            self.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False
-        if self.tracer:
-            self.tracer.redirect(item.url, target,
-                                 f"VISITED? no → TODO (depth {chain.item.depth})")
+        self.events.redirected(item.url, target,
+                               f"VISITED? no → TODO (depth {chain.item.depth})")
         hop = Item(target, chain.item.depth, item.url)
-        self._chains[target] = chain  # before it is in ToDo, where a worker may take it at once
-        if self.state is not None:  # in the journal the hop replaces the URL just fetched
-            self.state.hop(item.url, hop, chain.item.url)
+        self.chains.carry(target, chain)  # before it is in ToDo, where a worker may take it
+        self.state.hop(item.url, hop, chain.item.url)  # the hop replaces the URL just fetched
         self.todo.put(hop)
         return target, None, True
-
-    def _fetch(self, fetcher: Fetcher, url: str, worker: int,
-               headers: dict[str, str] | None = None) -> Response:
-        """One request (one hop of a redirect chain)."""
-        response = fetcher.fetch(url, headers=headers)
-        if self.tracer:
-            self.tracer.fetched(worker, response.url, response.status, len(response.body),
-                                response.error)
-        return response
 
     def _follow_links(self, page: Page, counts: dict[str, int]) -> list[Item]:
         """Extract the page's links; the unseen, in-scope ones, as ToDo items (``_emit`` puts
@@ -448,123 +352,59 @@ class Crawler:
         opts = self.options
         extracted = extract_links(page.body, page.final_url, page.content_type)
         counts["links_extracted"] = len(extracted.hrefs)
-        candidates: dict[str, str | None] = {}  # canonical link → why unwanted (None: wanted)
-        rejected: list[tuple[str, str]] = []  # (href, why): only for the trace, rare anyway
-        # Most hrefs are the same navigation links on every page: resolve each (directory, href)
-        # once. Resolution depends only on the base's directory, except for "" and "?…". The
-        # fragment never matters, so "#sec-3" and "x.html#top" share the entry of "" and "x.html".
-        base = extracted.base
-        directory = base.split("?", 1)[0].rsplit("/", 1)[0]
-        cache = self._link_cache
-        for href in extracted.hrefs:
-            key = href.split("#", 1)[0] if "#" in href else href
-            key = (base if not key or key[0] == "?" else directory, key)
-            hit = cache.get(key)
-            if hit is None:
-                if len(cache) >= LINK_CACHE_SIZE:
-                    cache.clear()  # crude but bounded; the hot links come back at once
-                hit = cache[key] = self._classify_link(key[1], base)
-            url, why = hit
-            if url is None:  # not a URL we could ever fetch: why is BadURL's reason
-                name = "links_not_http" if why == "not http(s)" else "links_malformed"
-                counts[name] = counts.get(name, 0) + 1
-                rejected.append((href, why or ""))
-            else:
-                candidates[url] = why
+        candidates, rejected = self.resolver.resolve(extracted.hrefs, extracted.base, counts)
         page.links = list(candidates)
         depth = page.depth + 1
-        too_deep = opts.max_depth is not None and depth > opts.max_depth
-        in_scope: list[str] = []
-        answers: list[bool] = []  # Visited's answer for each in-scope link: True = never seen
-        dropped: dict[str, str] = {}  # link → why it was not offered to Visited (for the trace)
-        if too_deep:
+        decisions = LinkDecisions(
+            depth, opts.max_depth is not None and depth > opts.max_depth, opts.max_depth,
+            rejected=rejected, repeats=len(extracted.hrefs) - len(rejected) - len(page.links))
+        if decisions.too_deep:
             counts["links_too_deep"] = len(page.links)
         else:
             counts["links_out_of_scope"] = 0
             host_full = self.politeness.host_full if opts.max_pages_per_host else None
-            offered = self._offered if self._offered is not None else frozenset()
-            ask: list[str] = []  # the in-scope links Visited must answer for
             for url, unwanted in candidates.items():
                 if unwanted is None and host_full is not None and host_full(url):
                     unwanted = "host_full"
                 if unwanted is None:
-                    in_scope.append(url)
-                    if url not in offered:
-                        ask.append(url)
+                    decisions.in_scope.append(url)
                 else:
                     counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
-                    dropped[url] = unwanted
-            answer = dict(zip(ask, self.visited.add_many(ask), strict=True)) if ask else {}
-            self._remember_offered(ask)
-            answers = [answer.get(url, False) for url in in_scope]
+                    decisions.unwanted[url] = unwanted
+            if decisions.in_scope:  # Visited: test-and-insert, one atomic step per batch
+                decisions.fresh = self._offer.add_many(decisions.in_scope)
             if not self._over_capacity_told and getattr(self.visited, "over_capacity", False):
-                self._tell_over_capacity()
-        fresh = [url for url, new in zip(in_scope, answers, strict=True) if new]
-        counts["links_filtered"] = len(in_scope) - len(fresh)
+                self._over_capacity_told = True
+                warn_over_capacity(self.visited)
+        fresh = [url for url, new in zip(decisions.in_scope, decisions.fresh, strict=True)
+                 if new]
+        counts["links_filtered"] = len(decisions.in_scope) - len(fresh)
         counts["links_new"] = page.new = len(fresh)
-        if self.tracer:  # before the links enter ToDo, so no TAKES line precedes its TODO line
-            self.tracer.links(page.final_url, page.links, rejected, depth, too_deep=too_deep,
-                              max_depth=opts.max_depth, in_scope=in_scope, fresh=answers,
-                              duplicates=len(extracted.hrefs) - len(rejected) - len(page.links),
-                              unwanted=dropped)
+        # Before the links enter ToDo, so no TAKES line of the trace precedes its TODO line.
+        self.events.links_decided(page, decisions)
         return [Item(url, depth, page.final_url) for url in fresh]
 
-    def _remember_offered(self, urls: list[str]) -> None:
-        """Note URLs Visited has just answered for (see ``_offered``)."""
-        if self._offered is not None and urls:
-            if len(self._offered) + len(urls) > LINK_CACHE_SIZE:
-                self._offered.clear()  # crude but bounded, like the link caches
-            self._offered.update(urls[:LINK_CACHE_SIZE])
+    def _emit(self, page: Page, new: list[Item] | None = None) -> None:
+        """Keep the page, put its ``new`` links in ToDo, then report it.
+
+        The keepers (saved copy, the state's commit) hear of the page *before* its links enter
+        ToDo: with a state, a URL is in ToDo only once journaled (the resume argument in
+        :mod:`minicrawl.state.store`).
+        """
+        new = new or []
+        self.events.page_kept(page, new)
+        self.todo.put_many(new)
+        self.events.page_recorded(page)
+
+    # -- limits --------------------------------------------------------------------------------
 
     def _unwanted(self, url: str) -> str | None:
         """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
-        out of scope, a path repeating a segment (a trap), or a host that had its share."""
-        unwanted = self._out_of_bounds(url)
+        out of scope, a trap, or a host that had its share."""
+        unwanted = self.resolver.out_of_bounds(url)
         if unwanted is None and self.politeness.host_full(url):
             return "host_full"
         return unwanted
-
-    def _out_of_bounds(self, url: str) -> str | None:
-        """The part of :meth:`_unwanted` that never changes during a crawl (so it is cached)."""
-        if not self.scope.allows(url):
-            return "out_of_scope"
-        limit = self.options.max_repeated_segments
-        if limit > 0 and url.count("/") > limit + 2 and repeated_segments(url) > limit:
-            return "trap"
-        return None
-
-    def _classify_link(self, href: str, base: str) -> tuple[str | None, str | None]:
-        """(canonical URL, why it is unwanted or None), or (None, why it is no URL at all).
-
-        Cached by the resolved absolute URL, so the same link written relative to different
-        directories (``../api/x.html`` on every page of a site) is canonicalized once."""
-        opts = self.options
-        try:
-            target = absolute(href, base, max_length=opts.max_url_length)
-        except BadURL as e:
-            return None, e.reason
-        cache = self._target_cache
-        hit = cache.get(target)
-        if hit is None:
-            try:
-                url = canonicalize(target, sort_query=opts.sort_query,
-                                   max_length=opts.max_url_length)
-                hit = (url, self._out_of_bounds(url))
-            except BadURL as e:
-                hit = (None, e.reason)
-            if len(cache) >= LINK_CACHE_SIZE:
-                cache.clear()
-            cache[target] = hit
-        return hit
-
-    def _tell_over_capacity(self) -> None:
-        """Warn once that a fixed Bloom filter holds more URLs than it was sized for: from now
-        on its false-positive rate (new pages taken for seen, never crawled) climbs."""
-        self._over_capacity_told = True
-        log.warning("Visited holds more than the %s URLs it was sized for: its false-positive "
-                    "rate climbs (now ~%.2g); use a larger --expected-urls or --visited scalable",
-                    f"{getattr(self.visited, 'capacity', 0):,}",
-                    getattr(self.visited, "current_fp_rate", 0.0))
 
     def _reserve_fetch(self) -> bool:
         """Count one fetch against ``max_pages`` (the whole crawl's, in a shared crawl); False
@@ -581,62 +421,3 @@ class Crawler:
         if count in (0, cap):
             self.todo.close()  # the fetches in flight finish; no new one starts
         return count > 0
-
-    def _emit(self, page: Page, new: list[Item] | None = None) -> None:
-        """Record the page, put its ``new`` links in ToDo, then report it (output, on_page).
-
-        With a state, the record and the links' journal rows are committed *before* the links
-        enter ToDo: a URL is in ToDo only once journaled (the resume argument in state.py).
-        """
-        new = new or []
-        if self.state is not None:
-            self.state.commit(page, new)
-        self.todo.put_many(new)
-        if self.recorder is not None:
-            self.recorder.page(page)
-        if self._out is not None:
-            line = json.dumps(page.record(), ensure_ascii=False)
-            with self._out_lock:
-                if self._out is not None:
-                    self._out.write(line + "\n")
-        if self.on_page is not None:
-            try:
-                self.on_page(page)
-            except Exception:  # the caller's bug must not take the crawl down
-                log.exception("on_page callback failed for %s", page.url)
-                self.stats.add(callback_errors=1)
-
-
-@dataclass
-class _Chain:
-    """A redirect chain in progress: the ToDo item that started it (its record names it), when,
-    what a state knew of it, and the URLs fetched so far."""
-
-    item: Item
-    fetched_at: str
-    prior: Prior | None = None
-    urls: list[str] = field(default_factory=list)
-    elapsed_ms: float = 0.0
-
-
-def _open_output(path: str, resume: bool) -> TextIO:
-    """The ``--out`` file: new, or with a state continued after the last complete line (a
-    process killed mid-write leaves a partial one; the state database has that page anyway)."""
-    if not resume:
-        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - the crawl closes it
-    with open(path, "a+b") as f:
-        f.seek(0, os.SEEK_END)
-        end = f.tell()
-        f.seek(max(0, end - 65536))
-        tail = f.read()
-        if tail and not tail.endswith(b"\n"):
-            cut = tail.rfind(b"\n")
-            if cut >= 0 or len(tail) == end:
-                f.truncate(end - len(tail) + cut + 1)
-            else:  # a partial line longer than the tail read: isolate it
-                f.write(b"\n")
-    return open(path, "a", encoding="utf-8")  # noqa: SIM115 - the crawl closes it
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from minicrawl import __version__
+from minicrawl.version import __version__
 
 DEFAULT_USER_AGENT = f"minicrawl/{__version__} (+https://pypi.org/project/minicrawl/)"
 
@@ -99,7 +99,7 @@ class Options:
     save_pages: str | None = opt(None, "save each fetched body under this directory, mirroring "
                                  "host/path", "Output", metavar="DIR")
 
-    # -- state (minicrawl/state.py)
+    # -- state (minicrawl/state/store.py)
     state: str | None = opt(None, "keep the crawl state in this directory: running the same "
                             "command again resumes it (with --out appending)", "State",
                             metavar="DIR")
@@ -207,7 +207,7 @@ class Options:
 MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
 MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
 REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
-# Redis URL schemes and crawl names the shared crawl accepts (minicrawl.redis_conn uses these).
+# Redis URL schemes and crawl names the shared crawl accepts (minicrawl.shared.conn uses these).
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state"})
@@ -267,8 +267,8 @@ def _check_type(name: str, value: Any, annotation: str) -> None:
 def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> None:
     """The Bloom filter these numbers ask for must be one bitarray can index and, when it lives
     in this process (not in Redis), one this machine's memory can hold."""
-    from minicrawl.bloom import optimal_bits
-    from minicrawl.hashes import MAX_BITS
+    from minicrawl.bloom.hashes import MAX_BITS
+    from minicrawl.bloom.sizing import optimal_bits
 
     bits = optimal_bits(expected_urls, error_rate)
     size = f"{bits / 8 / 2**30:,.1f} GiB"

@@ -22,7 +22,7 @@ DENY with a reason (recorded, never fetched).
   In one process the pacer is the host-aware ToDo itself (:class:`LocalPacer`): it hands a
   worker a URL only when its host may be asked, so a URL waits in its host's line, in its turn,
   and starts when its host's gap is over. In a shared crawl it is
-  :class:`minicrawl.redis_politeness.RedisHostGate`, the same promise across processes.
+  :class:`minicrawl.shared.gate.RedisHostGate`, the same promise across processes.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from typing import Protocol
 from protego import Protego
 
 from minicrawl.fetch import Fetcher, Response
-from minicrawl.frontier import ToDo
 from minicrawl.options import Options
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
+from minicrawl.todo import ToDo
 from minicrawl.urls import BadURL, canonicalize, host_of, origin_of
 
 log = logging.getLogger("minicrawl")

@@ -16,12 +16,15 @@ Three kinds, same interface:
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable
 from typing import Any, Protocol
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.options import Options
+
+log = logging.getLogger("minicrawl")
 
 
 class Visited(Protocol):
@@ -72,6 +75,38 @@ class ExactVisited:
         return len(self._seen)
 
 
+class OfferedOnce:
+    """Asks a Visited filter about each URL once per process.
+
+    Visited never forgets, so once it has answered for a URL the answer for that URL is known
+    ("seen") without hashing it again: over 99 % of a page's links on a real site. The URLs
+    already offered are kept in a set, cleared when it reaches ``limit`` (crude but bounded).
+    Not for a shared crawl, where a page's whole link list is its replay token (see
+    :class:`minicrawl.shared.conn.ReplayTokens`).
+    """
+
+    def __init__(self, visited: Visited, limit: int = 200_000) -> None:
+        self.visited = visited
+        self.limit = limit
+        self._offered: set[str] = set()
+
+    def add_many(self, urls: list[str]) -> list[bool]:
+        """Visited's answers for ``urls``, asking it only about those never offered before."""
+        offered = self._offered
+        ask = [url for url in urls if url not in offered]
+        if not ask:
+            return [False] * len(urls)
+        fresh = {url for url, new in zip(ask, self.visited.add_many(ask), strict=True) if new}
+        if len(offered) + len(ask) > self.limit:
+            offered.clear()
+        offered.update(ask[:self.limit])
+        answers = []
+        for url in urls:  # a URL given twice is new once, like Visited's own answers
+            answers.append(url in fresh)
+            fresh.discard(url)
+        return answers
+
+
 def make_visited(options: Options) -> Visited:
     """The Visited filter the options ask for."""
     if options.visited == "exact":
@@ -83,6 +118,14 @@ def make_visited(options: Options) -> Visited:
         return ScalableBloomFilter(initial_capacity=options.expected_urls,
                                    error_rate=options.error_rate, hashes=8)
     raise ValueError(f"unknown visited kind {options.visited!r} (bloom, scalable or exact)")
+
+
+def warn_over_capacity(visited: Visited) -> None:
+    """Warn that a fixed Bloom filter holds more URLs than it was sized for: from now on its
+    false-positive rate (new pages taken for seen, never crawled) climbs."""
+    log.warning("Visited holds more than the %s URLs it was sized for: its false-positive "
+                "rate climbs (now ~%.2g); use a larger --expected-urls or --visited scalable",
+                f"{getattr(visited, 'capacity', 0):,}", getattr(visited, "current_fp_rate", 0.0))
 
 
 def describe(visited: Visited) -> dict[str, Any]:

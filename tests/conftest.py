@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from minicrawl.demo import Site, generate_site
-from minicrawl.localsite import LocalSite, Resource
+from minicrawl.local.demo import Site, generate_site
+from minicrawl.local.site import LocalSite, Resource
 
 
 @pytest.fixture

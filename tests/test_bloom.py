@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl.bloom import (
-    SMALL_BATCH,
-    BloomFilter,
+from minicrawl.bloom import BloomFilter
+from minicrawl.bloom.batch import SMALL_BATCH
+from minicrawl.bloom.sizing import (
     bits_for,
     capacity_for,
     estimate_count,
@@ -176,7 +176,7 @@ def test_add_many_large_batch_many_repeats_path(urls: list[str], bits: int) -> N
 def test_bits_and_fill_ratio() -> None:
     bf = BloomFilter(bits=1000, hashes=3)
     bf.add("x")
-    ix = set(__import__("minicrawl.hashes", fromlist=["indices"]).indices("x", 1000, 3))
+    ix = set(__import__("minicrawl.bloom.hashes", fromlist=["indices"]).indices("x", 1000, 3))
     assert bf.bits_set == len(ix)
     assert bf.fill_ratio == len(ix) / 1000
     assert bf.current_fp_rate == pytest.approx((len(ix) / 1000) ** 3)
@@ -242,7 +242,7 @@ def test_repr_mentions_parameters() -> None:
 @pytest.mark.parametrize("m,k", [(3, 8), (8, 8), (9, 8), (64, 1), (1000, 2), (1001, 7)])
 def test_single_add_paths_set_exactly_the_indices(m: int, k: int) -> None:
     # Slices (m >= k) or a list (m < k): either way exactly the family's bits get set.
-    from minicrawl.hashes import indices
+    from minicrawl.bloom.hashes import indices
 
     for i in range(200):
         bf = BloomFilter(bits=m, hashes=k)
@@ -258,7 +258,7 @@ def test_single_add_paths_set_exactly_the_indices(m: int, k: int) -> None:
 def test_plan_batch_matches_brute_force(seed: int, n: int, k: int, pool: int, m: int) -> None:
     import numpy as np
 
-    from minicrawl.bloom import _plan_batch
+    from minicrawl.bloom.batch import _plan_batch
 
     # Indices drawn from a small pool so that repeats (every code path) are common.
     rng = np.random.default_rng(seed)

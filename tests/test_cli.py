@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.localsite import Resource
+from minicrawl.local.site import Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 

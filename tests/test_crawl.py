@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from minicrawl import Crawler, ExactVisited
-from minicrawl.localsite import Resource
+from minicrawl.local.site import Resource
 from minicrawl.seeds import NoValidSeeds
 
 # Loopback servers need no politeness: no gap between requests, no per-host limit below the
@@ -344,3 +344,24 @@ def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_
     assert recorded_late == started_late, "run() returned before worker 1 recorded its page"
     lines = [json.loads(line)["url"] for line in out.read_text().splitlines()]
     assert set(recorded_late) <= set(lines) and stats["pages"] == len(lines)
+
+
+def test_a_seed_given_twice_is_crawled_once(server):
+    """The seeds go through the same Visited step as links: a seed listed twice (or spelled two
+    ways that canonicalize alike) is queued and fetched once, and neither copy is lost."""
+    server.pages["/"] = Resource(b'<a href="/a">a</a>')
+    server.pages["/a"] = Resource(b"end")
+    seeds = [server.url("/a"), server.url("/"), server.url("/a"), server.url("/#top")]
+    stats = Crawler(seeds, threads=2, **FAST).run()
+    assert server.fetch_counts() == {"/": 1, "/a": 1}
+    assert stats["seeds"] == 2 and stats["pages"] == 2
+
+
+def test_offering_a_url_twice_in_one_batch_answers_new_once():
+    """OfferedOnce (the crawler's shortcut in front of Visited) answers like Visited itself: a
+    URL twice in one batch is new the first time only, and never lost."""
+    from minicrawl.visited import OfferedOnce
+
+    offer = OfferedOnce(ExactVisited())
+    assert offer.add_many(["a", "b", "a"]) == [True, True, False]
+    assert offer.add_many(["a", "c", "c"]) == [False, True, False]

@@ -17,7 +17,16 @@ from hypothesis import strategies as st
 from minicrawl import Crawler
 from minicrawl.fetch import Fetcher
 from minicrawl.links import extract_links
-from minicrawl.localsite import LocalSite, Resource, drip, endless, hang, reset, sequence, truncated
+from minicrawl.local.site import (
+    LocalSite,
+    Resource,
+    drip,
+    endless,
+    hang,
+    reset,
+    sequence,
+    truncated,
+)
 from minicrawl.options import Options
 from minicrawl.urls import BadURL, canonicalize
 

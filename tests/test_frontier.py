@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from minicrawl.frontier import Item, ToDo
+from minicrawl.todo import Item, ToDo
 
 
 def test_fifo_is_breadth_first():

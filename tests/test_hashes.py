@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl import hashes
+from minicrawl.bloom import hashes
 
 URL = st.text(min_size=0, max_size=200)
 SIZES = st.sampled_from([1, 2, 7, 8, 1000, 1 << 20, 14_607_698, (1 << 40) + 3])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from minicrawl import Crawler, Options, Page
 from minicrawl.cli import build_parser, options_from_args
-from minicrawl.localsite import Resource, chain
+from minicrawl.local.site import Resource, chain
 from minicrawl.options import option_fields
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ import pytest
 
 from minicrawl import Crawler, Options
 from minicrawl.cli import build_parser, main, options_from_args
-from minicrawl.demo import DEMO_DEFAULTS
+from minicrawl.local.demo import DEMO_DEFAULTS
 from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES, option_fields
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,7 +165,7 @@ def test_values_at_the_bounds_are_accepted():
 
 def test_the_redis_module_refuses_what_options_refuse():
     """One rule for crawl names and Redis URLs: options.py's, which redis_conn uses too."""
-    from minicrawl import redis_conn
+    from minicrawl.shared import conn as redis_conn
 
     for bad in ("a b", "x" * 101, "{tag}"):
         assert not CRAWL_NAME_RE.match(bad)

@@ -16,7 +16,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.fetch import Response
-from minicrawl.localsite import LocalSite, Resource, hang, reset, sequence
+from minicrawl.local.site import LocalSite, Resource, hang, reset, sequence
 from minicrawl.politeness import robots_token
 from minicrawl.retry import backoff, is_retryable, retry_after, wait_before_retry
 

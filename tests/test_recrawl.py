@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.localsite import Request, Resource
-from minicrawl.recrawl import Prior, classify
+from minicrawl.local.site import Request, Resource
+from minicrawl.state.recrawl import Prior, classify
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 LAST_MODIFIED = formatdate(1_700_000_000, usegmt=True)

@@ -22,15 +22,15 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.demo import generate_site
-from minicrawl.frontier import Item
-from minicrawl.localsite import LocalSite
+from minicrawl.local.demo import generate_site
+from minicrawl.local.redis_server import RedisCluster, RedisServer, require_binaries
+from minicrawl.local.site import LocalSite
 from minicrawl.options import Options
-from minicrawl.redis_conn import SharedRedis, shard_tags
-from minicrawl.redis_politeness import RedisHostGate
-from minicrawl.redis_todo import RedisToDo
-from minicrawl.redis_visited import RedisBloomVisited, VisitedMismatch
-from minicrawl.redislocal import RedisCluster, RedisServer, require_binaries
+from minicrawl.shared.conn import SharedRedis, shard_tags
+from minicrawl.shared.gate import RedisHostGate
+from minicrawl.shared.todo import RedisToDo
+from minicrawl.shared.visited import RedisBloomVisited, VisitedMismatch
+from minicrawl.todo import Item
 
 ROOT = Path(__file__).resolve().parent.parent
 # The per-host delay would make one-host test crawls slow: off, where politeness exists.
@@ -142,8 +142,8 @@ def test_a_differently_sized_process_is_refused(redis_server):
 
 ADDER = """
 import json, random, sys
-from minicrawl.redis_conn import SharedRedis
-from minicrawl.redis_visited import RedisBloomVisited
+from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.visited import RedisBloomVisited
 url, name, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 visited = RedisBloomVisited(SharedRedis(url, name), capacity=100_000, shards=8)
 urls = [f"https://example.org/page/{i}" for i in range(8000)]
@@ -384,7 +384,7 @@ def test_redis_lost_mid_crawl_is_a_clear_error(site):
 
 
 def test_unreachable_redis_at_start_is_a_clear_error(site):
-    from minicrawl.redislocal import free_port
+    from minicrawl.local.redis_server import free_port
 
     server, _ = site
     done = subprocess.run([sys.executable, "run.py", server.url("/"), "--redis",

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.localsite import Resource
-from minicrawl.redislocal import RedisServer, require_binaries
+from minicrawl.local.redis_server import RedisServer, require_binaries
+from minicrawl.local.site import Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 # Three gaps in four within this much of the delay: wake-ups, Redis round trips of 3 processes

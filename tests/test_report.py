@@ -14,9 +14,9 @@ import lxml.html
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.demo import generate_site
-from minicrawl.localsite import LocalSite, Resource
-from minicrawl.report import ReportUnavailable
+from minicrawl.local.demo import generate_site
+from minicrawl.local.site import LocalSite, Resource
+from minicrawl.watch.report import ReportUnavailable
 
 pytest.importorskip("matplotlib")
 Image = pytest.importorskip("PIL.Image")  # installed with matplotlib
@@ -147,7 +147,7 @@ def test_without_matplotlib_the_crawl_refuses_before_starting(server, monkeypatc
 
 
 def test_a_long_crawl_keeps_a_bounded_number_of_samples(server, monkeypatch):
-    import minicrawl.report as report
+    import minicrawl.watch.report as report
 
     monkeypatch.setattr(report, "MAX_SAMPLES", 10)
     server.pages["/"] = Resource(b"end")

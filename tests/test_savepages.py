@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.localsite import Resource
-from minicrawl.savepages import MAX_NAME, MAX_PATH, PageSaver, UnsafePath, relative_path
+from minicrawl.local.site import Resource
+from minicrawl.state.pages import MAX_NAME, MAX_PATH, PageSaver, UnsafePath, relative_path
 
 HOSTILE = [
     "http://h/../../etc/passwd",

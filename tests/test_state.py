@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.frontier import Item
 from minicrawl.options import Options
-from minicrawl.state import FILTER_NAME, CrawlState, StateError, crawl_config
+from minicrawl.state.store import FILTER_NAME, CrawlState, StateError, crawl_config
+from minicrawl.todo import Item
 
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 16
@@ -146,7 +146,7 @@ def test_a_link_seen_only_by_an_unrecorded_page_is_not_in_the_checkpoint(tmp_pat
 
 
 def test_rows_written_after_the_checkpoint_are_replayed(tmp_path, server):
-    from minicrawl.localsite import Resource
+    from minicrawl.local.site import Resource
 
     server.pages["/"] = Resource(b'<a href="/a">a</a>')
     server.pages["/a"] = Resource(b'<a href="/b">b</a>')
@@ -172,7 +172,7 @@ def test_rows_written_after_the_checkpoint_are_replayed(tmp_path, server):
 
 @pytest.fixture
 def crawled(server, tmp_path):
-    from minicrawl.localsite import Resource
+    from minicrawl.local.site import Resource
 
     server.pages["/"] = Resource(b'<a href="/a">a</a>')
     server.pages["/a"] = Resource(b"end")
@@ -268,7 +268,7 @@ def test_recrawl_needs_a_state_dir_and_state_excludes_redis(server, tmp_path):
 def test_a_redirect_chain_resumes_at_its_last_hop(server, tmp_path):
     """A crash while a redirect hop waits in ToDo: the resumed run fetches the hop, not the
     chain's start again (its journal row was replaced by the hop's)."""
-    from minicrawl.localsite import Resource
+    from minicrawl.local.site import Resource
 
     server.pages.update({"/": Resource(b'<a href="/old">old</a>'),
                          "/old": Resource(b"", 301, {"Location": "/mid"}),

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.localsite import Resource, chain, sequence
-from minicrawl.trace import Tracer
+from minicrawl.local.site import Resource, chain, sequence
+from minicrawl.watch.trace import Tracer
 
 ROOT = Path(__file__).resolve().parent.parent
 # Loopback servers need no politeness pacing (the politeness tests cover it).
@@ -120,7 +120,8 @@ def test_no_tracer_exists_when_tracing_is_off(server, monkeypatch):
     server.pages["/"] = Resource(b'<a href="/a">a</a>')
     server.pages["/a"] = Resource(b"end")
     crawler = Crawler([server.url("/")], threads=2, **FAST)
-    assert crawler.run()["pages"] == 2 and crawler.tracer is None
+    assert crawler.run()["pages"] == 2
+    assert not any(isinstance(o, Tracer) for o in crawler.events.observers)
 
 
 def test_blocks_from_many_threads_never_interleave():

@@ -11,9 +11,9 @@ from pathlib import Path
 from rich.console import Console
 
 from minicrawl import Crawler
-from minicrawl.localsite import Resource
-from minicrawl.progress import Progress, ProgressReader, RecentRate, read_progress
-from minicrawl.view import LiveView, render_progress, wants_live_view
+from minicrawl.local.site import Resource
+from minicrawl.watch.progress import Progress, ProgressReader, RecentRate, read_progress
+from minicrawl.watch.view import LiveView, render_progress, wants_live_view
 
 ROOT = Path(__file__).resolve().parent.parent
 # Loopback servers need no politeness pacing (the politeness tests cover it).

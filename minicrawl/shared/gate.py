@@ -32,7 +32,7 @@ import time
 import uuid
 
 from minicrawl.errors import RedisUnavailable
-from minicrawl.redis_conn import SharedRedis
+from minicrawl.shared.conn import SharedRedis
 
 log = logging.getLogger("minicrawl")
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import posixpath
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from minicrawl.localsite import LocalSite, Resource
+from minicrawl.local.site import LocalSite, Resource
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 ROBOTS_TXT = b"User-agent: *\nDisallow: /private/\n\nUser-agent: badbot\nDisallow: /\n"
@@ -149,10 +150,9 @@ def _html(i: int, hrefs: list[str], base: str | None) -> bytes:
             f"<p>Demo page {i} of the minicrawl demo site.</p></body></html>").encode()
 
 
-def run_demo(pages: int = 300, **settings: object) -> int:
-    """Serve the demo site on loopback, crawl it, and print what happened. Returns an exit code."""
-    from minicrawl.cli import crawl_and_report
-
+def run_demo(crawl: Callable[[list[str]], int], pages: int = 300) -> int:
+    """Serve the demo site on loopback, ``crawl`` it (the command line's crawl, given the seeds;
+    it returns an exit code), and print what the server saw. Returns an exit code."""
     with LocalSite() as server:
         site = generate_site(server.origin, pages=pages, robots=True)
         server.pages.update(site.pages)
@@ -162,7 +162,7 @@ def run_demo(pages: int = 300, **settings: object) -> int:
         print(f"Demo site at {server.origin}/: {len(expected)} URLs reachable from the seed "
               f"(pages, broken links, redirects, files); {len(reached) - len(expected)} more "
               f"linked but disallowed by robots.txt; {unreachable} pages linked from nowhere")
-        code, _ = crawl_and_report([server.url("/")], **settings)
+        code = crawl([server.url("/")])
         counts = server.fetch_counts()
         twice = sorted(p for p, c in counts.items() if c > 1)
         missed = sorted(set(expected) - set(counts))

@@ -22,10 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from minicrawl.atomic import write_atomically
+from minicrawl.events import CrawlObserver
+
+if TYPE_CHECKING:
+    from minicrawl.page import Page
+    from minicrawl.todo import Item
 
 INDEX = "index.html"
 MAX_NAME = 150  # bytes per file or folder name; NAME_MAX is 255 on common file systems
@@ -82,7 +89,7 @@ class UnsafePath(ValueError):
     """A mapped path that would leave the save directory (a bug in the mapping if ever raised)."""
 
 
-class PageSaver:
+class PageSaver(CrawlObserver):
     """Writes page bodies under ``root`` (see :func:`relative_path`), atomically."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
@@ -99,6 +106,12 @@ class PageSaver:
         if not resolved.is_relative_to(self._resolved_root) or resolved == self._resolved_root:
             raise UnsafePath(f"{url!r} maps outside {self.root}: {resolved}")
         return target
+
+    def page_kept(self, page: Page, new: Sequence[Item]) -> None:
+        """Save a fetched page's body (before the state records where); an unchanged page
+        already has its copy from an earlier run."""
+        if page.saved is None and page.status == 200 and not page.error:
+            page.saved = self.save(page.final_url, page.body)
 
     def save(self, url: str, body: bytes) -> str:
         """Write ``body`` as the copy of ``url``; return the file's path (as a string).

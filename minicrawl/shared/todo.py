@@ -1,6 +1,6 @@
 """ToDo in Redis: one queue for many processes, nothing lost when one of them dies.
 
-:class:`RedisToDo` has the interface of :class:`minicrawl.frontier.ToDo` (``put``, ``put_many``,
+:class:`RedisToDo` has the interface of :class:`minicrawl.todo.ToDo` (``put``, ``put_many``,
 ``get``, ``task_done``, ``close``, ``drain``, ``len``, ``unfinished``), so the crawl loop does not
 know which one it has.
 
@@ -47,8 +47,8 @@ import uuid
 from typing import Any
 
 from minicrawl.errors import RedisUnavailable
-from minicrawl.frontier import Item
-from minicrawl.redis_conn import SharedRedis
+from minicrawl.shared.conn import SharedRedis
+from minicrawl.todo import Item
 
 log = logging.getLogger("minicrawl")
 

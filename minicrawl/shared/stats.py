@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from minicrawl.errors import RedisUnavailable
-from minicrawl.redis_conn import SharedRedis
+from minicrawl.shared.conn import SharedRedis
 from minicrawl.stats import Stats
 
 #: Fields of the hash that are not counters.

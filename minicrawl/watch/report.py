@@ -1,7 +1,7 @@
 """The crawl report (``--report FILE.html``): one self-contained HTML file with the stats and plots.
 
 While the crawl runs, a :class:`Recorder` samples the crawl's gauges a few times a second (the
-same :func:`minicrawl.progress.read_progress` the live view shows) and notes three numbers per
+same :func:`minicrawl.watch.progress.read_progress` the live view shows) and notes three numbers per
 page — depth, status, response time. At the end :func:`write_report` draws the plots with
 matplotlib (Agg, no display needed) and embeds them as PNG data URIs, so the file can be mailed
 or archived alone. matplotlib is an optional extra (``pip install 'minicrawl[plot]'``), imported
@@ -21,14 +21,15 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from minicrawl import __version__
+from minicrawl.events import CrawlObserver
 from minicrawl.fetch import error_kind
-from minicrawl.progress import Progress, ProgressReader
+from minicrawl.version import __version__
+from minicrawl.watch.progress import Progress, ProgressReader, Watched
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from minicrawl.crawler import Crawler, Page
+    from minicrawl.page import Page
 
 log = logging.getLogger("minicrawl")
 
@@ -47,13 +48,19 @@ def require_plotting() -> None:
         raise ReportUnavailable("--report needs matplotlib: pip install 'minicrawl[plot]'")
 
 
-class Recorder:
-    """What the report plots: gauges over time, and depth / status / response time per page."""
+class Recorder(CrawlObserver):
+    """What the report plots: gauges over time, and depth / status / response time per page.
 
-    def __init__(self, crawler: Crawler, interval: float = SAMPLE_INTERVAL) -> None:
-        self.crawler = crawler
-        self.interval = interval
+    As an observer of the crawl it samples from ``crawl_started`` on, notes each recorded page,
+    and at ``crawl_finished`` writes the report to ``path`` (if given).
+    """
+
+    def __init__(self, crawler: Watched, interval: float = SAMPLE_INTERVAL,
+                 path: str | None = None) -> None:
         self._reader = ProgressReader(crawler)
+        self.crawler = crawler
+        self.path = path
+        self.interval = interval
         self.samples: list[Progress] = []
         self.depths: Counter[int] = Counter()
         self.statuses: Counter[str] = Counter()
@@ -71,6 +78,17 @@ class Recorder:
             self.depths[page.depth] += 1
             self.statuses[status] += 1
             self.elapsed_ms.append(page.elapsed_ms)
+
+    def crawl_started(self) -> None:
+        self.start()
+
+    def page_recorded(self, page: Page) -> None:
+        self.page(page)
+
+    def crawl_finished(self, stats: dict[str, Any]) -> None:
+        self.stop()
+        if self.path:
+            write_report(self.path, self, stats)
 
     def start(self) -> Recorder:
         self._sample()

@@ -22,14 +22,9 @@ from urllib.parse import quote
 
 import numpy as np
 
-from minicrawl.bloom import (
-    BloomFilter,
-    bits_for,
-    false_positive_rate,
-    optimal_bits,
-    optimal_hashes,
-)
-from minicrawl.hashes import FAMILIES
+from minicrawl.bloom.filter import BloomFilter
+from minicrawl.bloom.hashes import FAMILIES
+from minicrawl.bloom.sizing import bits_for, false_positive_rate, optimal_bits, optimal_hashes
 
 __all__ = ["Measurement", "main", "measure_fp", "synthetic_urls", "table_rows"]
 

@@ -7,7 +7,7 @@ is of requests granted: a process killed with a granted request in flight has us
 
 from __future__ import annotations
 
-from minicrawl.redis_conn import SharedRedis
+from minicrawl.shared.conn import SharedRedis
 
 TAKE_SCRIPT = """
 -- KEYS: the count; ARGV: cap.  The count with this page in it, or 0 if the cap was reached.

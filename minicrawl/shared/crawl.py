@@ -1,9 +1,9 @@
 """A crawl shared by many processes through Redis: building its parts, and ``--status``.
 
 ``Crawler`` calls :func:`open_shared_crawl` when ``options.redis`` is set and gets the shared
-ToDo (:mod:`minicrawl.redis_todo`), Visited (:mod:`minicrawl.redis_visited`), stats
-(:mod:`minicrawl.redis_stats`), per-host gate (:mod:`minicrawl.redis_politeness`) and page cap
-(:mod:`minicrawl.redis_caps`), all on one connection (:mod:`minicrawl.redis_conn`). The crawl
+ToDo (:mod:`minicrawl.shared.todo`), Visited (:mod:`minicrawl.shared.visited`), stats
+(:mod:`minicrawl.shared.stats`), per-host gate (:mod:`minicrawl.shared.gate`) and page cap
+(:mod:`minicrawl.shared.caps`), all on one connection (:mod:`minicrawl.shared.conn`). The crawl
 loop itself does not change: the data still flows seed → ToDo → worker → fetch → links → Visited
 → ToDo, only ToDo and Visited live in Redis.
 """
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from minicrawl.options import Options
-from minicrawl.redis_caps import RedisPageCap
-from minicrawl.redis_conn import SharedRedis
-from minicrawl.redis_politeness import RedisHostGate
-from minicrawl.redis_stats import META, RedisStats, read_shared, shared_elapsed
-from minicrawl.redis_todo import GROUP, LEN_SCRIPT, RedisToDo
-from minicrawl.redis_visited import RedisBloomVisited, auto_shards
+from minicrawl.shared.caps import RedisPageCap
+from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.gate import RedisHostGate
+from minicrawl.shared.stats import META, RedisStats, read_shared, shared_elapsed
+from minicrawl.shared.todo import GROUP, LEN_SCRIPT, RedisToDo
+from minicrawl.shared.visited import RedisBloomVisited, auto_shards
 
 
 @dataclass

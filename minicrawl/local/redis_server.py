@@ -5,7 +5,7 @@
 starts three ``--cluster-enabled yes`` servers and joins them with ``redis-cli --cluster create``,
 so the cluster code paths run against a real cluster, slots and redirections included.
 
-Like :mod:`minicrawl.localsite`, this is what lets everything run without any outside service.
+Like :mod:`minicrawl.local.site`, this is what lets everything run without any outside service.
 """
 
 from __future__ import annotations

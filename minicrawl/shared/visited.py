@@ -2,11 +2,12 @@
 
 The same filter as :class:`minicrawl.bloom.BloomFilter` — m from
 :func:`minicrawl.bloom.optimal_bits` for ``capacity`` and ``error_rate`` with k = 8, the k indices
-from :func:`minicrawl.hashes.indices_many` — with its bit array in Redis, split into S shard keys
-``mc:NAME:visited:{TAG}`` of m/S bits each. A URL is routed to one shard by a hash independent of
-its indices, and its k bits all live in that shard: each shard is a Bloom filter for about n/S
-URLs in m/S bits, so the false-positive rate is the whole filter's. One shard per URL is what
-makes the test-and-set atomic on a cluster, where a command or script may only touch one slot.
+from :func:`minicrawl.bloom.hashes.indices_many` — with its bit array in Redis, split into S shard
+keys ``mc:NAME:visited:{TAG}`` of m/S bits each. A URL is routed to one shard by a hash
+independent of its indices, and its k bits all live in that shard: each shard is a Bloom filter
+for about n/S URLs in m/S bits, so the false-positive rate is the whole filter's. One shard per
+URL is what makes the test-and-set atomic on a cluster, where a command or script may only touch
+one slot.
 
 **Atomic test-and-set, one round trip per page.** ``add_many`` groups a page's URLs by shard and
 sends one Lua script per shard, all in one pipeline. The script runs one ``BITFIELD`` with k
@@ -16,7 +17,7 @@ offering the same URL get "new" exactly once. Separate GETBIT/SETBIT calls (the 
 race: both callers read the bits before either sets them (``bench/bench_redis.py`` counts it).
 
 **Replays.** The script stores its answer under the write's replay token when it found something
-new (see :mod:`minicrawl.redis_conn`): a retried call, or the process that reclaims a killed
+new (see :mod:`minicrawl.shared.conn`): a retried call, or the process that reclaims a killed
 worker's ToDo entry, gets the original answer, so URLs the dead worker marked seen but never
 queued are queued by the replay instead of being lost.
 
@@ -35,13 +36,13 @@ from typing import Any
 import mmh3
 import numpy as np
 
-from minicrawl.bloom import FilterNumbers, optimal_bits
+from minicrawl.bloom.hashes import MAX_BITS, indices_many
+from minicrawl.bloom.sizing import FilterNumbers, optimal_bits
 from minicrawl.errors import RedisUnavailable, VisitedMismatch
-from minicrawl.hashes import MAX_BITS, indices_many
-from minicrawl.redis_conn import SharedRedis, shard_tags
+from minicrawl.shared.conn import SharedRedis, shard_tags
 
 #: Seed of the hash that routes a URL to its shard. The indices use MurmurHash3 x64-128 with
-#: seed 0 (minicrawl.hashes); a different function and seed keep the route independent of them.
+#: seed 0 (minicrawl.bloom.hashes); another function and seed keep the route independent of them.
 ROUTE_SEED = 0x6D635631
 #: A Redis string holds at most 2**32 bits.
 MAX_SHARD_BITS = 1 << 32

@@ -38,18 +38,12 @@ commit): with sixteen workers a page costs a fraction of a commit, and no worker
 while SQLite works. Workers read earlier records (:meth:`CrawlState.prior`) through their own
 connections, which WAL never blocks.
 
-Gone pages (``--forget-gone``) are not removed from the Bloom filter: the state keeps their exact
-URLs (:class:`ForgettingVisited`) and reports each unseen once. A
-:class:`~minicrawl.bloom.CountingBloomFilter` as Visited would cost 8x the memory for the whole
-crawl, and it counts every offer of a URL (each page linking it), so one ``remove`` would not
-forget a page linked from several; its replay after a checkpoint would count twice too. The
-exact set forgets exactly the gone pages, costs memory per gone page only, and keeps the
-checkpoint add-only (so the replay above stays idempotent).
+Gone pages (``--forget-gone``): see :mod:`minicrawl.state.forgetting`. Opening and checking the
+directory: :mod:`minicrawl.state.opening`; the tables: :mod:`minicrawl.state.db`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
@@ -61,67 +55,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from minicrawl.bloom import BloomFileError
-from minicrawl.frontier import Item
+from minicrawl.events import CrawlObserver
 from minicrawl.options import Options
-from minicrawl.recrawl import GONE, UNCHANGED, Prior, body_md5
-from minicrawl.visited import Visited, make_visited
+from minicrawl.state.db import StateError, Transaction, open_db, record_page
+from minicrawl.state.forgetting import ForgettingVisited
+from minicrawl.state.opening import (
+    DB_NAME,
+    FILTER_NAME,
+    check_meta,
+    claim_directory,
+    load_checkpoint,
+)
+from minicrawl.state.recrawl import GONE, Prior, note_change
+from minicrawl.todo import Item
+from minicrawl.visited import Visited
 
 if TYPE_CHECKING:
-    from minicrawl.crawler import Page
+    from collections.abc import Sequence
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not on Windows: no lock against a second crawl
-    fcntl = None  # type: ignore[assignment]
+    from minicrawl.page import Page
 
 log = logging.getLogger("minicrawl")
-
-FORMAT = 1  # bump when the tables or the filter checkpoint change incompatibly
-DB_NAME, FILTER_NAME, LOCK_NAME = "crawl.db", "visited.bloom", "lock"
 CHECKPOINT_SECONDS = 2.0
-_OURS = {DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", FILTER_NAME, LOCK_NAME}
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE pages (
-    url TEXT PRIMARY KEY, final_url TEXT NOT NULL, status INTEGER, etag TEXT,
-    last_modified TEXT, md5 TEXT, size INTEGER NOT NULL, fetched_at TEXT NOT NULL,
-    depth INTEGER NOT NULL, referrer TEXT, change TEXT NOT NULL, saved TEXT, error TEXT,
-    forgotten INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL);
-CREATE INDEX pages_seq ON pages (seq);
-CREATE TABLE todo (
-    url TEXT PRIMARY KEY, depth INTEGER NOT NULL, referrer TEXT,
-    attempt INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL,
-    chain TEXT);  -- a redirect hop: the URL whose record the chain will end in
-CREATE INDEX todo_seq ON todo (seq);
-CREATE INDEX todo_chain ON todo (chain);
-"""
-
-_UPSERT_PAGE = """
-INSERT INTO pages (url, final_url, status, etag, last_modified, md5, size, fetched_at, depth,
-                   referrer, change, saved, error, forgotten, seq)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (url) DO UPDATE SET
-    final_url = excluded.final_url, status = excluded.status, etag = excluded.etag,
-    last_modified = excluded.last_modified, md5 = excluded.md5, size = excluded.size,
-    fetched_at = excluded.fetched_at, depth = excluded.depth, referrer = excluded.referrer,
-    change = excluded.change, saved = coalesce(excluded.saved, pages.saved),
-    error = excluded.error, forgotten = excluded.forgotten, seq = excluded.seq
-"""
-
-# An unchanged page (a 304, the same body, a redirect to the same target) confirms its record:
-# keep its status, signature and file — what a redirect's target is compared with — and refresh
-# the rest.
-_CONFIRM_PAGE = """
-UPDATE pages SET etag = coalesce(?, etag), last_modified = coalesce(?, last_modified),
-    fetched_at = ?, change = ?, error = NULL, forgotten = 0, seq = ?
-WHERE url = ?
-"""
-
-
-class StateError(Exception):
-    """A state directory that cannot be used as asked; the message says why and what to do."""
 
 
 def crawl_config(options: Options, seeds: Iterable[str]) -> dict[str, Any]:
@@ -139,60 +94,43 @@ def crawl_config(options: Options, seeds: Iterable[str]) -> dict[str, Any]:
     }
 
 
-def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | None:
-    """The state the options ask for (None without ``--state``); :class:`StateError` if unusable."""
+def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | NoState:
+    """The state the options ask for (:class:`NoState` without ``--state``); raises
+    :class:`StateError` if it is unusable."""
     if not options.state:
         if options.recrawl or options.forget_gone:
             raise StateError("--recrawl and --forget-gone need --state DIR (the earlier crawl)")
-        return None
+        return NoState()
     if options.redis:
         raise StateError("--state keeps the crawl of one process; a shared crawl (--redis) "
                          "keeps its ToDo and Visited in Redis — give one or the other")
     return CrawlState(options.state, options, crawl_config(options, seeds))
 
 
-class ForgettingVisited:
-    """A Visited filter plus the exact URLs of pages forgotten (found gone) by earlier runs.
+class NoState(CrawlObserver):
+    """The state of a crawl without ``--state``: it remembers nothing, so the crawler asks the
+    same questions either way (``prior``, ``journal``, ``hop``) and gets empty answers."""
 
-    A forgotten URL is reported unseen the first time it is offered again, so a page that comes
-    back is rediscovered; every other answer is the filter's. A page found gone in *this* run is
-    forgotten in the state (for the next run) but stays seen here: the run has its answer, and a
-    second link to it must not fetch it, and record it gone, twice.
-    """
+    on_disk = False
+    visited: Visited | None = None
 
-    def __init__(self, inner: Visited, forgotten: set[str]) -> None:
-        self.inner = inner
-        self._forgotten = forgotten
-        self._lock = threading.Lock()
+    def start(self, recrawl: bool) -> tuple[list[Item], dict[str, int]]:
+        return [], {}
 
-    def _revive(self, url: str) -> bool:
-        with self._lock:
-            if url in self._forgotten:
-                self._forgotten.discard(url)
-                return True
-            return False
+    def journal(self, items: list[Item]) -> None:
+        pass
 
-    def add(self, url: str) -> bool:
-        return self.inner.add(url) or (bool(self._forgotten) and self._revive(url))
+    def hop(self, done: str, hop: Item, chain: str) -> None:
+        pass
 
-    def add_many(self, urls: Iterable[str]) -> list[bool]:
-        urls = list(urls)
-        fresh = self.inner.add_many(urls)
-        if self._forgotten:
-            fresh = [new or self._revive(url) for url, new in zip(urls, fresh, strict=True)]
-        return fresh
+    def prior(self, url: str) -> Prior | None:
+        return None
 
-    def __contains__(self, url: object) -> bool:
-        return url in self.inner and url not in self._forgotten
-
-    def __len__(self) -> int:
-        return len(self.inner)
-
-    def __getattr__(self, name: str) -> Any:  # fill ratio, bits, ... for the stats
-        return getattr(self.inner, name)
+    def note_change(self, page: Page, prior: Prior | None, counts: dict[str, int]) -> None:
+        pass  # no earlier crawl to compare with: page.change stays None
 
 
-class CrawlState:
+class CrawlState(CrawlObserver):
     """The crawl state in ``directory``: created, or checked and loaded (see the module doc).
 
     The crawler calls :meth:`start` once, :meth:`journal` for the seeds, :meth:`prior` before and
@@ -201,6 +139,7 @@ class CrawlState:
     """
 
     checkpoint_seconds = CHECKPOINT_SECONDS
+    on_disk = True
 
     def __init__(self, directory: str | os.PathLike[str], options: Options,
                  config: dict[str, Any]) -> None:
@@ -218,9 +157,9 @@ class CrawlState:
         self._failure: StateError | None = None  # once the database refused a write
         self._next_checkpoint = time.monotonic() + self.checkpoint_seconds
         try:
-            self._claim_directory()
-            self._db = self._open_db()
-            self._check_meta(config)
+            self._lock_fd = claim_directory(self.dir, self.db_path)
+            self._db = open_db(self.db_path)
+            self._filter_seq, self._seq = check_meta(self._conn, self.dir, config)
             self.visited, self._shadow = self._load_visited(options)
             self._had_pages = self._conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM pages)").fetchone()[0] == 1
@@ -233,105 +172,11 @@ class CrawlState:
 
     # -- opening ---------------------------------------------------------------------------
 
-    def _claim_directory(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        if not self.db_path.exists():
-            strangers = sorted(p.name for p in self.dir.iterdir() if p.name != LOCK_NAME)
-            if strangers:
-                what = ("has visited.bloom but no crawl.db: the database was removed"
-                        if FILTER_NAME in strangers else
-                        f"is not empty ({', '.join(strangers[:5])}) and has no {DB_NAME}")
-                raise StateError(f"state dir {self.dir} {what}; refusing to use it "
-                                 f"(give an empty or new directory for a new crawl)")
-        if fcntl is None:
-            return
-        fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = os.read(fd, 32).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise StateError(f"state dir {self.dir} is in use by another crawl "
-                             f"(pid {other})") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._lock_fd = fd
-
-    def _open_db(self) -> sqlite3.Connection:
-        # isolation_level=None: transactions are the explicit BEGIN ... COMMIT below.
-        db = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False)
-        try:
-            db.execute("PRAGMA busy_timeout = 5000")
-            db.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL mode: a commit survives the process dying (kill -9) at once and a
-            # power cut once checkpointed; FULL would fsync every page.
-            db.execute("PRAGMA synchronous = NORMAL")
-            problems = [row[0] for row in db.execute("PRAGMA quick_check")]
-            if problems != ["ok"]:
-                raise sqlite3.DatabaseError("; ".join(problems[:3]))
-            tables = {row[0] for row in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError as e:
-            db.close()
-            raise StateError(f"{self.db_path} is corrupt or not a minicrawl state database "
-                             f"({e}); left untouched — move the state dir away to start "
-                             f"afresh") from None
-        if not tables:  # new (or created by a run killed before its first commit)
-            return db
-        if not {"meta", "pages", "todo"} <= tables:
-            db.close()
-            raise StateError(f"{self.db_path} is not a minicrawl state database "
-                             f"(tables: {', '.join(sorted(tables))})")
-        return db
-
-    def _check_meta(self, config: dict[str, Any]) -> None:
-        db = self._conn
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-        if "meta" not in tables:
-            with self._transaction():  # not executescript: it would commit on its own
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.executemany("INSERT INTO meta VALUES (?, ?)", [
-                    ("format", str(FORMAT)), ("config", json.dumps(config, sort_keys=True)),
-                    ("filter_seq", "0")])
-        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        if meta.get("format") != str(FORMAT):
-            raise StateError(f"state dir {self.dir} has format {meta.get('format')!r}; this "
-                             f"minicrawl reads format {FORMAT} — use a new state dir")
-        try:
-            saved = json.loads(meta["config"])
-            self._filter_seq = int(meta["filter_seq"])
-        except (KeyError, ValueError) as e:
-            raise StateError(f"{self.db_path}: corrupt meta table ({e!r})") from None
-        if saved != config:
-            diffs = "; ".join(f"{key}: {saved.get(key)!r} then, {config.get(key)!r} now"
-                              for key in sorted(set(saved) | set(config))
-                              if saved.get(key) != config.get(key))
-            raise StateError(f"state dir {self.dir} belongs to a crawl with another "
-                             f"configuration ({diffs}); rerun with the same seeds and options, "
-                             f"or use another --state dir")
-        self._seq = max(self._filter_seq, *(db.execute(
-            f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]  # noqa: S608
-            for table in ("pages", "todo")))
-
     def _load_visited(self, options: Options) -> tuple[Visited, Visited | None]:
         """Visited as the database says (see the module doc), and the shadow to checkpoint."""
-        live = make_visited(options)
-        shadow: Visited | None = None
-        since = 0
-        if callable(getattr(live, "save", None)) and callable(getattr(type(live), "load", None)):
-            if self.filter_path.exists():
-                live, shadow = self._load_filter(live), self._load_filter(live)
-                since = self._filter_seq
-            elif self._filter_seq:
-                raise StateError(f"{self.filter_path} is missing although {DB_NAME} says it "
-                                 f"was saved; the state dir was damaged — not resetting it")
-            else:
-                shadow = make_visited(options)
-        # else (an exact set): nothing to checkpoint, rebuilt from the database on each load
-        db = self._conn
-        replay = db.execute(
+        live, shadow = load_checkpoint(options, self.filter_path, self._filter_seq)
+        since = self._filter_seq if self.filter_path.exists() else 0
+        replay = self._conn.execute(
             "SELECT url FROM todo WHERE seq > ?1 UNION ALL "
             "SELECT chain FROM todo WHERE seq > ?1 AND chain IS NOT NULL UNION ALL "
             "SELECT url FROM pages WHERE seq > ?1 AND forgotten = 0 UNION ALL "
@@ -341,24 +186,11 @@ class CrawlState:
             live.add_many(batch)
             if shadow is not None:
                 shadow.add_many(batch)
-        forgotten = {row[0] for row in db.execute(
+        forgotten = {row[0] for row in self._conn.execute(
             "SELECT url FROM pages WHERE forgotten = 1 AND url NOT IN (SELECT url FROM todo)")}
         if forgotten or self.forget_gone:
             live = ForgettingVisited(live, forgotten)
         return live, shadow
-
-    def _load_filter(self, like: Visited) -> Visited:
-        try:
-            loaded = type(like).load(self.filter_path)  # type: ignore[attr-defined]
-        except (BloomFileError, OSError) as e:
-            raise StateError(f"Visited checkpoint is unusable: {e}; not resetting it — move "
-                             f"the state dir away to start afresh") from None
-        for name in ("bits", "hashes", "hash_family"):
-            if getattr(loaded, name, None) != getattr(like, name, None):
-                raise StateError(f"{self.filter_path} has {name}={getattr(loaded, name, None)}"
-                                 f" but this crawl's Visited has {getattr(like, name, None)}: "
-                                 f"not this crawl's filter")
-        return loaded
 
     # -- the crawl's calls -----------------------------------------------------------------
 
@@ -446,6 +278,16 @@ class CrawlState:
         self._submit(_Write(page, items, [page.url, page.final_url] + [i.url for i in items],
                             forget=self.forget_gone and page.change == GONE))
 
+    def note_change(self, page: Page, prior: Prior | None, counts: dict[str, int]) -> None:
+        """Set ``page.change`` (new, changed, unchanged, gone) against ``prior``, counted."""
+        note_change(page, prior, counts)
+
+    def page_kept(self, page: Page, new: Sequence[Item]) -> None:
+        self.commit(page, list(new))
+
+    def crawl_finished(self, stats: dict[str, Any]) -> None:
+        self.close()
+
     def close(self, checkpoint: bool = True) -> None:
         """Stop the writer, save the Visited checkpoint, close the database, free the dir."""
         if self._writer is not None:
@@ -517,7 +359,7 @@ class CrawlState:
             with self._transaction():
                 for write in batch:
                     if write.page is not None:
-                        self._record(write.page, write.forget, seq)
+                        record_page(db, write.page, write.forget, seq)
                     if write.replaces is not None:
                         db.execute("DELETE FROM todo WHERE url = ?", (write.replaces,))
                 db.executemany(
@@ -531,24 +373,6 @@ class CrawlState:
         # Only now, after the commit: the shadow never holds an uncommitted URL.
         if self._shadow is not None:
             self._shadow.add_many([url for write in batch for url in write.urls])
-
-    def _record(self, page: Page, forget: bool, seq: int) -> None:
-        db = self._conn
-        # Its own journal row, and those of the redirect hops it ended (see hop()).
-        db.execute("DELETE FROM todo WHERE url = ?1 OR chain = ?1", (page.url,))
-        # Validators only describe the URL asked for if no redirect intervened.
-        same = page.final_url == page.url
-        etag = page.headers.get("etag") if same else None
-        modified = page.headers.get("last-modified") if same else None
-        if page.change == UNCHANGED and db.execute(
-                _CONFIRM_PAGE, (etag, modified, page.fetched_at, page.change, seq,
-                                page.url)).rowcount:
-            return
-        md5 = body_md5(page.body) if page.status is not None else None
-        db.execute(_UPSERT_PAGE, (
-            page.url, page.final_url, page.status, etag, modified, md5, len(page.body),
-            page.fetched_at, page.depth, page.referrer, page.change or "new", page.saved,
-            page.error, int(forget), seq))
 
     def _reader(self) -> sqlite3.Connection:
         reader = getattr(self._local, "db", None)
@@ -567,8 +391,8 @@ class CrawlState:
             raise StateError(f"state {self.dir} is closed")
         return self._db
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._conn)
+    def _transaction(self) -> Transaction:
+        return Transaction(self._conn)
 
     def _checkpoint(self) -> None:
         """Save the shadow filter and remember up to which ``seq`` it holds (lock held)."""
@@ -600,20 +424,3 @@ class _Write:
     chain: str | None = None  # the items are hops of the chain recorded under this URL
     done: threading.Event = field(default_factory=threading.Event)
     error: StateError | None = None
-
-
-class _Transaction:
-    """``with``: BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
-        return self.db
-
-    def __exit__(self, kind: object, *exc: object) -> None:
-        if kind is None:
-            self.db.execute("COMMIT")
-        else:
-            self.db.execute("ROLLBACK")

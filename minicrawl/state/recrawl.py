@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minicrawl.page import Page
 
 NEW, CHANGED, UNCHANGED, GONE = "new", "changed", "unchanged", "gone"
 CHANGES = (NEW, CHANGED, UNCHANGED, GONE)
@@ -72,3 +76,14 @@ def classify(prior: Prior | None, status: int | None, body: bytes,
     if status == prior.status and len(body) == prior.size and body_md5(body) == prior.md5:
         return UNCHANGED
     return CHANGED
+
+
+def note_change(page: Page, prior: Prior | None, counts: dict[str, int]) -> None:
+    """Set ``page.change`` against what was recorded before (``prior``) and count it; an
+    unchanged page keeps the copy saved then (and a 304 counts the bytes it spared)."""
+    page.change = classify(prior, page.status, page.body, page.final_url)
+    counts["change_" + page.change] = 1
+    if page.change == UNCHANGED and prior is not None:
+        page.saved = prior.saved  # the copy saved then is still the page
+        if page.status == 304:
+            counts["bytes_saved_304"] = prior.size

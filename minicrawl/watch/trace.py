@@ -17,9 +17,9 @@ Workers run in parallel, so their lines interleave; a line that stands alone nam
 and each page's link decisions are written as one block (before its new links enter ToDo), so
 an indented decision always belongs to the ``EXTRACT`` line above it.
 
-When tracing is off the crawler holds ``None`` instead of a :class:`Tracer` and pays an ``if``
-at each per-page step (take, fetch, links), never one per link: the per-link lines are only
-built here, from lists the crawler has anyway, when someone asked for them.
+A :class:`Tracer` is an observer of the crawl (:mod:`minicrawl.events`). When tracing is off
+none is made and each point costs the crawler a call of a no-op, never anything per link: the
+per-link lines are only built here, from lists the crawler has anyway, when someone asked.
 """
 
 from __future__ import annotations
@@ -27,13 +27,20 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from minicrawl.events import CrawlObserver, LinkDecisions
+
+if TYPE_CHECKING:
+    from minicrawl.fetch import Response
+    from minicrawl.page import Page
+    from minicrawl.todo import Item
 
 INDENT = "    "
 
 
-class Tracer:
+class Tracer(CrawlObserver):
     """Writes decision lines to a stream, whole lines (or whole blocks) at a time, thread-safe."""
 
     def __init__(self, stream: TextIO, close: bool = False,
@@ -89,77 +96,80 @@ class Tracer:
             if self._on_broken is not None:
                 self._on_broken()
 
-    # -- the decisions, in the order the crawl makes them ------------------------------------
+    # -- the decisions, in the order the crawl makes them (the points of minicrawl.events) -----
 
-    def seeds(self, fresh: Sequence[str], seen: Sequence[str]) -> None:
+    def seeds_queued(self, fresh: Sequence[str], seen: Sequence[str]) -> None:
         self.write([f"SEED {url} → TODO (depth 0)" for url in fresh]
                    + [f"SEED {url} → drop (given twice)" for url in seen])
 
-    def resumed(self, items: Sequence[tuple[str, int]]) -> None:
-        """(url, depth) of the items a resumed crawl (``--state``) put back in ToDo."""
-        self.write([f"RESUMED {url} → TODO (depth {depth})" for url, depth in items])
+    def resumed(self, items: Sequence[Item]) -> None:
+        """The items a resumed crawl (``--state``) put back in ToDo."""
+        self.write([f"RESUMED {item.url} → TODO (depth {item.depth})" for item in items])
 
-    def retry(self, worker: int, url: str, attempt: int, attempts: int, wait: float) -> None:
+    def retrying(self, worker: int, item: Item, attempts: int, wait: float) -> None:
         """A failed fetch goes back to ToDo, not to be taken again for ``wait`` seconds."""
-        self.write([f"WORKER {worker} RETRY LATER {url} → TODO in {wait:.1f} s "
-                    f"(attempt {attempt + 1} of {attempts})"])
+        self.write([f"WORKER {worker} RETRY LATER {item.url} → TODO in {wait:.1f} s "
+                    f"(attempt {item.attempt + 2} of {attempts})"])
 
-    def takes(self, worker: int, url: str, depth: int) -> None:
-        self.write([f"WORKER {worker} TAKES {url} (depth {depth})"])
+    def taken(self, worker: int, item: Item) -> None:
+        self.write([f"WORKER {worker} TAKES {item.url} (depth {item.depth})"])
 
-    def fetched(self, worker: int, url: str, status: int | None, nbytes: int,
-                error: str | None = None) -> None:
-        what = f"{status} {nbytes} bytes" if status is not None else "no response"
-        self.write([f"WORKER {worker} FETCHED {what} {url}" + (f" ({error})" if error else "")])
+    def fetched(self, worker: int, response: Response) -> None:
+        what = (f"{response.status} {len(response.body)} bytes" if response.status is not None
+                else "no response")
+        error = f" ({response.error})" if response.error else ""
+        self.write([f"WORKER {worker} FETCHED {what} {response.url}{error}"])
 
-    def redirect(self, source: str, target: str, decision: str) -> None:
+    def redirected(self, source: str, target: str, decision: str) -> None:
         """A redirect from ``source`` to ``target``, and what scope or Visited said about it."""
         decision = decision.replace("_", " ")  # a counter name (out_of_scope) reads as words
         self.write([f"{INDENT}REDIRECT {source} → {target}", f"{INDENT}{decision}"])
 
-    def gives_up(self, worker: int, url: str, error: str) -> None:
+    def gave_up(self, worker: int, url: str, reason: str) -> None:
         """A redirect chain that ended in an error (loop, too long, bad Location, page cap)."""
-        self.write([f"WORKER {worker} GIVES UP {url} ({error})"])
+        self.write([f"WORKER {worker} GIVES UP {url} ({reason})"])
+
+    def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
+        """Not fetched: robots.txt forbids it (its own line: a decision of the model, not a
+        failure), or a cap was reached."""
+        if kind == "robots_disallowed":
+            self.robots_drop(url, worker=worker)
+        else:
+            self.gave_up(worker, url, reason)
 
     def robots_drop(self, url: str, worker: int | None = None) -> None:
         """robots.txt forbids ``url``: it is not fetched (called by the politeness layer)."""
         who = f"WORKER {worker} " if worker is not None else ""
         self.write([f"{who}ROBOTS → drop {url}"])
 
-    def links(self, page_url: str, links: Sequence[str], rejected: Sequence[tuple[str, str]],
-              depth: int, *, too_deep: bool, max_depth: int | None, in_scope: Sequence[str],
-              fresh: Sequence[bool], duplicates: int,
-              unwanted: Mapping[str, str] | None = None) -> None:
-        """The fate of every link on one page, as the crawler decided it.
-
-        ``links`` are the page's distinct canonical links; ``rejected`` the hrefs that were not
-        URLs to crawl, with the reason; ``in_scope`` and ``fresh`` the links offered to Visited
-        and its answers (empty when the links were too deep to consider); ``unwanted`` why each
-        other link was not offered (``out_of_scope``, ``trap``, …; out of scope if not given).
-        """
-        answers = dict(zip(in_scope, fresh, strict=True))
-        unwanted = unwanted or {}
+    def links_decided(self, page: Page, decisions: LinkDecisions) -> None:
+        """The fate of every link on one page, as the crawler decided it."""
+        d = decisions
+        answers = dict(zip(d.in_scope, d.fresh, strict=True))
         lines = []
-        for url in links:
-            lines.append(f"{INDENT}EXTRACT {url} from {page_url}")
-            if too_deep:
-                lines.append(f"{INDENT}TOO DEEP (depth {depth} > max depth {max_depth}) → drop")
+        for url in page.links:
+            lines.append(f"{INDENT}EXTRACT {url} from {page.final_url}")
+            if d.too_deep:
+                lines.append(f"{INDENT}TOO DEEP (depth {d.depth} > max depth {d.max_depth}) "
+                             "→ drop")
             elif url not in answers:
-                why = unwanted.get(url, "out_of_scope").replace("_", " ").upper()
+                why = d.unwanted.get(url, "out_of_scope").replace("_", " ").upper()
                 lines.append(f"{INDENT}{why} → drop")
             elif answers[url]:
-                lines.append(f"{INDENT}VISITED? no → TODO (depth {depth})")
+                lines.append(f"{INDENT}VISITED? no → TODO (depth {d.depth})")
             else:
                 lines.append(f"{INDENT}VISITED? yes → drop")
-        for href, reason in rejected:
-            lines.append(f"{INDENT}EXTRACT {href} from {page_url}")
+        for href, reason in d.rejected:
+            lines.append(f"{INDENT}EXTRACT {href} from {page.final_url}")
             lines.append(f"{INDENT}NOT A URL TO CRAWL ({reason}) → drop")
-        if duplicates:
-            lines.append(f"{INDENT}({duplicates} more link{'s' * (duplicates > 1)} on this page "
-                         f"repeat{'s' * (duplicates == 1)} a link above)")
+        if d.repeats:
+            lines.append(f"{INDENT}({d.repeats} more link{'s' * (d.repeats > 1)} on this page "
+                         f"repeat{'s' * (d.repeats == 1)} a link above)")
         self.write(lines)
 
-    def done(self, pages: int, todo_left: int) -> None:
+    def crawl_finished(self, stats: dict[str, Any]) -> None:
+        pages, todo_left = stats.get("pages", 0), stats.get("todo_left", 0)
         why = (f"stopped with {todo_left} URLs left in ToDo" if todo_left
                else "ToDo is empty and no worker is busy")
         self.write([f"DONE after {pages} pages: {why}"])
+        self.close()

@@ -1,0 +1,177 @@
+"""A scalable Bloom filter: more, larger, stricter slices as items arrive (Almeida et al. 2007)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from minicrawl.bloom.filter import BloomFilter
+from minicrawl.bloom.hashes import DEFAULT, get_family
+from minicrawl.bloom.sizing import check_np
+
+
+class ScalableBloomFilter:
+    """A Bloom filter that grows: once a slice is full, a bigger and stricter one is added.
+
+    Almeida, Baquero, Preguiça & Hutchison, "Scalable Bloom Filters" (2007). Slice i holds
+    ``initial_capacity·growth^i`` items at error rate ``error_rate·(1 − tightening)·tightening^i``
+    (each with the optimal k for its rate unless ``hashes`` is given). An item is present if any
+    slice has it, so the total false-positive rate is at most the sum of the slices' rates,
+    ``error_rate·(1 − r)·(1 + r + r² + …) < error_rate`` — however many items arrive. New items
+    always go into the newest slice.
+    """
+
+    def __init__(self, initial_capacity: int = 100_000, error_rate: float = 0.001, *,
+                 growth: int = 2, tightening: float = 0.9, hashes: int | None = None,
+                 hash: str = DEFAULT) -> None:
+        check_np(initial_capacity, error_rate)
+        if growth < 1:
+            raise ValueError(f"growth must be at least 1, got {growth}")
+        if not 0.0 < tightening < 1.0:
+            raise ValueError(f"tightening must be strictly between 0 and 1, got {tightening}")
+        get_family(hash)
+        self._initial_capacity = int(initial_capacity)
+        self._error_rate = float(error_rate)
+        self._growth = growth
+        self._tightening = tightening
+        self._hashes = hashes
+        self._hash = hash
+        self._lock = threading.Lock()
+        self._filters: list[BloomFilter] = []
+        self._grow()
+
+    def _grow(self) -> BloomFilter:
+        i = len(self._filters)
+        p = self._error_rate * (1 - self._tightening) * self._tightening ** i
+        f = BloomFilter(capacity=self._initial_capacity * self._growth ** i, error_rate=p,
+                        hashes=self._hashes, hash=self._hash)
+        self._filters.append(f)
+        return f
+
+    def add(self, url: str) -> bool:
+        """Insert ``url``; True if no slice had it (test and set in one locked step)."""
+        with self._lock:
+            if any(url in f for f in self._filters):
+                return False
+            cur = self._filters[-1]
+            if cur.count >= cur.capacity:
+                cur = self._grow()
+            cur.add(url)
+            return True
+
+    def add_many(self, urls: Iterable[str]) -> list[bool]:
+        """``add`` for each URL in order, under one lock acquisition."""
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        out = [False] * len(urls)
+        with self._lock:
+            pending = list(range(len(urls)))
+            # Full slices never change again: one batch lookup each.
+            for f in self._filters[:-1]:
+                if not pending:
+                    break
+                hits = f.contains_many([urls[i] for i in pending])
+                pending = [i for i, hit in zip(pending, hits, strict=True) if not hit]
+            while pending:
+                cur = self._filters[-1]
+                room = cur.capacity - cur.count
+                if room <= 0:
+                    # The full slice joins the old ones: what is pending must miss it too.
+                    hits = cur.contains_many([urls[i] for i in pending])
+                    pending = [i for i, hit in zip(pending, hits, strict=True) if not hit]
+                    if pending:  # grow only for a new item, as add() does
+                        self._grow()
+                    continue
+                chunk, rest = pending[:room], pending[room:]
+                news = cur.add_many([urls[i] for i in chunk])
+                for i, new in zip(chunk, news, strict=True):
+                    out[i] = new
+                if rest:
+                    # What is left must also miss what this chunk just put in (repeats).
+                    hits = cur.contains_many([urls[i] for i in rest])
+                    rest = [i for i, hit in zip(rest, hits, strict=True) if not hit]
+                pending = rest
+        return out
+
+    def contains_many(self, urls: Iterable[str]) -> list[bool]:
+        """``url in self`` for many URLs at once."""
+        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        hit = [False] * len(urls)
+        for f in list(self._filters):
+            for i, h in enumerate(f.contains_many(urls)):
+                hit[i] = hit[i] or h
+        return hit
+
+    def __contains__(self, url: object) -> bool:
+        """True if any slice reports ``url``."""
+        return any(url in f for f in list(self._filters))
+
+    def __len__(self) -> int:
+        """Number of items added as new."""
+        return self.count
+
+    @property
+    def count(self) -> int:
+        """Number of items added as new, over all slices."""
+        return sum(f.count for f in self._filters)
+
+    @property
+    def slices(self) -> list[BloomFilter]:
+        """The slices, oldest first (a copy of the list; the filters themselves are live)."""
+        return list(self._filters)
+
+    @property
+    def capacity(self) -> int:
+        """Items the current slices hold before the next one is added (grows)."""
+        return sum(f.capacity for f in self._filters)
+
+    @property
+    def error_rate(self) -> float:
+        """The bound on the total false-positive rate."""
+        return self._error_rate
+
+    @property
+    def over_capacity(self) -> bool:
+        """Always False: a scalable filter grows instead."""
+        return False
+
+    @property
+    def bits(self) -> int:
+        """Total bits over all slices."""
+        return sum(f.bits for f in self._filters)
+
+    @property
+    def hash_family(self) -> str:
+        """Name of the hash family."""
+        return self._hash
+
+    @property
+    def fill_ratio(self) -> float:
+        """Set bits over total bits, all slices together."""
+        return sum(f.bits_set for f in self._filters) / self.bits
+
+    @property
+    def current_fp_rate(self) -> float:
+        """Chance now that a new item is reported present: 1 − Π(1 − fill_i^k_i)."""
+        miss = 1.0
+        for f in self._filters:
+            miss *= 1.0 - f.current_fp_rate
+        return 1.0 - miss
+
+    @property
+    def expected_fp_rate(self) -> float:
+        """Total rate once every current slice is at capacity (< ``error_rate``)."""
+        miss = 1.0
+        for f in self._filters:
+            miss *= 1.0 - f.expected_fp_rate
+        return 1.0 - miss
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of bit storage over all slices."""
+        return sum(f.nbytes for f in self._filters)
+
+    def __repr__(self) -> str:
+        return (f"ScalableBloomFilter(initial_capacity={self._initial_capacity}, "
+                f"error_rate={self._error_rate:.3g}, growth={self._growth}, "
+                f"tightening={self._tightening}, slices={len(self._filters)}, "
+                f"count={self.count})")

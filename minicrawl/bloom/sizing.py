@@ -1,0 +1,244 @@
+"""The Bloom filter math: sizing from n and p, the false-positive rate, the numbers reported.
+
+A Bloom filter answers "have I seen this URL?" in m bits however long the URLs are. Adding a URL
+sets k bits chosen by hashing it (see :mod:`minicrawl.bloom.hashes`); a URL is reported as seen
+when all its k bits are set. It never forgets a URL it was given (no false negatives) but may
+take a new URL for a seen one (a false positive) with a probability the formulas below predict.
+
+The formulas (all in this module, used everywhere else)
+--------------------------------------------------------
+With m bits, k hashes and n items inserted:
+
+* false-positive rate  f = (1 − e^(−k·n/m))^k                      :func:`false_positive_rate`
+* optimal k for m, n   k = (m/n)·ln 2                               :func:`optimal_hashes`
+* bits for n at rate p with the optimal k  m = ⌈−n·ln p / (ln 2)²⌉  :func:`optimal_bits`
+* items m bits hold at rate p, optimal k   n = m·ln(0.6185) / ln p  :func:`capacity_for`
+  (0.6185 = 2^(−ln 2): the rate per bit at the optimum)
+* the same two for a *fixed* k, by solving f = p exactly:
+  m = −k·n / ln(1 − p^(1/k))                                        :func:`bits_for`
+  n = −m·ln(1 − p^(1/k)) / k                                        :func:`capacity_for`
+* items behind X set bits (Swamidass & Baldi)  n ≈ −(m/k)·ln(1 − X/m)  :func:`estimate_count`
+
+``BloomFilter(capacity=n, error_rate=p, hashes=8)`` sizes m with the classic formula
+(:func:`optimal_bits`), as the crawler's ``--expected-urls``/``--error-rate`` promise, and keeps
+k = 8. The optimal k for p = 0.001 is ≈ 10, so at capacity the rate is a little above p
+(f(m, n, 8) ≈ 1.1·p for p = 0.001): ``expected_fp_rate`` reports that number honestly, and
+:func:`bits_for` says how many bits k = 8 would need to reach p exactly.
+
+Usage::
+
+    >>> bf = BloomFilter(capacity=1_000_000, error_rate=0.001)
+    >>> bf.add("https://example.org/")          # True: new
+    True
+    >>> bf.add_many(["https://example.org/", "https://example.org/a"])
+    [False, True]
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from minicrawl.bloom.hashes import MAX_BITS, family_bits, get_family
+
+LN2 = math.log(2)
+
+
+
+# --------------------------------------------------------------------------- the formulas
+
+
+def false_positive_rate(m: int, n: float, k: int) -> float:
+    """f = (1 − e^(−k·n/m))^k: the chance a new item is reported present after n inserts.
+
+    This is the standard approximation (it treats the bits as independent); for the sizes a
+    crawler uses it is accurate to well under 1 %. n = 0 gives 0.0.
+    """
+    if m <= 0 or k <= 0:
+        raise ValueError("m and k must be positive")
+    if n <= 0:
+        return 0.0
+    return (1.0 - math.exp(-k * n / m)) ** k
+
+
+def optimal_hashes(m: int, n: float) -> float:
+    """k = (m/n)·ln 2: the (real-valued) k that minimises f for m bits and n items."""
+    if m <= 0 or n <= 0:
+        raise ValueError("m and n must be positive")
+    return m / n * LN2
+
+
+def optimal_bits(n: float, p: float) -> int:
+    """m = ⌈−n·ln p / (ln 2)²⌉: bits for n items at rate p, *assuming the optimal k*."""
+    check_np(n, p)
+    return math.ceil(-n * math.log(p) / (LN2 * LN2))
+
+
+def bits_for(n: float, p: float, k: int) -> int:
+    """Fewest bits m with f(m, n, k) ≤ p for a fixed k: m = ⌈−k·n / ln(1 − p^(1/k))⌉.
+
+    Solves (1 − e^(−kn/m))^k = p for m. Equals :func:`optimal_bits` (up to rounding) when k is
+    the optimal k for that p, and is larger otherwise.
+    """
+    check_np(n, p)
+    if k <= 0:
+        raise ValueError("k must be positive")
+    return math.ceil(-k * n / math.log1p(-(p ** (1.0 / k))))
+
+
+def capacity_for(m: int, p: float, k: int | None = None) -> int:
+    """How many items m bits hold before f exceeds p.
+
+    With ``k=None`` the classic n = m·ln(0.6185)/ln p, which assumes the optimal k; with a given
+    k the exact n = −m·ln(1 − p^(1/k))/k. Rounded down.
+    """
+    if m <= 0:
+        raise ValueError("m must be positive")
+    check_np(1, p)
+    if k is None:
+        return math.floor(m * math.log(0.6185) / math.log(p))
+    if k <= 0:
+        raise ValueError("k must be positive")
+    return math.floor(-m * math.log1p(-(p ** (1.0 / k))) / k)
+
+
+def estimate_count(m: int, k: int, bits_set: int) -> float:
+    """n ≈ −(m/k)·ln(1 − X/m): how many distinct items explain X set bits (inf if all set)."""
+    if bits_set >= m:
+        return math.inf
+    return -(m / k) * math.log1p(-bits_set / m)
+
+
+def check_np(n: float, p: float) -> None:
+    if n <= 0:
+        raise ValueError(f"capacity must be positive, got {n}")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"error rate must be strictly between 0 and 1, got {p}")
+
+
+# --------------------------------------------------------------------------- sizing
+
+
+def resolve_size(capacity: int | None, error_rate: float | None, hashes: int | None,
+                  bits: int | None, family: str) -> tuple[int, int, int, float]:
+    """(m, k, capacity, error_rate) from the constructor arguments; see BloomFilter."""
+    if bits is None:
+        if capacity is None:
+            raise ValueError("give capacity= (and error_rate=) or bits=")
+        p = 0.01 if error_rate is None else error_rate
+        check_np(capacity, p)
+        if hashes is None:
+            k = max(1, round(optimal_hashes(optimal_bits(capacity, p), capacity)))
+        else:
+            k = hashes
+        _check_k(k)
+        m = family_bits(family, optimal_bits(capacity, p))
+        return m, k, int(capacity), float(p)
+    if bits <= 0:
+        raise ValueError(f"bits must be positive, got {bits}")
+    m = family_bits(family, bits)
+    if hashes is None:
+        if capacity is None:
+            raise ValueError("with bits= give hashes= (or capacity= to derive the optimal k)")
+        k = max(1, round(optimal_hashes(m, capacity)))
+    else:
+        k = hashes
+    _check_k(k)
+    if capacity is None:
+        if error_rate is None:
+            # The n at which this k is optimal (half the bits set): a natural "full" point.
+            capacity = max(1, round(m * LN2 / k))
+        else:
+            capacity = max(1, capacity_for(m, error_rate, k))
+    if error_rate is None:
+        error_rate = false_positive_rate(m, capacity, k)
+    check_np(capacity, error_rate)
+    return m, k, int(capacity), float(error_rate)
+
+
+def _check_k(k: int) -> None:
+    if not isinstance(k, int) or not 1 <= k <= 64:
+        raise ValueError(f"hashes must be an int between 1 and 64, got {k!r}")
+
+
+class FilterNumbers:
+    """The numbers every Bloom filter of this project reports, derived from ``_m``, ``_k``,
+    ``_capacity``, ``_error_rate`` and the subclass's ``fill_ratio`` (local bits, counters, or
+    a Redis bitmap alike)."""
+
+    _m: int
+    _k: int
+    _capacity: int
+    _error_rate: float
+
+    @property
+    def bits(self) -> int:
+        """m, the number of positions (bits, or counters)."""
+        return self._m
+
+    @property
+    def hashes(self) -> int:
+        """k, the number of positions per item."""
+        return self._k
+
+    @property
+    def capacity(self) -> int:
+        """n the filter was sized for."""
+        return self._capacity
+
+    @property
+    def error_rate(self) -> float:
+        """The false-positive rate asked for (or implied) at capacity."""
+        return self._error_rate
+
+    @property
+    def fill_ratio(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def expected_fp_rate(self) -> float:
+        """Theoretical false-positive rate once ``capacity`` items are in, for this m and k."""
+        return false_positive_rate(self._m, self._capacity, self._k)
+
+    @property
+    def current_fp_rate(self) -> float:
+        """False-positive rate now, from the fill ratio: fill^k."""
+        return self.fill_ratio ** self._k
+
+
+class SizedFilter(FilterNumbers):
+    """What every fixed-size filter here shares: its sizing (m, k, capacity, p, hash family),
+    the count of new adds, and the numbers derived from them. Subclasses say how they store
+    positions (bits, counters) and define ``fill_ratio``."""
+
+    def __init__(self, capacity: int | None, error_rate: float | None, hashes: int | None,
+                 bits: int | None, hash: str) -> None:
+        fam = get_family(hash)
+        m, k, cap, p = resolve_size(capacity, error_rate, hashes, bits, fam.name)
+        if m * k >= 1 << 64 or m > MAX_BITS:
+            raise ValueError(f"filter too large: m={m}")
+        self._m, self._k, self._capacity, self._error_rate = m, k, cap, p
+        self._family = fam
+        self._indexer = fam.indexer(m, k)
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def __len__(self) -> int:
+        """``count``."""
+        return self._count
+
+    @property
+    def count(self) -> int:
+        """Number of adds that returned True (distinct items, minus the false positives; for a
+        counting filter, minus the removes)."""
+        return self._count
+
+    @property
+    def hash_family(self) -> str:
+        """Name of the hash family (``"default"``, ``"java"`` or ``"scrapy-redis"``)."""
+        return self._family.name
+
+    @property
+    def over_capacity(self) -> bool:
+        """True while more items are in than the filter was sized for."""
+        return self._count > self._capacity

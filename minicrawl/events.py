@@ -1,0 +1,154 @@
+"""The points where the crawl tells others what it did: what watches it and what keeps it.
+
+The crawl loop (:mod:`minicrawl.crawler`) does the model's work — take, admit, fetch, extract,
+Visited, ToDo — and at each step that someone may care about it calls one *point* on
+``crawler.events``. Whatever watches or keeps the crawl is a :class:`CrawlObserver` that
+overrides the points it needs; the loop knows none of them by name:
+
+=====================  ====================================================================
+point                  who hears it (today)
+=====================  ====================================================================
+``crawl_started``      the report's sampler starts
+``resumed``            trace (``--state``: the journal back in ToDo)
+``seeds_queued``       trace
+``taken``              trace (a worker took a ToDo item)
+``fetched``            trace (one request answered)
+``retrying``           trace (back to ToDo, later)
+``redirected``         trace (a redirect target, and what Visited said)
+``refused``            trace (robots.txt, a host cap: not fetched)
+``gave_up``            trace (a redirect chain that ended in an error)
+``links_decided``      trace (every link of a page, and its fate)
+``page_kept``          page saver, then the state's commit — *before* the page's new links
+                       enter ToDo (the resume argument in :mod:`minicrawl.state.store`)
+``page_recorded``      the ``--out`` file, the report, the ``on_page`` callback
+``crawl_finished``     each closes its files; the report is drawn
+=====================  ====================================================================
+
+A point nobody overrides costs one call of a no-op, so a crawl that watches nothing pays next
+to nothing. Observers hear a point in the order they were given.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from minicrawl.fetch import Response
+    from minicrawl.page import Page
+    from minicrawl.stats import Stats
+    from minicrawl.todo import Item
+
+log = logging.getLogger("minicrawl")
+
+
+@dataclass
+class LinkDecisions:
+    """What the crawl decided for each link of one page (for ``links_decided``).
+
+    ``page.links`` are the page's distinct canonical links; ``rejected`` the hrefs that are no
+    URL to crawl, with why; ``in_scope`` and ``fresh`` the links offered to Visited and its
+    answers (True: never seen, so into ToDo); ``unwanted`` why each other link was dropped.
+    """
+
+    depth: int
+    too_deep: bool
+    max_depth: int | None
+    in_scope: list[str] = field(default_factory=list)
+    fresh: list[bool] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+    unwanted: dict[str, str] = field(default_factory=dict)
+    repeats: int = 0  # hrefs that repeat a link already on the page
+
+
+class CrawlObserver:
+    """Hears the crawl at its points; every point does nothing unless overridden."""
+
+    def crawl_started(self) -> None: ...
+    def resumed(self, items: Sequence[Item]) -> None: ...
+    def seeds_queued(self, fresh: Sequence[str], seen: Sequence[str]) -> None: ...
+    def taken(self, worker: int, item: Item) -> None: ...
+    def fetched(self, worker: int, response: Response) -> None: ...
+    def retrying(self, worker: int, item: Item, attempts: int, wait: float) -> None: ...
+    def redirected(self, source: str, target: str, decision: str) -> None: ...
+    def refused(self, worker: int, url: str, reason: str, kind: str) -> None: ...
+    def gave_up(self, worker: int, url: str, reason: str) -> None: ...
+    def links_decided(self, page: Page, decisions: LinkDecisions) -> None: ...
+
+    def page_kept(self, page: Page, new: Sequence[Item]) -> None:
+        """Keep the page (and the links about to enter ToDo) before they do; may raise to stop
+        the crawl (a state that cannot write)."""
+
+    def page_recorded(self, page: Page) -> None: ...
+    def crawl_finished(self, stats: dict[str, Any]) -> None: ...
+
+
+POINTS = tuple(name for name in vars(CrawlObserver) if not name.startswith("_"))
+
+
+class Events:
+    """The crawl's observers behind one object: ``events.fetched(worker, response)`` calls
+    ``fetched`` on each observer that overrides it, in order."""
+
+    def __init__(self, observers: Iterable[CrawlObserver] = ()) -> None:
+        self.observers = list(observers)
+        for point in POINTS:
+            default = getattr(CrawlObserver, point)
+            hearing = [getattr(o, point) for o in self.observers
+                       if getattr(type(o), point, default) is not default]
+            setattr(self, point, _fan_out(hearing))
+        self.crawl_finished = _fan_out_all(  # type: ignore[method-assign]
+            [o.crawl_finished for o in self.observers
+             if type(o).crawl_finished is not CrawlObserver.crawl_finished])
+
+    def __getattr__(self, name: str) -> Any:  # for type checkers: the points are set above
+        raise AttributeError(name)
+
+
+def _fan_out(hearing: list[Callable[..., None]]) -> Callable[..., None]:
+    if not hearing:
+        return _nothing
+    if len(hearing) == 1:
+        return hearing[0]
+
+    def fan_out(*args: Any) -> None:
+        for listener in hearing:
+            listener(*args)
+    return fan_out
+
+
+def _fan_out_all(hearing: list[Callable[..., None]]) -> Callable[..., None]:
+    """Like ``_fan_out``, but every listener is called even if one fails (each must close its
+    files); the first failure is raised after."""
+    def fan_out(*args: Any) -> None:
+        failure: BaseException | None = None
+        for listener in hearing:
+            try:
+                listener(*args)
+            except BaseException as e:  # noqa: BLE001 - raised again below
+                failure = failure or e
+        if failure is not None:
+            raise failure
+    return fan_out
+
+
+def _nothing(*args: Any) -> None:
+    return None
+
+
+class Callback(CrawlObserver):
+    """The library's ``on_page``: called for each recorded page; its failures are counted, never
+    allowed to take the crawl down."""
+
+    def __init__(self, on_page: Callable[[Page], None], stats: Stats) -> None:
+        self.on_page = on_page
+        self.stats = stats
+
+    def page_recorded(self, page: Page) -> None:
+        try:
+            self.on_page(page)
+        except Exception:  # the caller's bug must not take the crawl down
+            log.exception("on_page callback failed for %s", page.url)
+            self.stats.add(callback_errors=1)

@@ -1,0 +1,20 @@
+"""The shared crawl (``--redis URL --crawl NAME``): many processes, one ToDo and one Visited.
+
+What this wing adds to the model: ToDo and Visited move into Redis, so ``run.py`` processes on
+one or many machines crawl one site together — Visited is the same Bloom filter as
+:class:`minicrawl.bloom.BloomFilter` with its bits in Redis bitmaps (test-and-set in one Lua
+script per shard), ToDo a Redis stream whose entries a killed process leaves to be reclaimed,
+and the stats and each host's pace are shared too.
+
+====================  ==============================================================
+``conn``              the connection: retries, replay tokens, cluster slots
+``todo``              :class:`RedisToDo`: ToDo as a stream and a consumer group
+``visited``           :class:`RedisBloomVisited`: sharded Bloom bitmaps
+``stats``             :class:`RedisStats`: the crawl's counters
+``gate``              :class:`RedisHostGate`: one pace per host across processes
+``crawl``             :func:`open_shared_crawl` builds the parts; ``--status``
+====================  ==============================================================
+
+The one seam where the crawl uses it: :func:`minicrawl.shared.crawl.open_shared_crawl` hands
+the crawler its ``todo``, ``visited``, ``stats`` and host gate; the worker loop is unchanged.
+"""

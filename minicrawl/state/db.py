@@ -1,0 +1,121 @@
+"""The state database's tables and the few statements that write them (see :mod:`.store`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from minicrawl.state.recrawl import UNCHANGED, body_md5
+
+if TYPE_CHECKING:
+    from minicrawl.page import Page
+
+FORMAT = 1  # bump when the tables or the filter checkpoint change incompatibly
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE pages (
+    url TEXT PRIMARY KEY, final_url TEXT NOT NULL, status INTEGER, etag TEXT,
+    last_modified TEXT, md5 TEXT, size INTEGER NOT NULL, fetched_at TEXT NOT NULL,
+    depth INTEGER NOT NULL, referrer TEXT, change TEXT NOT NULL, saved TEXT, error TEXT,
+    forgotten INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL);
+CREATE INDEX pages_seq ON pages (seq);
+CREATE TABLE todo (
+    url TEXT PRIMARY KEY, depth INTEGER NOT NULL, referrer TEXT,
+    attempt INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL,
+    chain TEXT);  -- a redirect hop: the URL whose record the chain will end in
+CREATE INDEX todo_seq ON todo (seq);
+CREATE INDEX todo_chain ON todo (chain);
+"""
+
+UPSERT_PAGE = """
+INSERT INTO pages (url, final_url, status, etag, last_modified, md5, size, fetched_at, depth,
+                   referrer, change, saved, error, forgotten, seq)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (url) DO UPDATE SET
+    final_url = excluded.final_url, status = excluded.status, etag = excluded.etag,
+    last_modified = excluded.last_modified, md5 = excluded.md5, size = excluded.size,
+    fetched_at = excluded.fetched_at, depth = excluded.depth, referrer = excluded.referrer,
+    change = excluded.change, saved = coalesce(excluded.saved, pages.saved),
+    error = excluded.error, forgotten = excluded.forgotten, seq = excluded.seq
+"""
+
+# An unchanged page (a 304, the same body, a redirect to the same target) confirms its record:
+# keep its status, signature and file — what a redirect's target is compared with — and refresh
+# the rest.
+CONFIRM_PAGE = """
+UPDATE pages SET etag = coalesce(?, etag), last_modified = coalesce(?, last_modified),
+    fetched_at = ?, change = ?, error = NULL, forgotten = 0, seq = ?
+WHERE url = ?
+"""
+
+
+class StateError(Exception):
+    """A state directory that cannot be used as asked; the message says why and what to do."""
+
+
+def open_db(path: Path) -> sqlite3.Connection:
+    """The state database at ``path``, opened (WAL, NORMAL sync) and checked; tables are
+    created by the caller when it is new."""
+    # isolation_level=None: transactions are the explicit BEGIN ... COMMIT below.
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        db.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL mode: a commit survives the process dying (kill -9) at once and a
+        # power cut once checkpointed; FULL would fsync every page.
+        db.execute("PRAGMA synchronous = NORMAL")
+        problems = [row[0] for row in db.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise sqlite3.DatabaseError("; ".join(problems[:3]))
+        tables = {row[0] for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as e:
+        db.close()
+        raise StateError(f"{path} is corrupt or not a minicrawl state database "
+                         f"({e}); left untouched — move the state dir away to start "
+                         f"afresh") from None
+    if not tables:  # new (or created by a run killed before its first commit)
+        return db
+    if not {"meta", "pages", "todo"} <= tables:
+        db.close()
+        raise StateError(f"{path} is not a minicrawl state database "
+                         f"(tables: {', '.join(sorted(tables))})")
+    return db
+
+
+def record_page(db: sqlite3.Connection, page: Page, forget: bool, seq: int) -> None:
+    """Write ``page``'s record (or confirm an unchanged one) and end its journal rows."""
+    # Its own journal row, and those of the redirect hops it ended (see hop()).
+    db.execute("DELETE FROM todo WHERE url = ?1 OR chain = ?1", (page.url,))
+    # Validators only describe the URL asked for if no redirect intervened.
+    same = page.final_url == page.url
+    etag = page.headers.get("etag") if same else None
+    modified = page.headers.get("last-modified") if same else None
+    if page.change == UNCHANGED and db.execute(
+            CONFIRM_PAGE, (etag, modified, page.fetched_at, page.change, seq,
+                           page.url)).rowcount:
+        return
+    md5 = body_md5(page.body) if page.status is not None else None
+    db.execute(UPSERT_PAGE, (
+        page.url, page.final_url, page.status, etag, modified, md5, len(page.body),
+        page.fetched_at, page.depth, page.referrer, page.change or "new", page.saved,
+        page.error, int(forget), seq))
+
+
+class Transaction:
+    """``with``: BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any exception."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None:
+            self.db.execute("COMMIT")
+        else:
+            self.db.execute("ROLLBACK")

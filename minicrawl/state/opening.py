@@ -1,0 +1,117 @@
+"""Opening a state directory: claim it, check it is this crawl's, load the Visited checkpoint.
+
+Every check refuses with a :class:`~minicrawl.state.db.StateError` that says what is wrong and
+what to do; nothing here ever resets or repairs a directory on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from minicrawl.bloom import BloomFileError
+from minicrawl.options import Options
+from minicrawl.state.db import FORMAT, SCHEMA, StateError, Transaction
+from minicrawl.visited import Visited, make_visited
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows: no lock against a second crawl
+    fcntl = None  # type: ignore[assignment]
+
+DB_NAME, FILTER_NAME, LOCK_NAME = "crawl.db", "visited.bloom", "lock"
+
+
+def claim_directory(directory: Path, db_path: Path) -> int | None:
+    """Create ``directory`` or check it holds a crawl, and lock it against a second crawl;
+    the lock's file descriptor (closing it releases the lock)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if not db_path.exists():
+        strangers = sorted(p.name for p in directory.iterdir() if p.name != LOCK_NAME)
+        if strangers:
+            what = ("has visited.bloom but no crawl.db: the database was removed"
+                    if FILTER_NAME in strangers else
+                    f"is not empty ({', '.join(strangers[:5])}) and has no {DB_NAME}")
+            raise StateError(f"state dir {directory} {what}; refusing to use it "
+                             f"(give an empty or new directory for a new crawl)")
+    if fcntl is None:
+        return None
+    fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        other = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise StateError(f"state dir {directory} is in use by another crawl "
+                         f"(pid {other})") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def check_meta(db: sqlite3.Connection, directory: Path, config: dict[str, Any]
+               ) -> tuple[int, int]:
+    """Create the tables of a new database, or check an old one is this crawl's (same format,
+    same configuration); (the checkpoint's ``seq``, the highest ``seq`` written)."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    if "meta" not in tables:
+        with Transaction(db):  # not executescript: it would commit on its own
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.executemany("INSERT INTO meta VALUES (?, ?)", [
+                ("format", str(FORMAT)), ("config", json.dumps(config, sort_keys=True)),
+                ("filter_seq", "0")])
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    if meta.get("format") != str(FORMAT):
+        raise StateError(f"state dir {directory} has format {meta.get('format')!r}; this "
+                         f"minicrawl reads format {FORMAT} — use a new state dir")
+    try:
+        saved = json.loads(meta["config"])
+        filter_seq = int(meta["filter_seq"])
+    except (KeyError, ValueError) as e:
+        raise StateError(f"{directory / DB_NAME}: corrupt meta table ({e!r})") from None
+    if saved != config:
+        diffs = "; ".join(f"{key}: {saved.get(key)!r} then, {config.get(key)!r} now"
+                          for key in sorted(set(saved) | set(config))
+                          if saved.get(key) != config.get(key))
+        raise StateError(f"state dir {directory} belongs to a crawl with another "
+                         f"configuration ({diffs}); rerun with the same seeds and options, "
+                         f"or use another --state dir")
+    seq = max(filter_seq, *(db.execute(
+        f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]  # noqa: S608
+        for table in ("pages", "todo")))
+    return filter_seq, seq
+
+
+def load_checkpoint(options: Options, path: Path, filter_seq: int
+                    ) -> tuple[Visited, Visited | None]:
+    """(the live Visited, the shadow to checkpoint) from the file at ``path``, or new ones; an
+    exact set has no checkpoint (it is rebuilt from the database) and no shadow."""
+    live = make_visited(options)
+    if not (callable(getattr(live, "save", None))
+            and callable(getattr(type(live), "load", None))):
+        return live, None
+    if path.exists():
+        return _load_filter(live, path), _load_filter(live, path)
+    if filter_seq:
+        raise StateError(f"{path} is missing although {DB_NAME} says it was saved; the state "
+                         f"dir was damaged — not resetting it")
+    return live, make_visited(options)
+
+
+def _load_filter(like: Visited, path: Path) -> Visited:
+    try:
+        loaded = type(like).load(path)  # type: ignore[attr-defined]
+    except (BloomFileError, OSError) as e:
+        raise StateError(f"Visited checkpoint is unusable: {e}; not resetting it — move "
+                         f"the state dir away to start afresh") from None
+    for name in ("bits", "hashes", "hash_family"):
+        if getattr(loaded, name, None) != getattr(like, name, None):
+            raise StateError(f"{path} has {name}={getattr(loaded, name, None)}"
+                             f" but this crawl's Visited has {getattr(like, name, None)}: "
+                             f"not this crawl's filter")
+    return loaded
