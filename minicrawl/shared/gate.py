@@ -73,7 +73,9 @@ if mine and mode ~= 'book' then  -- its slot has come: only the gap or a free sl
 end
 -- Book the next free slot: one spacing after the last booked, and not before the host is free.
 local spacing = gap
-if n == 1 then spacing = gap + tonumber(redis.call('HGET', KEYS[1], 'dur') or '0') end
+if n == 1 then  -- the next start waits for the end too: add the usual request time, capped
+  spacing = gap + math.min(tonumber(redis.call('HGET', KEYS[1], 'dur') or '0'), gap / 10)
+end
 local last = tonumber(redis.call('HGET', KEYS[1], 'booked') or '0')
 local slot = math.max(now + 1, nxt, last + spacing)
 redis.call('ZADD', KEYS[3], slot, ARGV[4])
