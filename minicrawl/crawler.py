@@ -39,7 +39,7 @@ from minicrawl.options import Options
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
 from minicrawl.page import Page, now
-from minicrawl.politeness import Politeness, Verdict
+from minicrawl.politeness import LocalPacer, Politeness, Verdict
 from minicrawl.redirects import Chain, Chains, next_hop
 from minicrawl.resolve import LinkResolver
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
@@ -99,7 +99,7 @@ class Crawler:
             from minicrawl.shared.crawl import open_shared_crawl
 
             self.shared = open_shared_crawl(opts, self.seeds)
-        self.todo = self.shared.todo if self.shared else ToDo()
+        self.todo = self.shared.todo if self.shared else ToDo(opts.per_host, opts.delay)
         if visited_filter is None:  # (not `or`: an empty filter is falsy)
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
@@ -113,9 +113,9 @@ class Crawler:
         self.cpu_gate = TokenGate()  # see minicrawl.gate: threads wait on the network, not GIL
         limit_heaps()  # see minicrawl.malloc: the C heap must not grow with the thread count
         self.stats = self.shared.stats if self.shared else Stats()
-        # robots.txt and per-host pace; in a shared crawl the pace is shared through Redis too.
-        self.politeness = Politeness(opts, self.stats,
-                                     self.shared.host_gate if self.shared else None)
+        # robots.txt and per-host pace: kept by the host-aware ToDo, or through Redis if shared.
+        self.politeness = Politeness(opts, self.stats, self.shared.host_gate if self.shared
+                                     else LocalPacer(self.todo))
         self.chains = Chains()
         # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.
         self.duplicates = open_duplicates(opts, self.state,
@@ -310,14 +310,13 @@ class Crawler:
         if chain is None and item.url in self._lastmod and self._sitemap_unchanged(item, n):
             return
         admission = self.politeness.admit(item.url, fetcher)
-        if admission.verdict is Verdict.WAIT:  # not now: back to ToDo, take another URL
+        if admission.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
             self.stats.add(politeness_waits=1)
-            self.todo.put(item, not_before=admission.not_before)
+            self.todo.put_back(item, admission.not_before)
             return
         if admission.verdict is Verdict.DENY:
             self._refuse(item, chain, admission.reason, {admission.kind: 1}, n)
             return
-        started = time.monotonic()
         response: Response | None = None
         try:  # the host slot admit() gave us is handed back whatever happens
             if not self._reserve_fetch():
@@ -332,8 +331,7 @@ class Crawler:
             response = fetcher.fetch(item.url, headers=headers)
             self.events.fetched(n, response)
         finally:
-            self.politeness.done(item.url, time.monotonic() - started,
-                                 host_pause(response, self.options.max_backoff))
+            self.politeness.done(item.url, host_pause(response, self.options.max_backoff))
         opts = self.options
         counts: dict[str, int] = {"requests": 1, "bytes": len(response.body)}
         error = response.error
@@ -490,17 +488,20 @@ class Crawler:
         return unwanted
 
     def _reserve_fetch(self) -> bool:
-        """Count one fetch against ``max_pages``; False (and ToDo closed) once the cap is hit."""
+        """Count one fetch against ``max_pages`` (the whole crawl's, in a shared crawl); False
+        (and ToDo closed) once the cap is hit."""
         cap = self.options.max_pages
         if cap is None:
             return True
-        with self._fetch_lock:
-            if self._fetches >= cap:
-                return False
-            self._fetches += 1
-            if self._fetches == cap:
-                self.todo.close()  # the fetches in flight finish; no new one starts
-            return True
+        if self.shared is not None:
+            count = self.shared.pages.take(cap)
+        else:
+            with self._fetch_lock:
+                count = self._fetches + 1 if self._fetches < cap else 0
+                self._fetches = max(self._fetches, count)
+        if count in (0, cap):
+            self.todo.close()  # the fetches in flight finish; no new one starts
+        return count > 0
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:

@@ -1,26 +1,28 @@
 """Politeness: may this worker fetch this URL now?
 
-Three answers (:class:`Admission`): GO (a slot on the host is taken; call :meth:`Politeness.done`
-after the request), WAIT until a given time (the crawler puts the URL back in ToDo with that
-not-before time and takes another: no worker ever sleeps here), or DENY with a reason (recorded,
-never fetched).
+Three answers (:class:`Admission`): GO (a request slot on the host is taken; call
+:meth:`Politeness.done` after the request), WAIT until a given time (the crawler puts the URL
+back in ToDo, at the head of its host's line, and takes another: no worker ever sleeps here), or
+DENY with a reason (recorded, never fetched).
 
 * robots.txt (RFC 9309), one per origin, parsed with ``protego`` (Scrapy's parser: wildcards,
   ``$``, longest match, Allow/Disallow precedence, Crawl-delay, Request-rate). Fetched by the
-  first worker that needs it, over that worker's own connections; other URLs of the origin WAIT
-  meanwhile (only that origin waits: no lock is held during the fetch). 2xx → parse (first
-  500 KiB); 4xx → no rules, everything allowed; 429, 5xx, timeout or connection failure →
-  nothing allowed for now, ask again after a backoff, and after ``retries`` more failures
-  deny the origin's URLs as "robots.txt unreachable"; up to 5 redirects followed. Rules are
-  kept 24 hours.
-* per host: a request starts at least ``delay`` seconds after the previous one started and
-  after the last one ended (so with ``per_host=1`` the server sees every gap whole); the gap is
-  raised by the site's Crawl-delay or Request-rate, capped at ``max_crawl_delay``; at most
-  ``per_host`` requests in flight; at most ``max_pages_per_host`` requests in all.
-
-A URL that must wait is handed a booked time: the waiting URLs of a host come back one
-spacing apart, in the order they arrived, instead of all waking at once and all but one
-waiting again.
+  first worker that needs it, over that worker's own connections and on a request slot of the
+  host (it is a request to the host too); other URLs of the origin WAIT meanwhile (only that
+  origin waits: no lock is held during the fetch). 2xx → parse (first 500 KiB); 4xx → no rules,
+  everything allowed; 429, 5xx, timeout or connection failure → nothing allowed for now, ask
+  again after a backoff, and after ``retries`` more failures deny the origin's URLs as
+  "robots.txt unreachable"; up to 5 redirects followed. Rules are kept 24 hours, for the
+  ``max_origins`` most recently used origins (an origin forgotten and seen again is asked again).
+* per host, the pace is kept by a :class:`Pacer`: a request starts at least the gap after the
+  previous one started, and with ``per_host=1`` (one at a time) after the previous one ended,
+  so the server sees every gap whole; at most ``per_host`` requests in flight; a
+  Retry-After keeps the whole host quiet; at most ``max_pages_per_host`` requests in all. The gap
+  is ``delay``, raised by the site's Crawl-delay or Request-rate, capped at ``max_crawl_delay``.
+  In one process the pacer is the host-aware ToDo itself (:class:`LocalPacer`): it hands a
+  worker a URL only when its host may be asked, so a URL waits in its host's line, in its turn,
+  and starts when its host's gap is over. In a shared crawl it is
+  :class:`minicrawl.shared.gate.RedisHostGate`, the same promise across processes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import logging
 import re
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
@@ -39,6 +42,7 @@ from minicrawl.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
+from minicrawl.todo import ToDo
 from minicrawl.urls import BadURL, canonicalize, host_of, origin_of
 
 log = logging.getLogger("minicrawl")
@@ -46,18 +50,71 @@ log = logging.getLogger("minicrawl")
 ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309 2.5: parse at least 500 KiB; the rest may be ignored
 ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 2.3.1.2: follow at least five
 ROBOTS_TTL = 24 * 3600.0  # RFC 9309 2.4: do not use a cached robots.txt longer than 24 hours
-MIN_SPACING = 0.005  # booked times of one host's waiting URLs are at least this far apart
+ROBOTS_POLL = 0.05  # while another worker fetches an origin's robots.txt, ask again this often
+MAX_ORIGINS = 10_000  # robots.txt rules kept at most (LRU; a few KiB each)
+FULL = -1.0  # what Pacer.take answers when the host had its max_pages_per_host
 
 DISALLOWED = "robots.txt disallows"
+ROBOTS_PENDING = "robots_pending"  # the kind of a WAIT for robots.txt (fetching or failing)
 HOST_FULL = "max_pages_per_host reached"
 
 
-class HostGate(Protocol):
-    """Per-host pacing shared with other processes (``RedisHostGate`` with ``--redis``)."""
+class Pacer(Protocol):
+    """Per-host request slots: the local ToDo's (:class:`LocalPacer`) or a shared crawl's."""
 
-    def try_start(self, host: str, gap: float) -> float:
-        """0.0: start now (the next start is booked ``gap`` on); else seconds to wait."""
+    def take(self, host: str, gap: float, url: str, cap: int | None,
+             robots: bool = False) -> float:
+        """A request for ``url`` (with ``robots``: for its origin's robots.txt, first) to
+        ``host`` starts now: 0.0 (go: a slot is taken, the next start is booked ``gap`` on),
+        the seconds to wait, or :data:`FULL` when ``cap`` (pages per host) is reached."""
         ...
+
+    def book(self, host: str, gap: float, url: str) -> float:
+        """``url`` waits for something else (its robots.txt): keep its turn on ``host`` if the
+        pacer has turns to keep; the seconds until it (0.0: none kept)."""
+        ...
+
+    def release(self, host: str, gap: float, pause: float) -> None:
+        """The request this thread started on ``host`` is over (``pause``: a Retry-After)."""
+        ...
+
+    def full(self, host: str, cap: int) -> bool:
+        """True if ``host`` is known to have had ``cap`` pages (a quick, maybe stale, answer)."""
+        ...
+
+
+class LocalPacer:
+    """The pace of one process: slots from the host-aware ToDo, pages counted per host.
+
+    The count per host is not a cache: forgetting it would let a host have more than
+    ``max_pages_per_host`` pages, so it is kept (one int per host) only when that cap is set.
+    """
+
+    def __init__(self, todo: ToDo) -> None:
+        self.todo = todo
+        self._pages: dict[str, int] = {}
+        self._lock = threading.Lock()  # the count check and the slot are one step
+
+    def take(self, host: str, gap: float, url: str, cap: int | None,
+             robots: bool = False) -> float:
+        if robots:
+            cap = None
+        with self._lock:
+            if cap is not None and self._pages.get(host, 0) >= cap:
+                return FULL
+            wait = self.todo.claim(host, gap)
+            if wait == 0 and cap is not None:
+                self._pages[host] = self._pages.get(host, 0) + 1
+            return wait
+
+    def book(self, host: str, gap: float, url: str) -> float:
+        return 0.0  # a URL put back keeps its turn in the ToDo's host line
+
+    def release(self, host: str, gap: float, pause: float) -> None:
+        self.todo.release(host, gap, pause)
+
+    def full(self, host: str, cap: int) -> bool:
+        return self._pages.get(host, 0) >= cap
 
 
 class Verdict(Enum):
@@ -78,6 +135,7 @@ class Admission:
 
 
 _GO = Admission(Verdict.GO)
+_HOST_FULL = Admission(Verdict.DENY, reason=HOST_FULL, kind="host_full")
 
 
 def robots_token(user_agent: str) -> str:
@@ -98,24 +156,13 @@ class _Robots:
     error: str = ""  # the last one
     retry_at: float = 0.0  # unreachable: when to ask again
     expires_at: float = 0.0  # known: when to fetch it again
-
-
-@dataclass
-class _Host:
-    """Scheduling state of one host."""
-
-    gap: float  # seconds from a request's start, and from the last one's end, to the next
-    next_start: float = 0.0  # no request starts before this time
-    in_flight: int = 0
-    booked: float = 0.0  # the latest time handed to a waiting URL
-    fetches: int = 0  # requests granted (for max_pages_per_host)
-    mean_s: float = 0.0  # moving average of request durations
+    gap: float = 0.0  # seconds between requests the site asks for (Crawl-delay, Request-rate)
 
 
 class Politeness:
     """Decides, for each URL a worker takes from ToDo, whether it may be fetched now."""
 
-    def __init__(self, options: Options, stats: Stats, gate: HostGate | None = None) -> None:
+    def __init__(self, options: Options, stats: Stats, pacer: Pacer) -> None:
         if options.per_host < 1:
             raise ValueError("per_host must be at least 1")
         if options.delay < 0 or options.max_crawl_delay < 0:
@@ -123,153 +170,131 @@ class Politeness:
         self.options = options
         self.stats = stats
         self.obey_robots = not options.ignore_robots
-        self.gate = gate  # other processes' requests to a host count too (a shared crawl)
+        self.pacer = pacer
         self.token = robots_token(options.user_agent)
-        # Guards the two dicts and the states in them; held for bookkeeping only, never while
-        # fetching or matching, so one slow host never holds up another.
+        self.max_origins = MAX_ORIGINS
+        # Guards the robots cache; held for bookkeeping only, never while fetching, matching
+        # or asking the pacer, so one slow host never holds up another.
         self._lock = threading.Lock()
-        self._robots: dict[str, _Robots] = {}
-        self._hosts: dict[str, _Host] = {}
+        self._robots: OrderedDict[str, _Robots] = OrderedDict()
 
     # -- the question --------------------------------------------------------------------------
 
     def admit(self, url: str, fetcher: Fetcher) -> Admission:
         """GO, WAIT or DENY for the canonical ``url``; may fetch its origin's robots.txt first
         (with ``fetcher``, the asking worker's)."""
-        host_name = host_of(url)
+        host = host_of(url)
+        origin = origin_of(url)
         if self.obey_robots:
-            origin = origin_of(url)
-            rules, answer, claimed = self._robots_state(origin, host_name)
+            rules, answer, claimed = self._robots_state(origin, host, url)
             while claimed:  # this worker fetches it; then the question is asked again
-                self._fetch_robots(origin, host_name, fetcher)
-                rules, answer, claimed = self._robots_state(origin, host_name)
+                self._fetch_robots(origin, host, fetcher)
+                rules, answer, claimed = self._robots_state(origin, host, url)
             if answer is not None:
+                if answer.kind == ROBOTS_PENDING:  # another worker fetches it: keep the turn
+                    booked = self.pacer.book(host, self.gap(origin), url)
+                    return Admission(Verdict.WAIT, max(answer.not_before,
+                                                       time.monotonic() + booked))
                 return answer
             if rules is not None and not rules.can_fetch(url, self.token):
                 return Admission(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
-        with self._lock:
-            host = self._host(host_name)
-            cap = self.options.max_pages_per_host
-            if cap is not None and host.fetches >= cap:
-                return Admission(Verdict.DENY, reason=HOST_FULL, kind="host_full")
-            now = time.monotonic()
-            if not self._take_slot(host, now):
-                return Admission(Verdict.WAIT, self._book(host, now))
-            host.fetches += 1
-        if self.gate is None:
+        wait = self.pacer.take(host, self.gap(origin), url, self.options.max_pages_per_host)
+        if wait == 0:
             return _GO
-        try:  # asked outside the lock: it is a network round trip
-            wait = self.gate.try_start(host_name, host.gap)
-        except BaseException:
-            with self._lock:
-                self._give_back(host)
-            raise
-        if wait <= 0:
-            return _GO
-        with self._lock:  # another process's request to the host was too recent
-            self._give_back(host)
-            now = time.monotonic()
-            return Admission(Verdict.WAIT, self._book(host, now, now + wait))
+        if wait < 0:
+            return _HOST_FULL
+        return Admission(Verdict.WAIT, time.monotonic() + wait)
 
-    def done(self, url: str, seconds: float, pause: float = 0.0) -> None:
-        """The GO request for ``url`` is over, after ``seconds``; ``pause`` (a Retry-After)
-        keeps the whole host quiet that long."""
-        with self._lock:
-            host = self._host(host_of(url))
-            host.in_flight -= 1
-            host.mean_s = seconds if host.mean_s == 0 else 0.8 * host.mean_s + 0.2 * seconds
-            # The gap runs from the end of a request as well as from its start: a slow answer
-            # does not let the next request follow it at once, and the server sees the gap.
-            now = time.monotonic()
-            host.next_start = max(host.next_start, now + host.gap, now + pause)
+    def done(self, url: str, pause: float = 0.0) -> None:
+        """The GO request for ``url`` is over; ``pause`` (a Retry-After) keeps the whole host
+        quiet that long."""
+        self.pacer.release(host_of(url), self.gap(origin_of(url)), pause)
 
     def host_full(self, url: str) -> bool:
-        """True once ``url``'s host has had ``max_pages_per_host`` requests (links to it can be
-        dropped before they take room in Visited and ToDo)."""
+        """True once ``url``'s host is known to have had ``max_pages_per_host`` requests (links
+        to it can be dropped before they take room in Visited and ToDo)."""
         cap = self.options.max_pages_per_host
-        if cap is None:
-            return False
-        host = self._hosts.get(host_of(url))  # a racy read is fine: admit() decides for real
-        return host is not None and host.fetches >= cap
+        return cap is not None and self.pacer.full(host_of(url), cap)
+
+    def gap(self, origin: str) -> float:
+        """Seconds between requests to ``origin``'s host: ``delay``, or what its robots.txt
+        asks for, up to ``max_crawl_delay``."""
+        robots = self._robots.get(origin)  # a racy read is fine: a gap, never a decision
+        asked = robots.gap if robots is not None else 0.0
+        return max(self.options.delay, min(asked, self.options.max_crawl_delay))
 
     def sitemaps(self, origin: str, fetcher: Fetcher) -> list[str]:
         """The ``Sitemap:`` lines of ``origin``'s robots.txt, fetched now (paced like any
         request, waiting if need be) unless already known; empty if it has none or is
         unreachable."""
-        host_name = host_of(origin + "/")
+        host = host_of(origin + "/")
+        url = origin + "/robots.txt"
         while True:
-            rules, answer, claimed = self._robots_state(origin, host_name)
+            rules, answer, claimed = self._robots_state(origin, host, url)
             if claimed:
-                self._fetch_robots(origin, host_name, fetcher)
+                self._fetch_robots(origin, host, fetcher)
             elif answer is None or answer.verdict is Verdict.DENY:
                 return list(rules.sitemaps) if rules is not None else []
             else:
                 time.sleep(max(0.0, answer.not_before - time.monotonic()))
 
-    # -- per host ------------------------------------------------------------------------------
-
-    def _host(self, name: str) -> _Host:
-        host = self._hosts.get(name)
-        if host is None:
-            host = self._hosts[name] = _Host(gap=self.options.delay)
-        return host
-
-    @staticmethod
-    def _give_back(host: _Host) -> None:
-        """Undo the slot taken for a request that will not start after all (lock held)."""
-        host.in_flight -= 1
-        host.fetches -= 1
-
-    def _take_slot(self, host: _Host, now: float) -> bool:
-        """Start a request on ``host`` now if its gap has passed and it has a free slot."""
-        if host.in_flight >= self.options.per_host or host.next_start > now:
-            return False
-        host.in_flight += 1
-        host.next_start = now + host.gap
-        return True
-
-    def _book(self, host: _Host, now: float, earliest: float = 0.0) -> float:
-        """The time a waiting URL of ``host`` should come back: one spacing after the URL that
-        waited before it, and not before the host is free."""
-        spacing = max(host.gap, host.mean_s / self.options.per_host, MIN_SPACING)
-        slot = max(host.booked + spacing, host.next_start, now + MIN_SPACING, earliest)
-        host.booked = slot
-        return slot
-
     # -- robots.txt ----------------------------------------------------------------------------
 
-    def _robots_state(self, origin: str,
-                      host_name: str) -> tuple[Protego | None, Admission | None, bool]:
+    def _entry(self, origin: str) -> _Robots:
+        """The origin's robots.txt record, most recently used last (lock held); the least
+        recently used beyond ``max_origins`` are forgotten (not while being fetched)."""
+        robots = self._robots.get(origin)
+        if robots is not None:
+            self._robots.move_to_end(origin)
+            return robots
+        robots = self._robots[origin] = _Robots()
+        while len(self._robots) > self.max_origins:
+            oldest = next((name for name, entry in self._robots.items()
+                           if not entry.fetching), origin)
+            if oldest == origin:
+                break  # all the others are being fetched: over the bound for a moment
+            del self._robots[oldest]
+        return robots
+
+    def _robots_state(self, origin: str, host: str,
+                      url: str) -> tuple[Protego | None, Admission | None, bool]:
         """(rules, answer, claimed): the origin's rules to match against (None: allow all), or
         an answer without matching (WAIT while it is fetched or failing, DENY once given up),
-        or claimed=True: the caller must fetch it now (it holds a slot on the host)."""
+        or claimed=True: the caller must fetch it now (it holds a request slot on the host)."""
         with self._lock:
-            robots = self._robots.get(origin)
-            if robots is None:
-                robots = self._robots[origin] = _Robots()
+            robots = self._entry(origin)
             now = time.monotonic()
             stale = robots.known and robots.expires_at <= now
             if robots.known and (not stale or robots.fetching):
                 return robots.rules, None, False  # (a stale copy serves while refetched)
-            host = self._host(host_name)
             if not robots.known:
                 if robots.failures > self.options.retries:
                     return None, Admission(
                         Verdict.DENY, reason=f"robots.txt unreachable: {robots.error}",
                         kind="robots_unreachable"), False
                 if robots.fetching or robots.retry_at > now:
-                    return None, Admission(Verdict.WAIT,
-                                           self._book(host, now, robots.retry_at)), False
-            if not self._take_slot(host, now):  # fetching robots.txt is a request to the host
-                if robots.known:
-                    return robots.rules, None, False
-                return None, Admission(Verdict.WAIT, self._book(host, now)), False
+                    return None, Admission(Verdict.WAIT, max(robots.retry_at, now + ROBOTS_POLL),
+                                           kind=ROBOTS_PENDING), False
             robots.fetching = True
+        # Fetching robots.txt is a request to the host: it needs a slot like any other.
+        try:
+            wait = self.pacer.take(host, self.gap(origin), url, None, robots=True)
+        except BaseException:
+            with self._lock:
+                robots.fetching = False
+            raise
+        if wait == 0:
             return None, None, True
+        with self._lock:
+            robots.fetching = False
+            if robots.known:  # a stale copy serves until the host has a slot for the refetch
+                return robots.rules, None, False
+        return None, Admission(Verdict.WAIT, time.monotonic() + wait), False
 
-    def _fetch_robots(self, origin: str, host_name: str, fetcher: Fetcher) -> None:
+    def _fetch_robots(self, origin: str, host: str, fetcher: Fetcher) -> None:
         """Fetch and parse ``origin``'s robots.txt (this worker claimed it), then record the
-        outcome. The claim is always released, or the origin's URLs would wait forever."""
+        outcome. The claim and the slot are always released, or the origin's URLs would wait
+        forever."""
         started = time.monotonic()
         rules: Protego | None = None
         unreachable: str | None = "robots.txt fetch failed"  # unless it gets further
@@ -280,7 +305,8 @@ class Politeness:
             if unreachable is None:
                 rules = self._parse(response, origin)
         finally:
-            self._robots_done(origin, host_name, started, rules, unreachable, response)
+            self._robots_done(origin, started, rules, unreachable, response)
+            self.pacer.release(host, self.gap(origin), 0.0)
 
     def _get_robots(self, origin: str, fetcher: Fetcher) -> Response | None:
         """The robots.txt response after redirects, or None if they went on too long (or to a
@@ -309,15 +335,12 @@ class Politeness:
             self.stats.add(robots_unparsable=1)
             return None
 
-    def _robots_done(self, origin: str, host_name: str, started: float,
-                     rules: Protego | None, unreachable: str | None,
-                     response: Response | None) -> None:
+    def _robots_done(self, origin: str, started: float, rules: Protego | None,
+                     unreachable: str | None, response: Response | None) -> None:
         now = time.monotonic()
         with self._lock:
-            robots = self._robots[origin]
-            host = self._host(host_name)
+            robots = self._entry(origin)
             robots.fetching = False
-            host.in_flight -= 1
             if unreachable is not None and not robots.known:
                 robots.failures += 1
                 robots.error = unreachable
@@ -333,12 +356,9 @@ class Politeness:
                 return
             robots.known, robots.rules, robots.failures = True, rules, 0
             robots.expires_at = now + ROBOTS_TTL
-            asked_gap = self._robots_gap(rules)
-            host.gap = max(self.options.delay, min(asked_gap, self.options.max_crawl_delay))
-            # The robots.txt request itself was the host's last: the gap runs from its end.
-            host.next_start = max(host.next_start, now + host.gap)
-            log.debug("robots.txt for %s in %.2fs: %s, gap %.2fs", origin, now - started,
-                      "rules" if rules else "allow all", host.gap)
+            robots.gap = self._robots_gap(rules)
+        log.debug("robots.txt for %s in %.2fs: %s, gap %.2fs", origin, now - started,
+                  "rules" if rules else "allow all", self.gap(origin))
 
     def _robots_gap(self, rules: Protego | None) -> float:
         """Seconds between requests the site asks of us (Crawl-delay, or Request-rate)."""

@@ -239,13 +239,11 @@ class SitemapReader:
                 continue
             if admission.verdict is Verdict.DENY:
                 return None, admission.reason
-            started = time.monotonic()
             response: Response | None = None
             try:
                 response = self.fetcher.fetch(url, max_bytes=MAX_BYTES + 1)
             finally:
-                self.politeness.done(url, time.monotonic() - started,
-                                     host_pause(response, opts.max_backoff))
+                self.politeness.done(url, host_pause(response, opts.max_backoff))
             self.stats.add(sitemap_requests=1)
             if is_retryable(response) and attempt < opts.retries:
                 time.sleep(wait_before_retry(response, attempt, opts.retry_backoff,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from minicrawl.local.demo import Site, generate_site
-from minicrawl.local.site import LocalSite
+from minicrawl.local.site import LocalSite, Resource
 
 
 @pytest.fixture
@@ -32,6 +32,26 @@ def make_site() -> Iterator:
         site = generate_site(server.origin, **kwargs)  # type: ignore[arg-type]
         server.pages.update(site.pages)
         return server, site
+
+    yield make
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture
+def loopback_hosts() -> Iterator:
+    """``loopback_hosts(n, pages)`` → ``n`` started servers on 127.0.0.2, .3, … (different hosts
+    to the crawler), each a root ``/`` linking to ``/1`` … ``/pages``; stopped after the test."""
+    servers: list[LocalSite] = []
+
+    def make(n: int, pages: int) -> list[LocalSite]:
+        links = "".join(f'<a href="/{k}">{k}</a>' for k in range(1, pages + 1)).encode()
+        for i in range(n):
+            site = LocalSite(host=f"127.0.0.{i + 2}").start()
+            servers.append(site)
+            site.pages.update({"/": Resource(links),
+                               **{f"/{k}": Resource(b"<p>leaf</p>") for k in range(1, pages + 1)}})
+        return servers[-n:]
 
     yield make
     for s in servers:

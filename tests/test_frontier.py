@@ -65,3 +65,63 @@ def test_drain_returns_what_was_left():
     todo.put(Item("b", 0), not_before=time.monotonic() + 60)
     assert [i.url for i in todo.drain()] == ["a", "b"]
     assert len(todo) == 0 and todo.unfinished == 0
+
+
+# -- hosts: per-host lines, paced slots ---------------------------------------------------------
+
+def test_a_host_is_handed_out_once_its_gap_is_over_and_others_meanwhile():
+    todo = ToDo(per_host=1, delay=0.2)
+    todo.put_many([Item("http://a/1", 0), Item("http://a/2", 0), Item("http://b/1", 0)])
+    assert todo.get().url == "http://a/1"
+    assert todo.claim("a", 0.2) == 0.0  # the slot get() gave: the request starts
+    todo.release("a", 0.2)
+    todo.task_done()
+    assert todo.get().url == "http://b/1"  # a must wait its gap; b need not
+    todo.claim("b", 0.2)
+    todo.release("b", 0.2)
+    todo.task_done()
+    started = time.monotonic()
+    assert todo.get().url == "http://a/2"
+    assert time.monotonic() - started >= 0.18
+    todo.task_done()
+    assert todo.get() is None and todo.unfinished == 0
+
+
+def test_per_host_slots_and_breadth_first_order_across_hosts():
+    todo = ToDo(per_host=2)
+    todo.put_many([Item(f"http://a/{i}", 0) for i in range(3)] + [Item("http://b/0", 0)])
+    got = [todo.get().url for _ in range(3)]
+    assert got == ["http://a/0", "http://a/1", "http://b/0"]  # a's third waits for a slot
+    result: list = []
+    waiter = threading.Thread(target=lambda: result.append(todo.get()))
+    waiter.start()
+    time.sleep(0.1)
+    assert waiter.is_alive()
+    todo.task_done()  # frees one of a's slots (an unused slot costs no gap)
+    waiter.join(2)
+    assert result[0].url == "http://a/2"
+
+
+def test_a_url_put_back_keeps_its_turn_and_an_unused_slot_costs_no_gap():
+    todo = ToDo(per_host=1, delay=5.0)
+    todo.put_many([Item(f"http://a/{i}", 0) for i in range(3)])
+    first = todo.get()
+    todo.put_back(first)  # e.g. robots.txt is being fetched: not now
+    todo.task_done()
+    assert todo.get().url == "http://a/0"  # at once (no request was made), and first in line
+    todo.task_done()  # refused (robots.txt disallows): again no gap
+    assert todo.get().url == "http://a/1"
+    assert todo.claim("a", 5.0) == 0.0
+    todo.release("a", 5.0)
+    todo.task_done()
+    assert todo.claim("a", 5.0) > 4.9  # now the host's gap runs
+
+
+def test_idle_host_records_are_bounded():
+    todo = ToDo(max_hosts=10)
+    for n in range(100):
+        todo.put(Item(f"http://h{n}/", 0))
+        todo.get()
+        todo.task_done()
+    assert todo.hosts <= 10
+    assert todo.get() is None

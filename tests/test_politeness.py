@@ -201,7 +201,8 @@ def test_waiting_for_a_slow_host_does_not_stall_the_others(server):
                                 "/3": html()})
         server.pages.update({"/": html(*[f"/{n}" for n in range(20)]),
                              **{f"/{n}": html() for n in range(20)}})
-        crawl([slow_host.url("/"), server.url("/")], threads=1)
+        # One at a time (--per-host 1): the gap runs from the end, so the server sees it whole.
+        crawl([slow_host.url("/"), server.url("/")], threads=1, per_host=1)
         slow = [r.time for r in slow_host.requests]  # robots.txt, /, /1, /2, /3
         fast = [r.time for r in server.requests]
         assert len(slow) == 5 and min(gaps(slow)) >= 0.5 - TOLERANCE
@@ -252,24 +253,31 @@ def test_backoff_doubles_with_jitter_and_is_capped():
         assert all(nominal / 2 <= w <= nominal for w in waits) and len(set(waits)) > 1
 
 
-def test_a_shared_host_gate_is_asked_before_each_request(server):
-    """With --redis, other processes' requests to the host count: the gate can say "wait"."""
-
-    class BusyOnce:
-        def __init__(self):
-            self.calls = []
-
-        def try_start(self, host, gap):
-            self.calls.append((host, time.monotonic()))
-            return 0.3 if len(self.calls) == 1 else 0.0
-
-    from minicrawl.options import Options
-    from minicrawl.politeness import Politeness, Verdict
-    from minicrawl.stats import Stats
-
-    gate = BusyOnce()
-    politeness = Politeness(Options(ignore_robots=True, delay=0), Stats(), gate)
-    first = politeness.admit(server.url("/a"), fetcher=None)
-    assert first.verdict is Verdict.WAIT and first.not_before - gate.calls[0][1] >= 0.3
-    assert politeness.admit(server.url("/a"), fetcher=None).verdict is Verdict.GO
-    assert [host for host, _ in gate.calls] == ["127.0.0.1", "127.0.0.1"]
+def test_robots_and_host_records_are_bounded_and_a_forgotten_origin_is_asked_again():
+    """Five hosts, room for two: the records stay within the bound, an origin forgotten and
+    seen again has its robots.txt fetched again, and its rules are still obeyed."""
+    sites = [LocalSite(host=f"127.0.0.{i + 2}").start() for i in range(5)]
+    try:
+        for i, site in enumerate(sites):
+            site.pages.update({
+                "/robots.txt": robots("User-agent: *\nDisallow: /secret\n"),
+                # each root links to the next host's pages: hosts come back after others
+                "/": html(*[s.url(p) for s in sites[i:] + sites[:i] for p in ("/a", "/secret")]),
+                "/a": html(*[s.url("/b") for s in sites]), "/b": html(), "/secret": html(),
+            })
+        crawler = Crawler([s.url("/") for s in sites], threads=1, **QUICK)
+        crawler.politeness.max_origins = 2
+        crawler.todo.max_hosts = 2
+        sizes: list[tuple[int, int]] = []
+        crawler.on_page = lambda page: sizes.append((len(crawler.politeness._robots),
+                                                     crawler.todo.hosts))
+        crawler.run()
+        assert max(r for r, _ in sizes) <= 2
+        assert crawler.todo.hosts <= 2
+        robots_asked = sum(paths(s).count("/robots.txt") for s in sites)
+        assert robots_asked > 5  # forgotten origins were asked again
+        for site in sites:
+            assert site.fetch_counts() == {"/": 1, "/a": 1, "/b": 1}  # never /secret
+    finally:
+        for site in sites:
+            site.stop()

@@ -250,14 +250,34 @@ def test_delayed_items_wait_for_their_time(redis_server):
     assert todo.get() is None
 
 
-def test_host_gate_spaces_requests_across_clients(redis_server):
+def test_host_gate_books_slots_in_turn_across_clients(redis_server):
     name = crawl_name()
     gates = [RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(3)]
-    waits = sorted(g.reserve("example.org", 0.1) for g in gates for _ in range(2))
-    assert waits[0] == 0.0
-    assert all(b - a >= 0.09 for a, b in zip(waits, waits[1:], strict=False))
-    assert gates[0].try_start("other.org", 0.2) == 0.0
-    assert 0.1 < gates[1].try_start("other.org", 0.2) <= 0.2
+    assert gates[0].take("example.org", 0.1, "u0", None) == 0.0
+    first = gates[1].take("example.org", 0.1, "u1", None)  # busy: booked the next slot
+    second = gates[2].take("example.org", 0.1, "u2", None)  # booked one gap after that
+    assert 0.05 < first <= 0.1 and 0.09 <= second - first <= 0.11
+    gates[0].release("example.org", 0.1, 0.0)
+    # A URL without a booking may not jump the line while others are booked, even once free.
+    time.sleep(0.25)
+    assert gates[0].take("example.org", 0.1, "late", None) > 0
+    assert gates[1].take("example.org", 0.1, "u1", None) == 0.0  # its slot: go
+    assert gates[2].take("example.org", 0.1, "u2", None) > 0  # the gap after u1 first
+    assert gates[1].in_flight("example.org") == 1
+
+
+def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server):
+    name = crawl_name()
+    live = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)
+    dead = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)
+    assert dead.take("h", 0.0, "a", 3) == 0.0 and dead.take("h", 0.0, "b", 3) == 0.0
+    assert live.take("h", 0.0, "c", 3) > 0  # two in flight, by another process
+    dead._held.clear()  # as if killed: its leases are no longer renewed
+    time.sleep(1.2)
+    assert live.in_flight("h") == 0
+    assert live.take("h", 0.0, "c", 3) == 0.0  # the booked URL, once the dead slots lapsed
+    live.release("h", 0.0, 0.0)
+    assert live.take("h", 0.0, "d", 3) == -1.0 and live.full("h", 3)  # 3 pages: the cap
 
 
 # --------------------------------------------------------------------------- whole crawls

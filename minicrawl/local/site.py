@@ -51,7 +51,8 @@ class LocalSite:
     """Serves ``pages`` (path → Resource) on ``127.0.0.1`` and a free port, in a thread.
 
     Use as a context manager, or ``start()`` / ``stop()``. ``origin`` is ``http://host:port``
-    (``host`` as given, e.g. ``localhost``, while the socket is always bound to 127.0.0.1).
+    (``host`` as given, e.g. ``localhost``); the socket is bound to ``host`` if it is a loopback
+    address (127.0.0.2 is another host for the crawler, on the same machine), else 127.0.0.1.
     """
 
     def __init__(self, pages: dict[str, Handler] | None = None, host: str = "127.0.0.1") -> None:
@@ -110,7 +111,8 @@ class LocalSite:
                 pass  # clients hanging up on a drip or a reset are the point, not a failure
 
         self._stopping.clear()
-        self._server = Server(("127.0.0.1", 0), Handler)
+        bind = self.host if self.host.startswith("127.") else "127.0.0.1"
+        self._server = Server((bind, 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()

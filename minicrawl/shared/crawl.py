@@ -2,9 +2,10 @@
 
 ``Crawler`` calls :func:`open_shared_crawl` when ``options.redis`` is set and gets the shared
 ToDo (:mod:`minicrawl.shared.todo`), Visited (:mod:`minicrawl.shared.visited`), stats
-(:mod:`minicrawl.shared.stats`) and per-host gate (:mod:`minicrawl.shared.gate`), all on one
-connection (:mod:`minicrawl.shared.conn`). The crawl loop itself does not change: the data still
-flows seed → ToDo → worker → fetch → links → Visited → ToDo, only ToDo and Visited live in Redis.
+(:mod:`minicrawl.shared.stats`), per-host gate (:mod:`minicrawl.shared.gate`) and page cap
+(:mod:`minicrawl.shared.caps`), all on one connection (:mod:`minicrawl.shared.conn`). The crawl
+loop itself does not change: the data still flows seed → ToDo → worker → fetch → links → Visited
+→ ToDo, only ToDo and Visited live in Redis.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minicrawl.options import Options
+from minicrawl.shared.caps import RedisPageCap
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.gate import RedisHostGate
 from minicrawl.shared.stats import META, RedisStats, read_shared, shared_elapsed
@@ -30,6 +32,7 @@ class SharedCrawl:
     visited: RedisBloomVisited
     stats: RedisStats
     host_gate: RedisHostGate
+    pages: RedisPageCap
 
 
 def connect(options: Options, seeds: Sequence[str] = ()) -> SharedRedis:
@@ -53,8 +56,10 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
     shared = connect(options, seeds)
     visited = RedisBloomVisited(shared, options.expected_urls, options.error_rate, 8,
                                 options.visited_shards or auto_shards(shared))
+    # A slot lease outlives a live request through heartbeats, a killed process by reclaim_after.
+    gate = RedisHostGate(shared, options.per_host, options.reclaim_after)
     return SharedCrawl(shared, RedisToDo(shared, options.reclaim_after), visited,
-                       RedisStats(shared), RedisHostGate(shared))
+                       RedisStats(shared), gate, RedisPageCap(shared))
 
 
 def crawl_status(options: Options) -> dict[str, Any]:

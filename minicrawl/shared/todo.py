@@ -213,6 +213,11 @@ class RedisToDo:
         payload = _encode(item, uuid.uuid4().hex[:8]) if delay else _encode(item)
         self._put([payload], delay, [item.url])
 
+    def put_back(self, item: Item, not_before: float | None = None) -> None:
+        """Give back an item that could not be fetched yet (its host's slot is booked in the
+        host gate, which keeps its turn): it returns at ``not_before``."""
+        self.put(item, not_before)
+
     def put_many(self, items: list[Item]) -> None:
         """Add several ready items: one script call for all the new links of a page."""
         if items:
