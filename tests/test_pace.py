@@ -8,12 +8,10 @@ them as different hosts. The evidence is each server's log of request arrival ti
 from __future__ import annotations
 
 import statistics
-import threading
-import time
 from urllib.parse import urlsplit
 
 from minicrawl import Crawler
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.local.site import LocalSite, Resource, Slow
 
 # Three gaps in four must be within this much of the delay: a worker's wake-up and the request's
 # way to the server (on a quiet machine the mean gap is 0.21 s at --delay 0.2; on this 2-core
@@ -81,23 +79,12 @@ def test_per_host_n_keeps_n_in_flight_at_the_gap(loopback_hosts):
     """Slow answers (0.3 s), gap 0.1 s, --per-host 3: three requests in flight, one starting
     every 0.1 s — not one every 0.3 s, and never four at once."""
     [site] = loopback_hosts(1, 15)
-    lock = threading.Lock()
-    busy, peak = [0], [0]
-
-    def slow(request):
-        with lock:
-            busy[0] += 1
-            peak[0] = max(peak[0], busy[0])
-        time.sleep(0.3)
-        with lock:
-            busy[0] -= 1
-        return html()
-
+    slow = Slow(html(), 0.3)
     site.pages.update({f"/{k}": slow for k in range(1, 16)})
     crawl([site], threads=6, delay=0.1, per_host=3, ignore_robots=True)
     pages = [r.time for r in site.requests if r.path != "/"]
     g = [b - a for a, b in zip(pages, pages[1:], strict=False)]
-    assert peak[0] == 3
+    assert slow.peak == 3
     assert min(spans(pages)) >= 5 * 0.1 - STAMP_DELAY, sorted(spans(pages))[:3]
     assert quartile3(g) <= 0.1 + SLACK, sorted(g)
 
