@@ -106,3 +106,17 @@ def test_a_retry_after_pauses_the_host_and_then_the_pace_resumes(loopback_hosts)
     assert after and after[0] - answered[0] >= 0.95  # nothing on the host for a second
     assert [urlsplit(r.path).path for r in site.requests].count("/3") == 2
     assert min(gaps(site)) >= 0.1
+
+
+def test_a_crawl_delay_raises_the_gap_from_the_robots_request_on(loopback_hosts):
+    """Crawl-delay 0.3 with the default --per-host 2: the page after robots.txt waits the new
+    gap too (the gap was raised while robots.txt was being fetched), and so do the rest."""
+    [site] = loopback_hosts(1, 8)
+    site.pages["/robots.txt"] = Resource(b"User-agent: *\nCrawl-delay: 0.3\n", 200,
+                                         {"Content-Type": "text/plain"})
+    crawl([site], threads=4, delay=0.0, per_host=2)
+    times = [r.time for r in site.requests]
+    g = gaps(site)
+    assert len(times) == 10 and g[0] >= 0.3 - STAMP_DELAY / 5, g  # robots.txt → /
+    assert min(spans(times)) >= 5 * 0.3 - STAMP_DELAY, sorted(spans(times))[:3]
+    assert quartile3(g) <= 0.3 + SLACK, sorted(g)
