@@ -19,10 +19,11 @@ from minicrawl.local.site import LocalSite, Resource, Slow
 # a crawl thread starved for 1.6 s once. A crawl losing every other slot is at twice the delay.
 SLACK = 0.08
 # With --per-host 1 the gap runs from the previous answer's end, which the server has seen: its
-# gaps are exact. With more in flight the gap runs between starts, as the client makes them; the
-# server stamps each arrival when its thread gets to run (90 ms late once, at a load of 20): its
-# single gaps are not exact, but a few together are, within that.
-STAMP_DELAY = 0.1
+# gaps are exact. With more in flight the gap runs between starts as the client books them; a
+# request then reaches the server a little after its booked start (the worker's remaining steps,
+# and the server thread's turn to run to stamp it): at a load of 20 on this 2-core machine, up
+# to 0.2 s. Single gaps are then not exact, but a few together are, within that.
+STAMP_DELAY = 0.25
 
 
 def spans(times: list[float], k: int = 5) -> list[float]:
@@ -117,6 +118,6 @@ def test_a_crawl_delay_raises_the_gap_from_the_robots_request_on(loopback_hosts)
     crawl([site], threads=4, delay=0.0, per_host=2)
     times = [r.time for r in site.requests]
     g = gaps(site)
-    assert len(times) == 10 and g[0] >= 0.3 - STAMP_DELAY / 5, g  # robots.txt → /
+    assert len(times) == 10 and g[0] >= 0.3 - STAMP_DELAY, g  # robots.txt → / (not 0.003)
     assert min(spans(times)) >= 5 * 0.3 - STAMP_DELAY, sorted(spans(times))[:3]
     assert quartile3(g) <= 0.3 + SLACK, sorted(g)
