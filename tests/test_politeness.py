@@ -6,7 +6,6 @@ appear in it, and requests to one host are spaced as asked.
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -16,7 +15,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.fetch import Response
-from minicrawl.local.site import LocalSite, Resource, hang, reset, sequence
+from minicrawl.local.site import LocalSite, Resource, Slow, hang, reset, sequence
 from minicrawl.politeness import robots_token
 from minicrawl.retry import backoff, is_retryable, retry_after, wait_before_retry
 
@@ -173,23 +172,11 @@ def test_crawl_delay_is_honoured_up_to_the_cap(server, crawl_delay, cap, gap):
 
 
 def test_per_host_caps_the_requests_in_flight(server):
-    lock = threading.Lock()
-    now = [0]
-    peak = [0]
-
-    def slow(request):
-        with lock:
-            now[0] += 1
-            peak[0] = max(peak[0], now[0])
-        time.sleep(0.1)
-        with lock:
-            now[0] -= 1
-        return html()
-
+    slow = Slow(html(), 0.1)
     server.pages["/"] = html(*[f"/{n}" for n in range(12)])
     server.pages.update({f"/{n}": slow for n in range(12)})
     crawl([server.url("/")], threads=8, per_host=2)
-    assert len(server.fetch_counts()) == 13 and peak[0] == 2
+    assert len(server.fetch_counts()) == 13 and slow.peak == 2
 
 
 def test_waiting_for_a_slow_host_does_not_stall_the_others(server):

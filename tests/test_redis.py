@@ -280,6 +280,24 @@ def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server):
     assert live.take("h", 0.0, "d", 3) == -1.0 and live.full("h", 3)  # 3 pages: the cap
 
 
+def test_page_counts_survive_a_retried_call(redis_server):
+    """A script call whose answer was lost (a dropped connection) is sent again by the retry
+    loop: the page caps must count it once, or the crawl would stop short of its cap."""
+    from minicrawl.shared.caps import RedisPageCap
+    from minicrawl.shared.gate import TAKE_SCRIPT
+
+    shared = SharedRedis(redis_server.url, crawl_name())
+    cap = RedisPageCap(shared)
+    assert [cap.take(3, token="a"), cap.take(3, token="a"), cap.take(3)] == [1, 1, 2]
+    assert [cap.take(3), cap.take(3), cap.take(3, token="a")] == [3, 0, 1]
+    gate = RedisHostGate(shared, per_host=4)
+    keys = [gate.key(kind, "h") for kind in ("host", "lease", "book", "pages")]
+    args = [0, 4, 30_000, "http://h/x", "lease-1", 2, 3000, "page"]
+    assert [shared.eval("t", TAKE_SCRIPT, keys, args) for _ in range(2)] == [0, 0]
+    assert gate.take("h", 0.0, "http://h/y", 2) == 0.0  # the second page, not the third
+    assert gate.take("h", 0.0, "http://h/z", 2) == -1.0
+
+
 # --------------------------------------------------------------------------- whole crawls
 
 

@@ -9,7 +9,6 @@ import json
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl.local.redis_server import RedisServer, require_binaries
-from minicrawl.local.site import Resource
+from minicrawl.local.site import Resource, Slow
 
 ROOT = Path(__file__).resolve().parent.parent
 # Three gaps in four within this much of the delay: wake-ups, Redis round trips of 3 processes
@@ -78,22 +77,11 @@ def test_three_processes_keep_the_gap_on_two_hosts(redis_server, loopback_hosts)
 @pytest.mark.timeout(120)
 def test_per_host_counts_requests_in_flight_across_processes(redis_server, loopback_hosts):
     [site] = loopback_hosts(1, 12)
-    lock = threading.Lock()
-    busy, peak = [0], [0]
-
-    def slow(request):
-        with lock:
-            busy[0] += 1
-            peak[0] = max(peak[0], busy[0])
-        time.sleep(0.3)
-        with lock:
-            busy[0] -= 1
-        return html()
-
+    slow = Slow(html(), 0.3)
     site.pages.update({f"/{k}": slow for k in range(1, 13)})
     run_crawlers(redis_server.url, [site.url("/")], 3, "--delay", "0", "--per-host", "2")
     assert len(site.fetch_counts()) == 13
-    assert peak[0] == 2  # not 2 per process
+    assert slow.peak == 2  # not 2 per process
 
 
 @pytest.mark.timeout(120)
@@ -129,18 +117,7 @@ def test_a_killed_process_does_not_keep_its_host_slot(redis_server, loopback_hos
     import signal
 
     [site] = loopback_hosts(1, 6)
-    lock = threading.Lock()
-    busy, peak = [0], [0]
-
-    def slow(request):
-        with lock:
-            busy[0] += 1
-            peak[0] = max(peak[0], busy[0])
-        time.sleep(0.5)
-        with lock:
-            busy[0] -= 1
-        return html(*[f"/{k}" for k in range(1, 7)])
-
+    slow = Slow(html(*[f"/{k}" for k in range(1, 7)]), 0.5)
     site.pages["/"] = slow
     name = "t" + uuid.uuid4().hex[:8]
     args = [sys.executable, "run.py", site.url("/"), "--redis", redis_server.url, "--crawl",
@@ -149,7 +126,7 @@ def test_a_killed_process_does_not_keep_its_host_slot(redis_server, loopback_hos
     victim = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
-    while busy[0] == 0:  # its request for / is in flight: it holds the host's slot
+    while slow.busy == 0:  # its request for / is in flight: it holds the host's slot
         assert time.monotonic() < deadline and victim.poll() is None
         time.sleep(0.005)
     os.kill(victim.pid, signal.SIGKILL)
@@ -157,4 +134,4 @@ def test_a_killed_process_does_not_keep_its_host_slot(redis_server, loopback_hos
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert sorted(site.fetch_counts()) == ["/", *[f"/{k}" for k in range(1, 7)]]
-    assert peak[0] == 1  # (a lease that never lapsed would stall it forever)
+    assert slow.peak == 1  # (a lease that never lapsed would stall it forever)

@@ -235,3 +235,22 @@ def truncated(body: bytes, claimed: int, headers: dict[str, str] | None = None) 
         h.wfile.flush()
         h.close_connection = True
     return Resource(send=send)
+
+
+class Slow:
+    """A handler answering ``answer`` after ``seconds``, counting the requests it serves at once:
+    ``busy`` now, ``peak`` the most so far (how tests see ``--per-host`` from the server)."""
+
+    def __init__(self, answer: Resource, seconds: float) -> None:
+        self.answer, self.seconds = answer, seconds
+        self.busy = self.peak = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request: Request) -> Resource:
+        with self._lock:
+            self.busy += 1
+            self.peak = max(self.peak, self.busy)
+        time.sleep(self.seconds)
+        with self._lock:
+            self.busy -= 1
+        return self.answer

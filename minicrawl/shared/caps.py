@@ -7,13 +7,20 @@ is of requests granted: a process killed with a granted request in flight has us
 
 from __future__ import annotations
 
+import uuid
+
 from minicrawl.shared.conn import SharedRedis
 
 TAKE_SCRIPT = """
--- KEYS: the count; ARGV: cap.  The count with this page in it, or 0 if the cap was reached.
+-- KEYS: the count, this call's token; ARGV: cap, token ms.  The count with this page in it, or 0
+-- if the cap was reached. A call retried after a lost answer gets the first answer again.
+local done = redis.call('GET', KEYS[2])
+if done then return tonumber(done) end
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n >= tonumber(ARGV[1]) then return 0 end
-return redis.call('INCR', KEYS[1])
+local answer = 0
+if n < tonumber(ARGV[1]) then answer = redis.call('INCR', KEYS[1]) end
+redis.call('SET', KEYS[2], answer, 'PX', ARGV[2])
+return answer
 """
 
 
@@ -24,6 +31,10 @@ class RedisPageCap:
         self._shared = shared
         self._key = shared.key("pages")
 
-    def take(self, cap: int) -> int:
-        """Count one more page: the crawl's count with it (at most ``cap``), or 0 (refused)."""
-        return int(self._shared.eval("counting a page", TAKE_SCRIPT, [self._key], [cap]))
+    def take(self, cap: int, token: str | None = None) -> int:
+        """Count one more page: the crawl's count with it (at most ``cap``), or 0 (refused).
+        The same ``token`` (one per call unless given) always gets the same answer."""
+        token_key = self._shared.key(f"pages:token:{token or uuid.uuid4().hex}")
+        ttl_ms = round((self._shared.retry_for + 60) * 1000)  # outlives the call's retries
+        return int(self._shared.eval("counting a page", TAKE_SCRIPT, [self._key, token_key],
+                                     [cap, ttl_ms]))

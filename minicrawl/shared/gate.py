@@ -17,8 +17,9 @@ script on the host's keys (Redis's clock, so machines need not agree on the time
   after the last booked, and goes back to ToDo until then; when it returns, that slot is its own
   (a URL without a booking may not take the host while others are booked). Bookings whose URL
   never came back (its process died) lapse after a grace time.
-* ``mc:NAME:pages:{HOST}``: the requests the host has had, for ``--max-pages-per-host``: counted
-  in the same script that takes the slot, so the cap holds exactly across processes.
+* ``mc:NAME:pages:{HOST}`` (set): the requests the host has had, for ``--max-pages-per-host``, by
+  lease id: counted in the same script that takes the slot, so the cap holds exactly across
+  processes, and a call retried after a lost answer (a dropped connection) counts once.
 
 A worker never sleeps on the gate: a non-zero answer is a WAIT until ``now + answer``.
 """
@@ -49,7 +50,9 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local gap, n, lease, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
                            tonumber(ARGV[6])
-if cap >= 0 and tonumber(redis.call('GET', KEYS[4]) or '0') >= cap then return -1 end
+-- The pages are the leases that counted: a call retried after a lost answer counts once.
+if redis.call('SISMEMBER', KEYS[4], ARGV[5]) == 1 then return 0 end
+if cap >= 0 and redis.call('SCARD', KEYS[4]) >= cap then return -1 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)  -- leases of processes gone
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[7]))
 local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
@@ -62,7 +65,7 @@ if mode ~= 'book' and not busy and nxt <= now
   if mine and mode == 'page' then redis.call('ZREM', KEYS[3], ARGV[4]) end
   redis.call('ZADD', KEYS[2], now + lease, ARGV[5])
   redis.call('HSET', KEYS[1], 'next', now + gap)
-  if cap >= 0 then redis.call('INCR', KEYS[4]) end
+  if cap >= 0 then redis.call('SADD', KEYS[4], ARGV[5]) end
   redis.call('PEXPIRE', KEYS[1], gap + lease + 600000)
   redis.call('PEXPIRE', KEYS[2], lease + 600000)
   return 0
