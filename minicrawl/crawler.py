@@ -105,7 +105,8 @@ class Crawler:
         self.politeness = Politeness(opts, self.stats,
                                      self.shared.host_gate if self.shared else None)
         self.chains = Chains()
-        self.saver = PageSaver(opts.save_pages) if opts.save_pages else None
+        self.saver = (PageSaver(opts.save_pages, on_failure=self.stop) if opts.save_pages
+                      else None)
         if opts.report:
             require_plotting()
         self.events = Events()  # the observers are made when the crawl runs

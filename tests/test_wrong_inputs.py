@@ -506,11 +506,12 @@ def limited(max_bytes: int) -> Callable[[], None]:
 CRAWL_FAST = ["--delay", "0", "--ignore-robots", "--threads", "2"]
 
 
-@pytest.mark.parametrize("flag", ["--out", "--trace"])
-def test_a_full_disk_under_a_crawl_output_is_one_line(server, tmp_path, flag):
+@pytest.mark.parametrize(("flag", "limit"), [("--out", 2000), ("--trace", 2000),
+                                            ("--save-pages", 100)])  # 100: each saved page
+def test_a_full_disk_under_a_crawl_output_is_one_line(server, tmp_path, flag, limit):
     small_site(server)
     done = run([server.url("/"), flag, "big.file", *CRAWL_FAST], tmp_path,
-               preexec_fn=limited(2000))
+               preexec_fn=limited(limit))
     assert done.returncode == 1, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert f"{flag} 'big.file': cannot write: File too large" in done.stderr
