@@ -121,7 +121,8 @@ class Crawler:
         self.duplicates = open_duplicates(opts, self.state,
                                           self.shared.redis if self.shared else None)
         self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>
-        self.saver = PageSaver(opts.save_pages) if opts.save_pages else None
+        self.saver = (PageSaver(opts.save_pages, on_failure=self.stop) if opts.save_pages
+                      else None)
         if opts.report:
             require_plotting()
         self.events = Events()  # the observers are made when the crawl runs

@@ -27,7 +27,9 @@ from minicrawl.version import __version__
 DEFAULT_USER_AGENT = f"minicrawl/{__version__} (+https://pypi.org/project/minicrawl/)"
 
 # Bounds of the numbers (each field's ``low``/``above`` and ``high``; Options.validate checks
-# them and the help states them). Beyond them a crawl fails or silently misbehaves.
+# them and the help states them). Beyond them a crawl fails or silently misbehaves: 0 threads
+# crawl nothing, requests refuses a timeout of 0, a URL limit under MIN_URL_LENGTH skips nearly
+# every link, a delay of 1e10 s overflows the waits (expected_urls is bounded by memory instead).
 MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
 MAX_URL_LENGTH_LIMIT = 2 * 1024 * 1024  # the longest URL browsers take (Chrome: 2 MiB)
 MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float

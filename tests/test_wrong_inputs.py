@@ -506,11 +506,12 @@ def limited(max_bytes: int) -> Callable[[], None]:
 CRAWL_FAST = ["--delay", "0", "--ignore-robots", "--threads", "2"]
 
 
-@pytest.mark.parametrize("flag", ["--out", "--trace"])
-def test_a_full_disk_under_a_crawl_output_is_one_line(server, tmp_path, flag):
+@pytest.mark.parametrize(("flag", "limit"), [("--out", 2000), ("--trace", 2000),
+                                            ("--save-pages", 100)])  # 100: each saved page
+def test_a_full_disk_under_a_crawl_output_is_one_line(server, tmp_path, flag, limit):
     small_site(server)
     done = run([server.url("/"), flag, "big.file", *CRAWL_FAST], tmp_path,
-               preexec_fn=limited(2000))
+               preexec_fn=limited(limit))
     assert done.returncode == 1, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert f"{flag} 'big.file': cannot write: File too large" in done.stderr
@@ -611,3 +612,43 @@ def test_a_seed_password_is_never_printed(server, tmp_path):
     assert PASSWORD not in done.stdout + done.stderr
     assert f"SEED http://user:***@127.0.0.1:{server.port}/" in done.stdout
     assert server.requests[0].headers.get("authorization", "").startswith("Basic ")
+
+
+def test_every_number_has_bounds_and_the_help_says_them():
+    from minicrawl.cli import build_parser
+    from minicrawl.options import option_fields
+
+    helps = {a.dest: a.help or "" for a in build_parser()._actions}
+    numeric = [f for f in option_fields() if str(f.type).split(" ")[0] in ("int", "float")]
+    assert len(numeric) >= 15
+    for f in numeric:
+        if f.name in ("error_rate", "expected_urls"):  # bounded by (0, 1) and by memory
+            continue
+        assert "high" in f.metadata, f.name
+        high = f"{int(f.metadata['high']):,}"
+        assert f" to {high})" in helps[f.name] or f"at most {high})" in helps[f.name], \
+            (f.name, helps[f.name])
+
+
+def test_a_system_that_refuses_threads_gets_fewer_workers_not_a_crash(monkeypatch, caplog):
+    """Thread start-up is bounded by the system too: a refused thread (its limit reached) is a
+    warning, and the workers that did start finish the crawl's loop."""
+    import threading
+
+    from minicrawl.workers import Workers
+
+    started = []
+    real_start = threading.Thread.start
+
+    def start(self):
+        if self.name.startswith("worker-") and len(started) >= 3:
+            raise RuntimeError("can't start new thread")
+        started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    ran = []
+    workers = Workers(8, lambda n: ran.append(n))
+    workers.run(on_interrupt=lambda: None, grace=1)
+    assert sorted(ran) == [1, 2, 3]
+    assert "could start only 3 of 8 workers" in caplog.text

@@ -17,16 +17,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
-
-import numpy as np
 
 from minicrawl.bloom.filter import BloomFilter
 from minicrawl.bloom.hashes import FAMILIES
 from minicrawl.bloom.sizing import bits_for, false_positive_rate, optimal_bits, optimal_hashes
 from minicrawl.errors import OneLineParser
 from minicrawl.outpaths import OutputPathError, cannot_write, check_file
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["Measurement", "main", "measure_fp", "synthetic_urls", "table_rows"]
 
@@ -69,6 +70,8 @@ def synthetic_urls(n: int, seed: int = 1) -> list[str]:
     non-ASCII words; ports, fragments, dates. URL j carries the serial number j, so any two
     disjoint ranges of the list are disjoint sets of URLs.
     """
+    import numpy as np  # here: a usage error of "minicrawl bloom" answers without NumPy
+
     rng = np.random.default_rng(seed)
     hosts = _hosts(rng, max(100, n // 50))
     # Zipf-like host popularity: a few big sites, a long tail.
@@ -227,6 +230,7 @@ def _cmd_plot(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
+    import numpy as np
 
     ratios = np.linspace(1, 32, 400)
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=110)

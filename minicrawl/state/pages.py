@@ -21,18 +21,23 @@ a folder; a port is kept as ``host_port``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from minicrawl.atomic import write_atomically
 from minicrawl.events import CrawlObserver
+from minicrawl.outpaths import cannot_write
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
     from minicrawl.todo import Item
+
+log = logging.getLogger("minicrawl")
 
 INDEX = "index.html"
 MAX_NAME = 150  # bytes per file or folder name; NAME_MAX is 255 on common file systems
@@ -92,10 +97,16 @@ class UnsafePath(ValueError):
 class PageSaver(CrawlObserver):
     """Writes page bodies under ``root`` (see :func:`relative_path`), atomically."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    flag = "--save-pages"
+
+    def __init__(self, root: str | os.PathLike[str],
+                 on_failure: Callable[[], None] | None = None) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._resolved_root = self.root.resolve()
+        self._on_failure = on_failure  # the crawl's stop: further copies would be lost
+        self.failed = False  # a copy could not be written (a full disk): told in one line
+        self._fail_lock = threading.Lock()
 
     def target(self, url: str) -> Path:
         """The file ``url`` is saved to; :class:`UnsafePath` if it would not be inside root."""
@@ -110,9 +121,18 @@ class PageSaver(CrawlObserver):
     def page_kept(self, page: Page, new: Sequence[Item]) -> None:
         """Save a fetched page's body (before the state records where); an unchanged page
         already has its copy from an earlier run."""
-        if page.saved is None and page.status == 200 and not page.error \
+        if page.saved is None and page.status == 200 and not page.error and not self.failed \
                 and page.duplicate_of is None and not page.sitemap:  # saved once: the first
-            page.saved = self.save(page.final_url, page.body)
+            try:
+                page.saved = self.save(page.final_url, page.body)
+            except OSError as e:  # a full disk: one line (not one per worker), the crawl stops
+                with self._fail_lock:
+                    if self.failed:
+                        return
+                    self.failed = True
+                log.error("%s; the crawl stops", cannot_write(self.flag, str(self.root), e))
+                if self._on_failure is not None:
+                    self._on_failure()
 
     def save(self, url: str, body: bytes) -> str:
         """Write ``body`` as the copy of ``url``; return the file's path (as a string).
