@@ -11,7 +11,8 @@ nginx (``servers.Nginx``, one worker, access log) on a free loopback port, optio
 the latency proxy. Every crawler starts at ``/api/index.html``: minicrawl with its politeness
 switched off (the flags ``run.py`` discovers: ``--delay 0 --ignore-robots --per-host N``),
 wget with ``-r -l inf -np``. Each configuration runs once per repetition, interleaved, timed
-with ``os.wait4`` (wall, CPU, peak RSS) exactly as ``run.py`` does.
+with ``os.wait4`` (wall, CPU, peak RSS) exactly as ``run.py`` does; "server CPU s" is nginx's
+and the latency proxy's during the crawl (on two cores they compete with the crawler).
 
 Exactly once, from nginx's log: no URL requested twice by one crawl (``dup.``), and every crawl
 of minicrawl requests the same set of URLs — the union of all its full crawls is the reference
@@ -145,8 +146,9 @@ def main(argv: list[str] | None = None) -> int:
                      f"requested by minicrawl", "",
                      "| crawler | conc. | pages cap | wall s (min–max) | CPU s | CPU ms/page "
                      "| peak RSS MB | requests | dup. | missed / extra vs reference "
-                     "| exactly once |",
-                     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+                     "| exactly once | server CPU s |",
+                     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- "
+                     "| ---: |"]
             medians = {}
             for key, rs in runs.items():
                 crawler, conc, cap = key
@@ -166,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"({run.fmt(s['wall_min'])}–{run.fmt(s['wall_max'])}) "
                     f"| {run.fmt(s['cpu_s'])} | {run.fmt(s['cpu_ms_per_page'])} "
                     f"| {run.fmt(s['rss_mb'], 0)} | {s['requests']:.0f} "
-                    f"| {s['duplicated']:.0f} | {worst_missed} / {worst_extra} | {check} |")
+                    f"| {s['duplicated']:.0f} | {worst_missed} / {worst_extra} | {check} "
+                    f"| {run.fmt(s['server_cpu_s'])} |")
             tables.append("\n".join(lines))
             print("\n" + tables[-1], flush=True)
             targets += issue15_targets(medians, latency, cores)

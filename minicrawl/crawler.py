@@ -32,7 +32,6 @@ from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events, LinkDecisions
 from minicrawl.fetch import Fetcher, Response, error_kind
-from minicrawl.gate import TokenGate
 from minicrawl.links import extract_links, is_html
 from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options
@@ -110,7 +109,6 @@ class Crawler:
         # Its memories hold at most a share of Visited's URLs (minicrawl.memo).
         self.resolver = LinkResolver(opts, self.scope,
                                      budget=None if self.shared else self.visited.__len__)
-        self.cpu_gate = TokenGate()  # see minicrawl.gate: threads wait on the network, not GIL
         limit_heaps()  # see minicrawl.malloc: the C heap must not grow with the thread count
         self.stats = self.shared.stats if self.shared else Stats()
         # robots.txt and per-host pace: kept by the host-aware ToDo, or through Redis if shared.
@@ -396,8 +394,7 @@ class Crawler:
         # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
         if page.status == 200 and page.body and is_html(page.content_type) \
                 and page.change != UNCHANGED and page.duplicate_of is None:
-            with self.cpu_gate:  # parse + link handling: as many at once as there are cores
-                new = self._follow_links(page, counts)  # an unchanged page has no new links
+            new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.stats.add(counts)
         self._emit(page, new)
 
