@@ -49,7 +49,10 @@ def loopback_hosts() -> Iterator:
         for i in range(n):
             site = LocalSite(host=f"127.0.0.{i + 2}").start()
             servers.append(site)
-            site.pages.update({"/": Resource(links),
+            # Each root names its host: identical bytes on two hosts would be duplicate content,
+            # whose links are not followed again (minicrawl.digests).
+            root = f"<title>host {i + 2}</title>".encode() + links
+            site.pages.update({"/": Resource(root),
                                **{f"/{k}": Resource(b"<p>leaf</p>") for k in range(1, pages + 1)}})
         return servers[-n:]
 
