@@ -12,6 +12,23 @@ from collections import Counter
 from typing import Any
 
 
+class PageCount:
+    """This process's fetches against ``--max-pages`` (a shared crawl counts in Redis)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def take(self, cap: int) -> int:
+        """Count one fetch: the count with it (``cap`` for the last one allowed), or 0 once the
+        cap is reached."""
+        with self._lock:
+            if self._count >= cap:
+                return 0
+            self._count += 1
+            return self._count
+
+
 class Stats:
     """Thread-safe named counters plus the crawl's start time."""
 

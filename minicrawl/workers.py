@@ -8,6 +8,7 @@ runs, and the crawl's files would then be closed under a worker writing its last
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 from collections.abc import Callable
 
@@ -28,8 +29,13 @@ class Workers:
     def run(self, on_interrupt: Callable[[], None], grace: float) -> None:
         """Run the workers to the end. On Ctrl-C call ``on_interrupt`` (which stops the crawl),
         then give the pages in flight ``grace`` seconds to be recorded."""
-        self._start()
+        # A Ctrl-C while the threads start would interrupt a Thread.start() and leave a worker
+        # running that nobody waits for: it is held back until all have started, then seen.
+        held = _hold_interrupts()
         try:
+            self._start()
+            _release_interrupts(held)  # a Ctrl-C that came meanwhile is raised here
+            held = None
             while not self._all_done.wait(0.2):  # timed: Ctrl-C is seen at once
                 pass
         except KeyboardInterrupt:
@@ -42,6 +48,8 @@ class Workers:
             except KeyboardInterrupt:  # the user will not wait: wrap up what we have
                 log.warning("interrupted again: %d pages in flight are not recorded",
                             self._running)
+        finally:
+            _release_interrupts(held)
 
     def _start(self) -> None:
         """Start the threads; if the system refuses one (its limit), run with fewer."""
@@ -70,3 +78,17 @@ class Workers:
                 self._running -= 1
                 if self._running == 0:
                     self._all_done.set()
+
+
+def _hold_interrupts() -> set[int] | None:
+    """Block SIGINT and SIGTERM for this thread (the workers it starts inherit the mask, so the
+    signal waits for this thread to unblock it); the mask to restore, or None."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not on Windows
+        return None
+    return set(signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}))
+
+
+def _release_interrupts(held: set[int] | None) -> None:
+    """Restore the mask ``_hold_interrupts`` returned (a signal held back is raised now)."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)

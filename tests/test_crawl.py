@@ -367,3 +367,25 @@ def test_offering_a_url_twice_in_one_batch_answers_new_once():
     offer = OfferedOnce(ExactVisited())
     assert offer.add_many(["a", "b", "a"]) == [True, True, False]
     assert offer.add_many(["a", "c", "c"]) == [False, True, False]
+
+
+def test_ctrl_c_while_the_workers_start_still_finishes_the_crawl(make_site):
+    """A Ctrl-C that comes while the workers are still being started (the first ones already
+    fetching) stops the crawl like any other: run() returns the stats, it does not raise
+    KeyboardInterrupt out of a half-done Thread.start()."""
+    import signal
+    import threading
+    import time
+
+    server, site = make_site(pages=600)
+    crawler = Crawler([server.url(site.start)], threads=200, **FAST)
+
+    def interrupt() -> None:  # as soon as the first worker asked for a page
+        while not server.requests:
+            time.sleep(0.0005)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    stats = crawler.run()
+    assert stats["interrupted"] == 1 and stats["pages"] > 0
+    assert crawler.worker_failures == []

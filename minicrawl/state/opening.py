@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,18 @@ def _load_filter(like: Visited, path: Path) -> Visited:
                              f" but this crawl's Visited has {getattr(like, name, None)}: "
                              f"not this crawl's filter")
     return loaded
+
+
+def crawl_config(options: Options, seeds: Iterable[str]) -> dict[str, Any]:
+    """The settings a state directory is bound to: those that decide which URLs exist for the
+    crawl (seeds, scope, canonicalization) and how Visited is built. Resuming with different
+    ones would mix two crawls; per-run settings (threads, max_pages, timeouts) may change."""
+    return {
+        "seeds": sorted(set(seeds)), "allow_domain": sorted(options.allow_domain),
+        # compiled patterns (the library accepts them) are bound by their source text
+        "include": [getattr(p, "pattern", p) for p in options.include],
+        "exclude": [getattr(p, "pattern", p) for p in options.exclude],
+        "max_depth": options.max_depth, "sort_query": options.sort_query,
+        "visited": options.visited, "expected_urls": options.expected_urls,
+        "error_rate": options.error_rate,
+    }

@@ -66,12 +66,10 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,14 +78,17 @@ from minicrawl.options import Options
 from minicrawl.output import Outbox, Output
 from minicrawl.state.db import StateError, Transaction, open_db, record_page
 from minicrawl.state.forgetting import ForgettingVisited
+from minicrawl.state.nostate import NoState
 from minicrawl.state.opening import (
     DB_NAME,
     FILTER_NAME,
     check_meta,
     claim_directory,
+    crawl_config,
     load_checkpoint,
 )
 from minicrawl.state.recrawl import GONE, Prior, note_change
+from minicrawl.state.writer import GroupCommit, Write
 from minicrawl.todo import Item
 from minicrawl.visited import Visited
 
@@ -98,21 +99,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("minicrawl")
 CHECKPOINT_SECONDS = 2.0
-
-
-def crawl_config(options: Options, seeds: Iterable[str]) -> dict[str, Any]:
-    """The settings a state directory is bound to: those that decide which URLs exist for the
-    crawl (seeds, scope, canonicalization) and how Visited is built. Resuming with different
-    ones would mix two crawls; per-run settings (threads, max_pages, timeouts) may change."""
-    return {
-        "seeds": sorted(set(seeds)), "allow_domain": sorted(options.allow_domain),
-        # compiled patterns (the library accepts them) are bound by their source text
-        "include": [getattr(p, "pattern", p) for p in options.include],
-        "exclude": [getattr(p, "pattern", p) for p in options.exclude],
-        "max_depth": options.max_depth, "sort_query": options.sort_query,
-        "visited": options.visited, "expected_urls": options.expected_urls,
-        "error_rate": options.error_rate,
-    }
 
 
 def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | NoState:
@@ -126,35 +112,6 @@ def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | NoState:
         raise StateError("--state keeps the crawl of one process; a shared crawl (--redis) "
                          "keeps its ToDo and Visited in Redis — give one or the other")
     return CrawlState(options.state, options, crawl_config(options, seeds))
-
-
-class NoState(CrawlObserver):
-    """The state of a crawl without ``--state``: it remembers nothing, so the crawler asks the
-    same questions either way (``prior``, ``journal``, ``hop``) and gets empty answers."""
-
-    on_disk = False
-    visited: Visited | None = None
-
-    def start(self, recrawl: bool) -> tuple[list[Item], dict[str, int]]:
-        return [], {}
-
-    def journal(self, items: list[Item]) -> None:
-        pass
-
-    def attach_output(self, output: Output) -> None:
-        pass  # no state: the --out file writes each record as it hears of it
-
-    def hop(self, done: str, hop: Item, chain: str) -> None:
-        pass
-
-    def prior(self, url: str) -> Prior | None:
-        return None
-
-    def note_change(self, page: Page, prior: Prior | None, counts: dict[str, int]) -> None:
-        pass  # no earlier crawl to compare with: page.change stays None
-
-    def digests(self) -> dict[str, str]:
-        return {}
 
 
 class CrawlState(CrawlObserver):
@@ -179,9 +136,7 @@ class CrawlState(CrawlObserver):
         self._db: sqlite3.Connection | None = None
         self._local = threading.local()  # each worker's read connection
         self._readers: list[sqlite3.Connection] = []
-        self._queue: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
-        self._writer: threading.Thread | None = None
-        self._failure: StateError | None = None  # once the database refused a write
+        self._writer: GroupCommit | None = None
         self._output: Output | None = None  # --out, once attached (point 4)
         self._next_checkpoint = time.monotonic() + self.checkpoint_seconds
         try:
@@ -195,9 +150,7 @@ class CrawlState(CrawlObserver):
         except BaseException:
             self.close(checkpoint=False)
             raise
-        self._writer = threading.Thread(target=self._write_loop, name="state-writer",
-                                        daemon=True)
-        self._writer.start()
+        self._writer = GroupCommit(str(self.dir), self._commit)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -278,7 +231,7 @@ class CrawlState(CrawlObserver):
     def journal(self, items: list[Item]) -> None:
         """Journal items about to enter ToDo outside a page (the seeds); returns once durable."""
         if items:
-            self._submit(_Write(None, items, [i.url for i in items]))
+            self._submit(Write(None, items, [i.url for i in items]))
 
     def hop(self, done: str, hop: Item, chain: str) -> None:
         """A redirect: ``hop`` replaces ``done`` (the URL just fetched) in the journal, for the
@@ -288,7 +241,7 @@ class CrawlState(CrawlObserver):
         of starting again from ``chain``: a chain waiting in ToDo holds no thread, so re-fetching
         its start would add duplicates beyond the pages in flight.
         """
-        self._submit(_Write(None, [hop], [hop.url, done, chain], replaces=done,
+        self._submit(Write(None, [hop], [hop.url, done, chain], replaces=done,
                             chain=chain))
 
     def digests(self) -> dict[str, str]:
@@ -324,7 +277,7 @@ class CrawlState(CrawlObserver):
         Returns once committed — call it *before* putting ``items`` in ToDo. Raises
         :class:`StateError` if the database refuses.
         """
-        self._submit(_Write(page, items, [page.url, page.final_url] + [i.url for i in items],
+        self._submit(Write(page, items, [page.url, page.final_url] + [i.url for i in items],
                             forget=self.forget_gone and page.change == GONE))
 
     def attach_output(self, output: Output) -> None:
@@ -346,17 +299,17 @@ class CrawlState(CrawlObserver):
 
     def close(self, checkpoint: bool = True) -> None:
         """Stop the writer, save the Visited checkpoint, close the database, free the dir."""
+        failure = None
         if self._writer is not None:
-            self._queue.put(None)
-            self._writer.join()
-            self._writer = None
+            self._writer.close()
+            failure, self._writer = self._writer.failure, None
         with self._lock:
             for reader in self._readers:
                 reader.close()
             self._readers.clear()
             if self._db is not None:
                 try:
-                    if checkpoint and self._failure is None:
+                    if checkpoint and failure is None:
                         self._outbox.settle()
                         self._checkpoint()
                 finally:
@@ -368,48 +321,19 @@ class CrawlState(CrawlObserver):
 
     # -- the writer ----------------------------------------------------------------------------
 
-    def _submit(self, write: _Write) -> None:
-        """Hand ``write`` to the writer thread and wait until it is committed."""
+    def _submit(self, write: Write) -> None:
         if self._writer is None:
             raise StateError(f"state {self.dir} is closed")
-        self._queue.put(write)
-        while not write.done.wait(1.0):
-            if not self._writer.is_alive():  # pragma: no cover - a bug, but never hang on it
-                raise StateError(f"the state writer of {self.dir} stopped")
-        if write.error is not None:
-            raise write.error
+        self._writer.submit(write)
 
-    def _write_loop(self) -> None:
-        """The only thread that writes: each round commits every waiting write in one
-        transaction (group commit), so sixteen workers cost one commit, not sixteen."""
-        while (first := self._queue.get()) is not None:
-            batch = [first]
-            stop = False
-            while len(batch) < 1024:
-                try:
-                    write = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if write is None:
-                    stop = True
-                    break
-                batch.append(write)
-            error: StateError | None = self._failure
-            if error is None:
-                try:
-                    with self._lock:
-                        self._commit_batch(batch)
-                        if time.monotonic() >= self._next_checkpoint:
-                            self._checkpoint()
-                except StateError as e:
-                    error = self._failure = e
-            for write in batch:
-                write.error = error
-                write.done.set()
-            if stop:
-                break
+    def _commit(self, batch: list[Write]) -> None:
+        """The writer's work for one batch (see minicrawl.state.writer)."""
+        with self._lock:
+            self._commit_batch(batch)
+            if time.monotonic() >= self._next_checkpoint:
+                self._checkpoint()
 
-    def _commit_batch(self, batch: list[_Write]) -> None:
+    def _commit_batch(self, batch: list[Write]) -> None:
         seq = self._seq + 1
         db = self._conn
         try:
@@ -473,17 +397,3 @@ class CrawlState(CrawlObserver):
         except (sqlite3.Error, OSError) as e:
             raise StateError(f"cannot checkpoint {self.filter_path}: {e}") from e
         self._filter_seq = self._seq
-
-
-@dataclass
-class _Write:
-    """One unit for the writer: a page to record (None for the seeds) and items to journal."""
-
-    page: Page | None
-    items: list[Item]
-    urls: list[str]  # for the shadow filter once committed
-    forget: bool = False
-    replaces: str | None = None  # a journal row this write removes (a redirect hop's source)
-    chain: str | None = None  # the items are hops of the chain recorded under this URL
-    done: threading.Event = field(default_factory=threading.Event)
-    error: StateError | None = None

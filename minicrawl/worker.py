@@ -1,0 +1,301 @@
+"""One worker's loop: take → admit → fetch → extract → Visited → ToDo, one ToDo item at a time.
+
+:class:`WorkerLoop` is what each of the crawl's worker threads runs (:meth:`WorkerLoop._worker`).
+For each item it takes from ToDo it asks politeness whether the host may be asked now (WAIT: back
+to ToDo in its turn; DENY: recorded, never fetched), fetches it once, retries later or follows a
+redirect through Visited like a link, then extracts the page's links, offers the wanted ones to
+Visited in one batch (test-and-insert, one atomic step) and puts those never seen in ToDo — after
+the page is kept (:meth:`WorkerLoop._emit`), so that with a state a URL is in ToDo only once
+journaled.
+
+It is mixed into :class:`minicrawl.crawler.Crawler`, which builds the parts listed below; the
+loop only uses them. Whatever watches or keeps the crawl hears about it at the points of
+:mod:`minicrawl.events` (``self.events``); none of it is named here.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from minicrawl.errors import RedisUnavailable
+from minicrawl.events import Events, LinkDecisions
+from minicrawl.fetch import Fetcher, Response, error_kind
+from minicrawl.links import extract_links, is_html
+from minicrawl.page import Page, now
+from minicrawl.politeness import Politeness, Verdict
+from minicrawl.redirects import Chain, Chains, next_hop
+from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
+from minicrawl.sitemaps import unchanged_page
+from minicrawl.state.recrawl import UNCHANGED, Prior
+from minicrawl.state.store import StateError
+from minicrawl.todo import Item
+from minicrawl.visited import warn_over_capacity
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from minicrawl.digests import Duplicates
+    from minicrawl.options import Options
+    from minicrawl.resolve import LinkResolver
+    from minicrawl.stats import Stats
+    from minicrawl.visited import Visited
+    from minicrawl.warc.archive import WarcArchive
+
+log = logging.getLogger("minicrawl")
+
+
+class WorkerLoop:
+    """The worker's side of the crawl. The parts it uses, built by the crawler:"""
+
+    options: Options
+    todo: Any  # ToDo, or the shared crawl's RedisToDo
+    visited: Visited
+    _offer: Any  # Visited, asked each URL once per process (minicrawl.visited.OfferedOnce)
+    resolver: LinkResolver
+    politeness: Politeness
+    chains: Chains
+    state: Any  # CrawlState, or NoState without --state
+    stats: Stats
+    events: Events
+    duplicates: Duplicates | None
+    archive: WarcArchive | None
+    page_count: Any  # .take(cap): this process's fetches, or the shared crawl's
+    failure: StateError | RedisUnavailable | None
+    _lastmod: dict[str, datetime]
+    _over_capacity_told: bool
+
+    def stop(self) -> None:  # the crawler's
+        raise NotImplementedError
+
+    def _worker(self, n: int) -> None:
+        """Worker ``n``: take ToDo items until ToDo says the crawl is over."""
+        fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None)
+        try:
+            while (item := self.todo.get()) is not None:
+                try:
+                    self._visit(item, fetcher, n)
+                except StateError as e:  # the state cannot record: stop, the journal keeps the rest
+                    log.error("%s", e)
+                    self.failure = e
+                    self.stop()
+                except RedisUnavailable as e:  # Redis lost: the items in flight wait there
+                    self.failure = self.failure or e  # run() raises it: one message, at the end
+                    self.stop()
+                except Exception as e:  # one bad URL must never kill a worker
+                    log.exception("worker %d failed on %s", n, item.url)
+                    self.chains.end(item.url)
+                    self.stats.add(errors=1, error_internal=1)
+                    self._emit(Page(item.url, item.depth, item.referrer, item.url, worker=n,
+                                    error=f"internal error: {type(e).__name__}: {e}"[:300],
+                                    fetched_at=now()))
+                finally:
+                    self.todo.task_done()
+        finally:
+            fetcher.close()
+
+    def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
+        """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""
+        # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
+        chain = self.chains.waiting_at(item.url)
+        if chain is None and item.url in self._lastmod and self._sitemap_unchanged(item, n):
+            return
+        admission = self.politeness.admit(item.url, fetcher)
+        if admission.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
+            self.stats.add(politeness_waits=1)
+            self.todo.put_back(item, admission.not_before)
+            return
+        if admission.verdict is Verdict.DENY:
+            self._refuse(item, chain, admission.reason, {admission.kind: 1}, n)
+            return
+        response: Response | None = None
+        try:  # the host slot admit() gave us is handed back whatever happens
+            if not self._reserve_fetch():
+                if chain is not None:
+                    self._refuse(item, chain, "max_pages reached before redirect target", {}, n)
+                return
+            self.events.taken(n, item)
+            if chain is None:
+                # With a state, what was recorded last time: a conditional GET, what changed.
+                chain = Chain(item, now(), self.state.prior(item.url))
+            headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
+            response = fetcher.fetch(item.url, headers=headers)
+            self.events.fetched(n, response)
+        finally:
+            self.politeness.done(item.url, host_pause(response, self.options.max_backoff))
+        opts = self.options
+        counts: dict[str, int] = {"requests": 1, "bytes": len(response.body)}
+        error = response.error
+        if is_retryable(response):
+            if item.attempt < opts.retries:  # later, from ToDo: this worker goes on meanwhile
+                wait = wait_before_retry(response, item.attempt, opts.retry_backoff,
+                                         opts.max_backoff)
+                counts["retries"] = 1
+                self.stats.add(counts)
+                self.events.retrying(n, item, opts.retries + 1, wait)
+                self.todo.put(item._replace(attempt=item.attempt + 1),
+                              not_before=time.monotonic() + wait)
+                return
+            error = failure_reason(response, item.attempt + 1)
+        chain.urls.append(item.url)
+        chain.elapsed_ms += response.elapsed_ms
+        final_url = item.url
+        if error is None and response.location is not None:
+            final_url, error, queued = self._redirect(chain, item, response)
+            if queued:  # the record waits for the end of the chain
+                self.stats.add(counts, redirects_followed=1)
+                return
+        self.chains.end(item.url)
+        if error:
+            self.events.gave_up(n, chain.item.url, error)
+        origin = chain.item
+        page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
+                    headers=response.headers, body=response.body,
+                    elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
+                    error=error, worker=n)
+        self._record(page, counts, chain.prior)
+
+    def _refuse(self, item: Item, chain: Chain | None, reason: str, counts: dict[str, int],
+                n: int) -> None:
+        """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
+        self.chains.end(item.url)
+        origin = chain.item if chain is not None else item
+        page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
+                    fetched_at=chain.fetched_at if chain is not None else now(), worker=n)
+        self.events.refused(n, item.url, reason, next(iter(counts), ""))
+        prior = chain.prior if chain is not None else self.state.prior(origin.url)
+        policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
+        self._record(page, counts, prior, failed=not policy)
+
+    def _record(self, page: Page, counts: dict[str, int], prior: Prior | None,
+                failed: bool = True) -> None:
+        """Count the page, follow its links if it is HTML, and emit it."""
+        counts["pages"] = 1
+        if page.status is not None:
+            counts[f"status_{page.status // 100}xx"] = 1
+        self.state.note_change(page, prior, counts)  # with --state: new, changed, unchanged…
+        if self.duplicates is not None:  # the same bytes as a page recorded before?
+            page.duplicate_of = self.duplicates.check(page, prior)
+            if page.duplicate_of is not None:
+                counts["content_duplicates"] = 1
+                self.events.duplicate_found(page.worker, page)
+        if page.error and failed:
+            counts["errors"] = 1
+            counts["error_" + error_kind(page.error)] = 1
+        new: list[Item] = []
+        # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
+        if page.status == 200 and page.body and is_html(page.content_type) \
+                and page.change != UNCHANGED and page.duplicate_of is None:
+            new = self._follow_links(page, counts)  # an unchanged page has no new links
+        self.stats.add(counts)
+        self._emit(page, new)
+
+    def _redirect(self, chain: Chain, item: Item,
+                  response: Response) -> tuple[str, str | None, bool]:
+        """Offer ``response``'s redirect target to Visited like a link; if it was never seen it
+        goes to ToDo and carries the chain on. Returns (final URL, error, whether the target was
+        queued). A chain ends without an error at a target out of scope or already seen."""
+        opts = self.options
+        target, error = next_hop(chain, item.url, response, sort_query=opts.sort_query,
+                                 max_length=opts.max_url_length)
+        if error is not None:
+            return target, error, False
+        unwanted = self._unwanted(target)
+        if unwanted is not None:
+            self.stats.add({"redirects_" + unwanted: 1})
+            self.events.redirected(item.url, target, f"{unwanted.upper()} → drop")
+            return target, None, False
+        if not self.visited.add(target):
+            self.stats.add(redirects_to_visited=1)
+            self.events.redirected(item.url, target, "VISITED? yes → drop")
+            return target, None, False
+        self.events.redirected(item.url, target,
+                               f"VISITED? no → TODO (depth {chain.item.depth})")
+        hop = Item(target, chain.item.depth, item.url)
+        self.chains.carry(target, chain)  # before it is in ToDo, where a worker may take it
+        self.state.hop(item.url, hop, chain.item.url)  # the hop replaces the URL just fetched
+        self.todo.put(hop)
+        return target, None, True
+
+    def _follow_links(self, page: Page, counts: dict[str, int]) -> list[Item]:
+        """Extract the page's links; the unseen, in-scope ones, as ToDo items (``_emit`` puts
+        them in ToDo once the page is recorded)."""
+        opts = self.options
+        extracted = extract_links(page.body, page.final_url, page.content_type)
+        counts["links_extracted"] = len(extracted.hrefs)
+        candidates, rejected = self.resolver.resolve(extracted.hrefs, extracted.base, counts)
+        page.links = list(candidates)
+        depth = page.depth + 1
+        decisions = LinkDecisions(
+            depth, opts.max_depth is not None and depth > opts.max_depth, opts.max_depth,
+            rejected=rejected, repeats=len(extracted.hrefs) - len(rejected) - len(page.links))
+        if decisions.too_deep:
+            counts["links_too_deep"] = len(page.links)
+        else:
+            counts["links_out_of_scope"] = 0
+            host_full = self.politeness.host_full if opts.max_pages_per_host else None
+            for url, unwanted in candidates.items():
+                if unwanted is None and host_full is not None and host_full(url):
+                    unwanted = "host_full"
+                if unwanted is None:
+                    decisions.in_scope.append(url)
+                else:
+                    counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
+                    decisions.unwanted[url] = unwanted
+            if decisions.in_scope:  # Visited: test-and-insert, one atomic step per batch
+                decisions.fresh = self._offer.add_many(decisions.in_scope)
+            if not self._over_capacity_told and getattr(self.visited, "over_capacity", False):
+                self._over_capacity_told = True
+                warn_over_capacity(self.visited)
+        fresh = [url for url, new in zip(decisions.in_scope, decisions.fresh, strict=True)
+                 if new]
+        counts["links_filtered"] = len(decisions.in_scope) - len(fresh)
+        counts["links_new"] = page.new = len(fresh)
+        # Before the links enter ToDo, so no TAKES line of the trace precedes its TODO line.
+        self.events.links_decided(page, decisions)
+        return [Item(url, depth, page.final_url) for url in fresh]
+
+    def _emit(self, page: Page, new: list[Item] | None = None) -> None:
+        """Keep the page, put its ``new`` links in ToDo, then report it.
+
+        The keepers (saved copy, the state's commit) hear of the page *before* its links enter
+        ToDo: with a state, a URL is in ToDo only once journaled (the resume argument in
+        :mod:`minicrawl.state.store`).
+        """
+        new = new or []
+        self.events.page_kept(page, new)
+        self.todo.put_many(new)
+        self.events.page_recorded(page)
+
+    # -- limits --------------------------------------------------------------------------------
+
+    def _unwanted(self, url: str) -> str | None:
+        """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
+        out of scope, a trap, or a host that had its share."""
+        unwanted = self.resolver.out_of_bounds(url)
+        if unwanted is None and self.politeness.host_full(url):
+            return "host_full"
+        return unwanted
+
+    def _reserve_fetch(self) -> bool:
+        """Count one fetch against ``max_pages`` (the whole crawl's, in a shared crawl); False
+        (and ToDo closed) once the cap is hit."""
+        cap = self.options.max_pages
+        if cap is None:
+            return True
+        count = self.page_count.take(cap)
+        if count in (0, cap):
+            self.todo.close()  # the fetches in flight finish; no new one starts
+        return count > 0
+
+    def _sitemap_unchanged(self, item: Item, n: int) -> bool:
+        """With --recrawl: record ``item`` unchanged, without a request, if its sitemap
+        <lastmod> is not newer than its recorded fetch (True when done so)."""
+        prior = self.state.prior(item.url)
+        page = unchanged_page(item, prior, self._lastmod.get(item.url), n)
+        if page is None:
+            return False
+        self.events.lastmod_unchanged(n, item.url)
+        self._record(page, {"sitemap_unchanged": 1}, prior)
+        return True
