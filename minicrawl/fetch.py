@@ -55,8 +55,9 @@ class Response:
     elapsed_ms: float = 0.0
     error: str | None = None
     transient: bool = False  # the error was the network's (reset, timeout): worth a retry
-    # The exchange as on the wire, for the WARC archive (minicrawl.warc). Filled whenever the
-    # request was sent / the status line came back; empty otherwise.
+    # The exchange as on the wire, for the WARC archive (minicrawl.warc). Filled when the
+    # fetcher has an ``on_exchange`` listener and the request was sent / the status line came
+    # back; empty otherwise.
     request_line: str = ""  # "GET /path?query HTTP/1.1"
     request_headers: list[tuple[str, str]] = field(default_factory=list)  # as sent, with Host
     http_version: str = ""  # of the answer: "HTTP/1.1"
@@ -106,17 +107,19 @@ class Fetcher:
             authority = url.partition("://")[2].split("/", 1)[0]
             if "@" in authority:  # user:password@host: HTTP basic auth, as browsers send it
                 sent = {**sent, **_basic_auth(authority.rpartition("@")[0])}
-            # http.client sends Host first, then these headers in this order
-            result.request_line = f"GET {target} HTTP/1.1"
-            result.request_headers = [("Host", _host_header(url)), *sent.items()]
+            wire = self.on_exchange is not None  # the wire fields only for an archive
+            if wire:  # http.client sends Host first, then these headers in this order
+                result.request_line = f"GET {target} HTTP/1.1"
+                result.request_headers = [("Host", _host_header(url)), *sent.items()]
             resp = pool.urlopen("GET", target, headers=sent, retries=False, redirect=False,
                                 assert_same_host=False, timeout=self.timeout,
                                 preload_content=False, decode_content=True)
             result.status = resp.status
             result.headers = {k.lower(): v for k, v in resp.headers.items()}
-            result.http_version = HTTP_VERSIONS.get(resp.version, "HTTP/1.1")
-            result.reason = resp.reason or ""
-            result.raw_headers = list(resp.headers.items())
+            if wire:
+                result.http_version = HTTP_VERSIONS.get(resp.version, "HTTP/1.1")
+                result.reason = resp.reason or ""
+                result.raw_headers = list(resp.headers.items())
             self._read_body(resp, result, started, max_bytes)
         except (HTTPError, OSError, ValueError) as e:
             result.error = describe_error(e)
