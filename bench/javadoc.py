@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,12 +43,7 @@ START = "/api/index.html"
 def ensure_docs() -> Path:
     """The folder served (it holds ``api/``), installed from Debian first if missing."""
     if not (DOCS_ROOT / "api" / "index.html").exists():
-        if os.geteuid() != 0:
-            sys.exit(f"{DOCS_ROOT} is missing: apt-get install -y {DOCS_PACKAGE} (as root)")
-        print(f"installing {DOCS_PACKAGE} with apt-get ...", flush=True)
-        subprocess.run(["apt-get", "update", "-qq"], check=False)
-        subprocess.run(["apt-get", "install", "-y", "-qq", DOCS_PACKAGE], check=True,
-                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        servers.apt_install(DOCS_PACKAGE, f"{DOCS_ROOT} is missing")
     return DOCS_ROOT
 
 

@@ -66,16 +66,21 @@ def ensure_tool(binary: str, package: str) -> str:
                                      if os.path.exists(f"/usr/sbin/{binary}") else None)
     if found:
         return found
-    if os.geteuid() != 0:
-        sys.exit(f"{binary} is missing: apt-get install -y {package} (as root)")
-    print(f"installing {package} with apt-get ...", flush=True)
-    subprocess.run(["apt-get", "update", "-qq"], check=False)
-    subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True,
-                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    apt_install(package, f"{binary} is missing")
     found = shutil.which(binary) or f"/usr/sbin/{binary}"
     if not os.path.exists(found):
         sys.exit(f"{package} installed but {binary} not found")
     return found
+
+
+def apt_install(package: str, why: str) -> None:
+    """Install a Debian package (we must be root; else exit saying ``why`` and how)."""
+    if os.geteuid() != 0:
+        sys.exit(f"{why}: apt-get install -y {package} (as root)")
+    print(f"installing {package} with apt-get ...", flush=True)
+    subprocess.run(["apt-get", "update", "-qq"], check=False)
+    subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True,
+                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
 
 
 def niced(cmd: list[str]) -> list[str]:
