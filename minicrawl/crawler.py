@@ -35,7 +35,7 @@ from minicrawl.redirects import Chains
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
-from minicrawl.sitemaps import SitemapReader, file_records
+from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats
@@ -218,7 +218,7 @@ class Crawler(WorkerLoop):
         self.stats.add(seeds=len(new))
 
     def _put_sitemap_urls(self) -> None:
-        """Read the seed hosts' sitemaps (minicrawl.sitemaps) and put their unseen URLs in
+        """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
         ToDo at depth 0, like the seeds; record each sitemap file."""
         reader = SitemapReader(self.options, self.politeness, self.stats,
                                lambda url: self._unwanted(url) is None, now)

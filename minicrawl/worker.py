@@ -27,7 +27,7 @@ from minicrawl.page import Page, now
 from minicrawl.politeness import Politeness, Verdict
 from minicrawl.redirects import Chain, Chains, next_hop
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
-from minicrawl.sitemaps import unchanged_page
+from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
 from minicrawl.todo import Item

@@ -16,7 +16,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.local.site import LocalSite, Resource
-from minicrawl.sitemapxml import MAX_BYTES, MAX_URLS, parse_lastmod, parse_sitemap
+from minicrawl.sitemaps.parse import MAX_BYTES, MAX_URLS, parse_lastmod, parse_sitemap
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = {"delay": 0, "per_host": 8, "threads": 4}

@@ -12,7 +12,7 @@
   (:func:`parse_lastmod`), for ``--recrawl`` (:func:`not_modified_since`).
 
 What a crawl does with the files — where it finds them, how it fetches them — is
-:mod:`minicrawl.sitemaps`.
+:mod:`minicrawl.sitemaps.reader`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Sitemaps (``--sitemaps``): the URLs a site lists for crawlers, put in ToDo at depth 0.
 
-:meth:`SitemapReader.read` runs once per crawl, in the main thread, after the seeds are in ToDo and
-*before* the workers start. So the termination rule (ToDo empty and no worker busy) needs no
-change: every sitemap URL is in ToDo before a worker could find it empty. The price is that
+:meth:`SitemapReader.read` runs once per crawl, in the main thread, after the seeds are in
+ToDo and *before* the workers start. So the termination rule (ToDo empty and no worker busy)
+needs no change: every sitemap URL is in ToDo before a worker could find it empty. The price is that
 the crawl starts after the sitemaps are read (one request per sitemap file, paced like pages).
 
 * Where: each seed origin's robots.txt ``Sitemap:`` lines (protego parsed them already:
@@ -12,7 +12,7 @@ the crawl starts after the sitemaps are read (one request per sitemap file, pace
   rules, per-host delay and in-flight limit), its retries (``--retries``, with backoff), and up
   to five redirects.
 * Reading one file (gzip, the sitemaps.org limits, XML bombs, malformed XML):
-  :mod:`minicrawl.sitemapxml`. What is past a limit is dropped and counted
+  :mod:`minicrawl.sitemaps.parse`. What is past a limit is dropped and counted
   (``sitemap_urls_over_limit``, ``sitemaps_cut``); a refused or malformed file is counted too.
 * Indexes: ``<sitemapindex>`` entries are read in turn (breadth first); a sitemap listed again
   (an index that loops) is not read twice and is counted (``sitemap_loops``); at most
@@ -37,7 +37,7 @@ from minicrawl.options import Options
 from minicrawl.page import Page, now
 from minicrawl.politeness import Politeness, Verdict
 from minicrawl.retry import host_pause, is_retryable, wait_before_retry
-from minicrawl.sitemapxml import (
+from minicrawl.sitemaps.parse import (
     MAX_BYTES,
     MAX_URLS,
     Parsed,
