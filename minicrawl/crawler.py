@@ -168,7 +168,22 @@ class Crawler(WorkerLoop):
                     continue
 
         self.on_page = on_page
-        runner = threading.Thread(target=lambda: (self.run(), handoff.put(None)), daemon=True)
+        failed: list[BaseException] = []
+
+        def crawl() -> None:
+            try:
+                self.run()
+            except BaseException as e:  # handed to the caller: the crawl's error is theirs
+                failed.append(e)
+            finally:  # the end mark, unless the caller has left (then nobody reads it)
+                while not self._stopping.is_set():
+                    try:
+                        handoff.put(None, timeout=0.2)
+                        break
+                    except queue.Full:
+                        continue
+
+        runner = threading.Thread(target=crawl, daemon=True)
         runner.start()
         try:
             while (page := handoff.get()) is not None:
@@ -176,6 +191,8 @@ class Crawler(WorkerLoop):
         finally:  # the caller stopped early: stop the crawl too
             self.stop()
             runner.join()
+        if failed:
+            raise failed[0]
 
     def stop(self) -> None:
         """Ask the workers to stop after their current fetch; what is left in ToDo stays there."""

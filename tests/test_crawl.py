@@ -224,6 +224,20 @@ def test_pages_iterator_stops_the_crawl_when_the_caller_stops(make_site):
     assert fetched < len(site.reachable())
 
 
+@pytest.mark.timeout(60)
+def test_pages_iterator_raises_the_crawls_error_instead_of_hanging(server):
+    """If the crawl itself fails (here: a step before the workers), the caller of pages() gets
+    that error; before, the iterator waited forever for an end mark that never came."""
+    server.pages["/"] = Resource(b"<p>x</p>")
+
+    class Failing(Crawler):
+        def _put_seeds(self) -> None:
+            raise RuntimeError("the crawl broke")
+
+    with pytest.raises(RuntimeError, match="the crawl broke"):
+        list(Failing([server.url("/")], threads=2, **FAST).pages())
+
+
 def test_no_valid_seed_is_an_error():
     with pytest.raises(NoValidSeeds, match="not a valid http"):
         Crawler(["ftp://example.org/", "not a url"])
