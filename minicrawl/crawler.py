@@ -125,8 +125,8 @@ class Crawler(WorkerLoop):
     def run(self) -> dict[str, Any]:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
         opts = self.options
-        self.events = Events(self._observers())
         try:
+            self.events = Events(self._observers(), self.stats)
             self.events.crawl_started()
             items, counts = self.state.start(recrawl=opts.recrawl)  # resume: the journal
             if items:
@@ -140,6 +140,8 @@ class Crawler(WorkerLoop):
             self.stats.finished = time.monotonic()
         finally:
             stats = self.summary()
+            if not self.events.observers:  # making them failed: close what __init__ opened
+                self.events = Events([o for o in (self.state, self.archive) if o is not None])
             self.events.crawl_finished(stats)  # files closed, report drawn
             # An output that failed (a full disk) said so in one line; the crawl's results stay.
             self.output_failures += [o.flag for o in self.events.observers
@@ -156,11 +158,12 @@ class Crawler(WorkerLoop):
         """Run the crawl in the background and yield each page as it is fetched."""
         handoff: queue.Queue[Page | None] = queue.Queue(maxsize=4 * self.options.threads)
         previous = self.on_page
+        left = threading.Event()  # the caller stopped reading (not: the crawl stopped)
 
         def on_page(page: Page) -> None:
             if previous:
                 previous(page)
-            while not self._stopping.is_set():
+            while not left.is_set():
                 try:
                     handoff.put(page, timeout=0.2)
                     return
@@ -176,7 +179,7 @@ class Crawler(WorkerLoop):
             except BaseException as e:  # handed to the caller: the crawl's error is theirs
                 failed.append(e)
             finally:  # the end mark, unless the caller has left (then nobody reads it)
-                while not self._stopping.is_set():
+                while not left.is_set():
                     try:
                         handoff.put(None, timeout=0.2)
                         break
@@ -189,6 +192,7 @@ class Crawler(WorkerLoop):
             while (page := handoff.get()) is not None:
                 yield page
         finally:  # the caller stopped early: stop the crawl too
+            left.set()
             self.stop()
             runner.join()
         if failed:
@@ -216,7 +220,7 @@ class Crawler(WorkerLoop):
         if opts.report:
             observers.append(Recorder(self, path=opts.report))
         if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
-            out = Output(opts.out, continued=self.state.on_disk or bool(
+            out = Output(opts.out, continued=self.state.existed or bool(
                 self.shared and self.shared.todo.joined), flush_each=self.shared is not None,
                 on_failure=self.stop)
             self.state.attach_output(out)  # with --state its writer writes the lines

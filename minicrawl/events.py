@@ -71,6 +71,8 @@ class LinkDecisions:
 class CrawlObserver:
     """Hears the crawl at its points; every point does nothing unless overridden."""
 
+    critical = False  # True: its failure at page_kept fails the page and stops the crawl
+
     def crawl_started(self) -> None: ...
     def resumed(self, items: Sequence[Item]) -> None: ...
     def seeds_queued(self, fresh: Sequence[str], seen: Sequence[str]) -> None: ...
@@ -94,18 +96,24 @@ class CrawlObserver:
     def crawl_finished(self, stats: dict[str, Any]) -> None: ...
 
 
-POINTS = tuple(name for name in vars(CrawlObserver) if not name.startswith("_"))
+POINTS = tuple(name for name in vars(CrawlObserver)
+               if not name.startswith("_") and name != "critical")
+# Once a page is kept its record exists: a watcher failing on it must not fail the page (which
+# would record it twice). Only a critical observer (the state) may stop the crawl there.
+RECORDING = ("page_kept", "page_recorded")
 
 
 class Events:
     """The crawl's observers behind one object: ``events.fetched(worker, response)`` calls
     ``fetched`` on each observer that overrides it, in order."""
 
-    def __init__(self, observers: Iterable[CrawlObserver] = ()) -> None:
+    def __init__(self, observers: Iterable[CrawlObserver] = (),
+                 stats: Stats | None = None) -> None:
         self.observers = list(observers)
         for point in POINTS:
             default = getattr(CrawlObserver, point)
-            hearing = [getattr(o, point) for o in self.observers
+            hearing = [getattr(o, point) if o.critical or point not in RECORDING
+                       else _guarded(o, point, stats) for o in self.observers
                        if getattr(type(o), point, default) is not default]
             setattr(self, point, _fan_out(hearing))
         self.crawl_finished = _fan_out_all(  # type: ignore[method-assign]
@@ -126,6 +134,21 @@ def _fan_out(hearing: list[Callable[..., None]]) -> Callable[..., None]:
         for listener in hearing:
             listener(*args)
     return fan_out
+
+
+def _guarded(observer: CrawlObserver, point: str, stats: Stats | None) -> Callable[..., None]:
+    """``observer.point``, its failures told in one line and counted, never raised."""
+    listener = getattr(observer, point)
+
+    def guarded(*args: Any) -> None:
+        try:
+            listener(*args)
+        except Exception as e:
+            log.error("%s failed at %s: %s: %s", type(observer).__name__, point,
+                      type(e).__name__, e)
+            if stats is not None:
+                stats.add(observer_errors=1)
+    return guarded
 
 
 def _fan_out_all(hearing: list[Callable[..., None]]) -> Callable[..., None]:

@@ -75,7 +75,9 @@ class Output(CrawlObserver):
         self.failed = False  # a write failed (a full disk): told in one line, the crawl stopped
 
     def page_recorded(self, page: Page) -> None:
-        if not self.by_state:
+        # With a state its writer writes the pages' lines; a sitemap file is no page of the
+        # state (read again by each run), so its record is written here.
+        if not self.by_state or page.sitemap:
             self.write(page.record())
 
     def crawl_finished(self, stats: dict[str, Any]) -> None:

@@ -38,6 +38,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from minicrawl.urls import host_of
+
 MAX_HOSTS = 50_000  # idle host records kept at most (a few hundred bytes each)
 
 
@@ -48,15 +50,6 @@ class Item(NamedTuple):
     depth: int
     referrer: str | None = None
     attempt: int = 0
-
-
-def host_key(url: str) -> str:
-    """The host a URL is paced under (``host_of``, tolerant of non-URLs: "" for those)."""
-    rest = url.partition("://")[2]
-    netloc = rest.split("/", 1)[0].rsplit("@", 1)[-1]
-    if netloc.startswith("["):
-        return netloc[: netloc.find("]") + 1]
-    return netloc.split(":", 1)[0]
 
 
 @dataclass(eq=False)
@@ -149,16 +142,16 @@ class ToDo:
             seq = lease.seq if lease is not None else next(self._seq)
             if lease is not None and not lease.released:
                 self._free(lease)
-            host = self._host(host_key(item.url))
+            host = self._host(host_of(item.url))
             heapq.heappush(host.back, (seq, item))
             self._waiting += 1
             if not_before is not None:
                 host.next_start = max(host.next_start, not_before)
-            self._schedule(host_key(item.url), host)
+            self._schedule(host_of(item.url), host)
             self._cond.notify()
 
     def _enqueue(self, item: Item) -> None:
-        name = host_key(item.url)
+        name = host_of(item.url)
         host = self._host(name)
         host.queue.append((next(self._seq), item))
         self._waiting += 1

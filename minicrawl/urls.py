@@ -186,12 +186,12 @@ def repeated_segments(url: str) -> int:
 
 
 def host_of(url: str) -> str:
-    """The host of a canonical URL (without port)."""
-    rest = url.split("://", 1)[1]
-    netloc = rest.split("/", 1)[0]
+    """The host of a canonical URL (without userinfo and port; "" for a non-URL): what the
+    crawl paces, caps and scopes by."""
+    netloc = url.partition("://")[2].split("/", 1)[0].rsplit("@", 1)[-1]
     if netloc.startswith("["):
-        return netloc[: netloc.index("]") + 1]
-    return netloc.rsplit("@", 1)[-1].split(":", 1)[0]
+        return netloc[: netloc.find("]") + 1]
+    return netloc.split(":", 1)[0]
 
 
 def origin_of(url: str) -> str:

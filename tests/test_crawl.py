@@ -238,6 +238,27 @@ def test_pages_iterator_raises_the_crawls_error_instead_of_hanging(server):
         list(Failing([server.url("/")], threads=2, **FAST).pages())
 
 
+@pytest.mark.timeout(60)
+def test_pages_iterator_raises_a_failure_that_stopped_the_crawl(server, tmp_path, monkeypatch):
+    """A failure in the middle of the crawl stops it (here the state refusing to record, as a
+    full disk would): pages() raises it once the pages in flight are yielded, and ends."""
+    from minicrawl.state.store import CrawlState, StateError
+
+    commit = CrawlState._commit_batch
+
+    def refusing(self, batch):
+        if any(write.page is not None for write in batch):
+            raise StateError("disk full (simulated)")
+        return commit(self, batch)
+
+    monkeypatch.setattr(CrawlState, "_commit_batch", refusing)
+    server.pages["/"] = Resource(b'<a href="/a">a</a>')
+    server.pages["/a"] = Resource(b"<p>a</p>")
+    crawler = Crawler([server.url("/")], state=str(tmp_path / "st"), threads=2, **FAST)
+    with pytest.raises(StateError, match="disk full"):
+        list(crawler.pages())
+
+
 def test_no_valid_seed_is_an_error():
     with pytest.raises(NoValidSeeds, match="not a valid http"):
         Crawler(["ftp://example.org/", "not a url"])

@@ -274,3 +274,50 @@ def test_the_end_of_a_file_is_read_back_across_many_blocks(tmp_path):
     path.write_text(torn)  # a file holding only a torn line
     cut_torn_line(str(path))
     assert path.read_text() == ""
+
+
+def test_a_new_state_starts_its_out_file_afresh(tmp_path):
+    """A new --state dir is a new crawl: an --out file left by something else is replaced, as
+    without a state (only a resume continues the file)."""
+    with LocalSite() as server:
+        server.pages["/"] = Resource(b'<a href="/a">a</a>')
+        server.pages["/a"] = Resource(b"<p>a</p>")
+        out = tmp_path / "out.jsonl"
+        out.write_text('{"url": "http://old.example/"}\n')
+        Crawler([server.url("/")], state=str(tmp_path / "st"), out=str(out), delay=0,
+                threads=2).run()
+        expected = [server.url("/"), server.url("/a")]
+    assert [json.loads(line)["url"] for line in out.read_text().splitlines()] == expected
+
+
+def test_a_watcher_failing_on_a_kept_page_neither_records_it_twice_nor_loses_its_links(
+        tmp_path, monkeypatch, caplog):
+    """After the state committed a page, a watcher's failure (here the WARC archive's, once) is
+    one line and a counter: the page keeps its one record and its links are still crawled."""
+    from minicrawl.warc.archive import WarcArchive
+
+    page_kept = WarcArchive.page_kept
+    failures: list[str] = []
+
+    def failing_once(self, page, new):
+        if not failures:
+            failures.append(page.url)
+            raise RuntimeError("archive bug (simulated)")
+        return page_kept(self, page, new)
+
+    monkeypatch.setattr(WarcArchive, "page_kept", failing_once)
+    with LocalSite() as server:
+        server.pages.update({"/": Resource(b'<a href="/a">a</a><a href="/b">b</a>'),
+                             "/a": Resource(b"<p>a</p>"), "/b": Resource(b"<p>b</p>")})
+        out = tmp_path / "out.jsonl"
+        stats = Crawler([server.url("/")], state=str(tmp_path / "st"), out=str(out),
+                        warc=str(tmp_path / "c.warc.gz"), threads=2, delay=0).run()
+        assert server.fetch_counts() == {"/": 1, "/a": 1, "/b": 1}
+        expected = sorted(server.url(p) for p in ("/", "/a", "/b"))
+        root = server.url("/")
+    urls = [json.loads(line)["url"] for line in out.read_text().splitlines()]
+    assert sorted(urls) == expected
+    db = sqlite3.connect(tmp_path / "st" / "crawl.db")
+    assert db.execute("SELECT count(*) FROM todo").fetchone()[0] == 0
+    assert stats["observer_errors"] == 1 and failures == [root]
+    assert "WarcArchive failed at page_kept" in caplog.text

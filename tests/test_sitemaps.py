@@ -285,3 +285,19 @@ def test_sigterm_while_reading_sitemaps_stops_cleanly(server, tmp_path):
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
     assert server.fetch_counts()["/"] == 1
+
+
+def test_sitemap_records_reach_out_with_a_state_too(tmp_path):
+    """With --state the state's writer writes the pages' --out lines; a sitemap file is no page
+    of the state, and its record must still reach --out."""
+    with LocalSite() as server:
+        server.pages.update({"/robots.txt": robots(server, "/sm.xml"),
+                             "/sm.xml": Resource(urlset(server.url("/only")), headers=XML),
+                             "/": page("home"), "/only": page("only")})
+        out = tmp_path / "out.jsonl"
+        Crawler([server.url("/")], sitemaps=True, out=str(out), state=str(tmp_path / "st"),
+                **FAST).run()
+        expected = {server.url("/"), server.url("/only")}, [server.url("/sm.xml")]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["url"] for r in records if r.get("sitemap")] == expected[1]
+    assert {r["url"] for r in records if not r.get("sitemap")} == expected[0]

@@ -104,6 +104,9 @@ def test_repeated_segments_and_a_configurable_length_cap():
 def test_helpers():
     assert host_of("http://example.com:8080/x") == "example.com"
     assert host_of("http://[::1]:8080/x") == "[::1]"
+    # userinfo first: the host of an IPv6 address with credentials is still the address
+    assert host_of("http://user:pw@[::1]:8080/x") == "[::1]"
+    assert host_of("http://user:pw@example.com:8080/x") == "example.com"
     assert origin_of("https://example.com:8443/x?y") == "https://example.com:8443"
     assert remove_dot_segments("/a/b/../../..") == "/"
     assert remove_dot_segments("/a/./b/.") == "/a/b/"

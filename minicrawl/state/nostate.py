@@ -22,7 +22,7 @@ class NoState(CrawlObserver):
     """The state of a crawl without ``--state``: it remembers nothing, so the crawler asks the
     same questions either way (``prior``, ``journal``, ``hop``) and gets empty answers."""
 
-    on_disk = False
+    existed = False
     visited: Visited | None = None
 
     def start(self, recrawl: bool) -> tuple[list[Item], dict[str, int]]:

@@ -123,7 +123,8 @@ class CrawlState(CrawlObserver):
     """
 
     checkpoint_seconds = CHECKPOINT_SECONDS
-    on_disk = True
+    critical = True  # a record it cannot keep stops the crawl (the journal keeps the rest)
+    existed = False  # True when the directory held a crawl already (a resume, a recrawl)
 
     def __init__(self, directory: str | os.PathLike[str], options: Options,
                  config: dict[str, Any]) -> None:
@@ -141,6 +142,7 @@ class CrawlState(CrawlObserver):
         self._next_checkpoint = time.monotonic() + self.checkpoint_seconds
         try:
             self._lock_fd = claim_directory(self.dir, self.db_path)
+            self.existed = self.db_path.exists()
             self._db = open_db(self.db_path)
             self._filter_seq, self._seq = check_meta(self._conn, self.dir, config)
             self._outbox = Outbox(self._conn, self._transaction)
