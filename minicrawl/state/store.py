@@ -117,9 +117,8 @@ def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | NoState:
 class CrawlState(CrawlObserver):
     """The crawl state in ``directory``: created, or checked and loaded (see the module doc).
 
-    The crawler calls :meth:`start` once, :meth:`journal` for the seeds, :meth:`prior` before and
-    :meth:`commit` after each page, and :meth:`close` at the end. One SQLite connection serves
-    all threads under one lock: a page costs one short transaction, far below a fetch.
+    The crawler calls :meth:`start` once, :meth:`journal` for the seeds, :meth:`prior` before
+    and :meth:`commit` after each page, and :meth:`close` at the end.
     """
 
     checkpoint_seconds = CHECKPOINT_SECONDS
