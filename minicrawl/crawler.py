@@ -160,15 +160,19 @@ class Crawler(WorkerLoop):
         previous = self.on_page
         left = threading.Event()  # the caller stopped reading (not: the crawl stopped)
 
-        def on_page(page: Page) -> None:
-            if previous:
-                previous(page)
+        def hand(page: Page | None) -> None:
+            """To the caller, unless the caller has left (then nobody reads it)."""
             while not left.is_set():
                 try:
                     handoff.put(page, timeout=0.2)
                     return
                 except queue.Full:
                     continue
+
+        def on_page(page: Page) -> None:
+            if previous:
+                previous(page)
+            hand(page)
 
         self.on_page = on_page
         failed: list[BaseException] = []
@@ -178,13 +182,8 @@ class Crawler(WorkerLoop):
                 self.run()
             except BaseException as e:  # handed to the caller: the crawl's error is theirs
                 failed.append(e)
-            finally:  # the end mark, unless the caller has left (then nobody reads it)
-                while not left.is_set():
-                    try:
-                        handoff.put(None, timeout=0.2)
-                        break
-                    except queue.Full:
-                        continue
+            finally:
+                hand(None)  # the end mark
 
         runner = threading.Thread(target=crawl, daemon=True)
         runner.start()
