@@ -59,3 +59,40 @@ def test_the_c_heap_is_limited_before_workers_start_on_glibc(server):
     server.pages["/"] = Resource(b"x")
     Crawler([server.url("/")], ignore_robots=True, delay=0).run()
     assert limit_heaps() is (platform.libc_ver()[0] == "glibc")
+
+
+def test_a_thread_writing_while_another_forgets_the_older_half_breaks_nothing(monkeypatch):
+    """Forgetting copies the dict, and a copy is not one step: on Python 3.11 a garbage
+    collection during it may run another thread. Here the copy yields between entries, and the
+    budget grows with each question (as Visited does), so a second thread finds room and writes
+    while the first still copies: no RuntimeError may escape, and the bound still holds."""
+    import itertools
+    import threading
+    import time
+
+    class SlowToCopy(dict):
+        def items(self):  # the copy, yielding the GIL after each entry
+            for item in super().items():
+                time.sleep(0.0005)
+                yield item
+
+    monkeypatch.setattr(memo, "FLOOR", 16)
+    growing = itertools.count(100)
+    m = Memo(limit=100_000, budget=lambda: next(growing), share=1)
+    m.data = SlowToCopy((n, n) for n in range(100))
+    m.room = 100
+    errors: list[BaseException] = []
+
+    def write(key: str) -> None:
+        try:
+            m.put(key, key)
+        except BaseException as e:  # noqa: BLE001 - the test reports any failure
+            errors.append(e)
+
+    halving = threading.Thread(target=write, args=("first",))
+    halving.start()
+    time.sleep(0.01)  # the first thread is copying now
+    write("second")
+    halving.join()
+    assert errors == []
+    assert m.data.get("first") == "first" and len(m) <= m.capacity()
