@@ -11,7 +11,6 @@ used, and memory follows the size of Visited, not the number of pages crawled.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
@@ -19,14 +18,9 @@ FLOOR = 1024  # entries a memory may always hold
 
 
 class Memo:
-    """A dict (``data``: read it directly on hot paths) whose size follows a budget.
+    """A dict (``data``: read it directly on hot paths) whose size follows a budget."""
 
-    Reads take no lock: a reader sees the old dict or the new one, both valid. Writes take one,
-    because forgetting copies the dict entry by entry, and a copy is not one step under the GIL
-    (a garbage collection in the middle may run another thread, whose write would break it).
-    """
-
-    __slots__ = ("_lock", "budget", "data", "limit", "room", "share")
+    __slots__ = ("budget", "data", "limit", "room", "share")
 
     def __init__(self, limit: int, budget: Callable[[], int] | None = None,
                  share: float = 1 / 3) -> None:
@@ -35,7 +29,6 @@ class Memo:
         self.budget = budget  # how many URLs Visited holds; None: only ``limit`` bounds
         self.share = share
         self.room = 0  # capacity() when last asked: asked again only once this is reached
-        self._lock = threading.Lock()
 
     def capacity(self) -> int:
         """How many entries may be held now."""
@@ -45,20 +38,10 @@ class Memo:
 
     def put(self, key: Hashable, value: Any) -> Any:
         """Remember ``value`` for ``key`` (forgetting the older half first if full); return it."""
-        with self._lock:
-            self._put(key, value)
-        return value
-
-    def put_many(self, keys: Iterable[Hashable], value: Any = None) -> None:
-        """``put(key, value)`` for each key, under one lock acquisition."""
-        with self._lock:
-            for key in keys:
-                self._put(key, value)
-
-    def _put(self, key: Hashable, value: Any) -> None:
         if len(self.data) >= self.room and len(self.data) >= self._recount():
             self.data = _newer_half(self.data)
         self.data[key] = value
+        return value
 
     def _recount(self) -> int:
         self.room = self.capacity()
@@ -83,7 +66,8 @@ class MemoSet:
         return self.memo.data
 
     def update(self, items: Iterable[Hashable]) -> None:
-        self.memo.put_many(items)
+        for item in items:
+            self.memo.put(item, None)
 
     def __contains__(self, item: object) -> bool:
         return item in self.memo.data
@@ -93,5 +77,13 @@ class MemoSet:
 
 
 def _newer_half(data: dict[Hashable, Any]) -> dict[Hashable, Any]:
-    items = list(data.items())
-    return dict(items[len(items) // 2:])
+    # Other threads may write to ``data`` meanwhile (no lock: a lock on every write made
+    # 16 workers queue behind one that lost the GIL mid-copy). Copying is not one step under
+    # the GIL (a garbage collection in the middle may run another thread), so a write during
+    # it raises RuntimeError: copy again. What they added meanwhile is at worst forgotten.
+    while True:
+        try:
+            items = list(data.items())
+        except RuntimeError:
+            continue
+        return dict(items[len(items) // 2:])
