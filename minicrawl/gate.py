@@ -10,12 +10,15 @@ median of 3 pairs — the GIL already serializes the Python part; the gate only 
 :class:`TokenGate` is a queue of N tokens: passing takes one, leaving puts it back. Both are one
 call into C (``queue.SimpleQueue``); ``threading.Semaphore`` is Python code on a Condition, and
 with many threads waiting, its release was 12 % of the GIL's time in a 16-thread crawl.
+Its width may change while threads pass (:meth:`TokenGate.widen`, :meth:`TokenGate.narrow`): the
+worker pool uses one to let only as many workers work at once as keep the CPU busy.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+import threading
 from types import TracebackType
 
 
@@ -28,6 +31,40 @@ class TokenGate:
         self._tokens: queue.SimpleQueue[None] = queue.SimpleQueue()
         for _ in range(self.width):
             self._tokens.put(None)
+        self._owed = 0  # tokens to keep back as they come in (narrowed while in use)
+        self._lock = threading.Lock()  # only for changing the width
+
+    def widen(self, by: int = 1) -> None:
+        """Let ``by`` more threads through at once."""
+        with self._lock:
+            self.width += by
+            kept = min(by, self._owed)  # a token still owed is simply not taken
+            self._owed -= kept
+            for _ in range(by - kept):
+                self._tokens.put(None)
+
+    def narrow(self, by: int = 1) -> None:
+        """Let ``by`` fewer threads through at once (never fewer than one): free tokens go at
+        once; threads inside finish their block, and their tokens are kept back as they leave."""
+        with self._lock:
+            by = min(by, self.width - 1)
+            self.width -= by
+            for _ in range(by):
+                try:
+                    self._tokens.get_nowait()  # a free token: gone at once
+                except queue.Empty:
+                    self._owed += 1  # in use: kept back when it comes in
+
+    @property
+    def narrowing(self) -> bool:
+        """True while the gate waits for threads inside to leave (it was narrowed): a thread
+        that passes again and again should leave now and then to let it happen."""
+        return self._owed > 0
+
+    @property
+    def free(self) -> int:
+        """How many more threads could pass now."""
+        return max(0, self._tokens.qsize() - self._owed)
 
     def __enter__(self) -> TokenGate:
         self._tokens.get()
@@ -35,4 +72,9 @@ class TokenGate:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:
+        if self._owed:  # read without the lock: the common case costs nothing
+            with self._lock:
+                if self._owed:
+                    self._owed -= 1
+                    return
         self._tokens.put(None)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from minicrawl.stats import Stats
     from minicrawl.visited import Visited
     from minicrawl.warc.archive import WarcArchive
+    from minicrawl.workers import Workers
 
 log = logging.getLogger("minicrawl")
 
@@ -62,6 +63,7 @@ class WorkerLoop:
     duplicates: Duplicates | None
     archive: WarcArchive | None
     page_count: Any  # .take(cap): this process's fetches, or the shared crawl's
+    workers: Workers  # the threads; .shift(): a turn at work
     failure: StateError | RedisUnavailable | None
     _lastmod: dict[str, datetime]
     _over_capacity_told: bool
@@ -70,30 +72,42 @@ class WorkerLoop:
         raise NotImplementedError
 
     def _worker(self, n: int) -> None:
-        """Worker ``n``: take ToDo items until ToDo says the crawl is over."""
+        """Worker ``n``: take ToDo items until ToDo says the crawl is over, each in a turn at
+        work (only as many workers work at once as keep the CPU busy: ``self.workers``)."""
         fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None)
         try:
-            while (item := self.todo.get()) is not None:
-                try:
-                    self._visit(item, fetcher, n)
-                except StateError as e:  # the state cannot record: stop, the journal keeps the rest
-                    log.error("%s", e)
-                    self.failure = e
-                    self.stop()
-                except RedisUnavailable as e:  # Redis lost: the items in flight wait there
-                    self.failure = self.failure or e  # run() raises it: one message, at the end
-                    self.stop()
-                except Exception as e:  # one bad URL must never kill a worker
-                    log.exception("worker %d failed on %s", n, item.url)
-                    self.chains.end(item.url)
-                    self.stats.add(errors=1, error_internal=1)
-                    self._emit(Page(item.url, item.depth, item.referrer, item.url, worker=n,
-                                    error=f"internal error: {type(e).__name__}: {e}"[:300],
-                                    fetched_at=now()))
-                finally:
-                    self.todo.task_done()
+            while True:
+                with self.workers.shift() as turn:
+                    while True:  # the turn is kept from item to item, until the gate narrows
+                        item = self.todo.get()
+                        if item is None:
+                            return
+                        self._handle(item, fetcher, n)
+                        if turn.narrowing:
+                            break
         finally:
             fetcher.close()
+
+    def _handle(self, item: Item, fetcher: Fetcher, n: int) -> None:
+        """Visit ``item``; whatever goes wrong is recorded, and ToDo hears the item is done."""
+        try:
+            self._visit(item, fetcher, n)
+        except StateError as e:  # the state cannot record: stop, the journal keeps the rest
+            log.error("%s", e)
+            self.failure = e
+            self.stop()
+        except RedisUnavailable as e:  # Redis lost: the items in flight wait there
+            self.failure = self.failure or e  # run() raises it: one message, at the end
+            self.stop()
+        except Exception as e:  # one bad URL must never kill a worker
+            log.exception("worker %d failed on %s", n, item.url)
+            self.chains.end(item.url)
+            self.stats.add(errors=1, error_internal=1)
+            self._emit(Page(item.url, item.depth, item.referrer, item.url, worker=n,
+                            error=f"internal error: {type(e).__name__}: {e}"[:300],
+                            fetched_at=now()))
+        finally:
+            self.todo.task_done()
 
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
         """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""

@@ -124,6 +124,35 @@ def test_any_text_is_a_canonical_url_or_a_bad_url(href):
     assert "#" not in url and " " not in url and url.isascii()
 
 
+ORIGINS = ["http://example.com", "HTTP://Example.COM", "http://example.com:80",
+           "https://example.com:8443", "http://example.com.", "http://u:p@example.com",
+           "http://0x7f.1", "http://[::1]:8080", "http://xn--nxasmq6b.com", "http://ex%41.com",
+           "http:/example.com", "https://", "http://exa mple.com"]
+PATHS = st.lists(st.sampled_from(["/", "a", ".", "..", "%41", "%2e", "~", ":", "@", "!", "é",
+                                  " ", "\t", "?", "#", "//", "\\", ";", "+"]),
+                 max_size=8).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(ORIGINS), PATHS)
+def test_the_shortcut_for_plain_urls_agrees_with_the_full_canonicalization(origin, path):
+    """canonicalize() returns a plain URL under a canonical origin as it is, without parsing
+    it: that must be exactly what the full path gives, or the same BadURL reason."""
+    from minicrawl import urls
+
+    def outcome(do):
+        try:
+            return do()
+        except BadURL as e:
+            return e.reason
+
+    url = origin + path
+    full = outcome(lambda: urls._canonicalize(url, None, False, urls.MAX_URL_LENGTH))
+    assert outcome(lambda: canonicalize(url)) == full
+    if urls._plainly_canonical(url):  # the shortcut applies only where it changes nothing
+        assert full == url
+
+
 BASES = ["http://example.com/a/b/c.html", "http://example.com/a/b/", "http://example.com",
          "https://example.com:8443/x?y=1", "http://example.com/a/b/c.html?q=/s/t"]
 HREF_PARTS = st.sampled_from(["", "/", "//", ".", "..", "./", "../", "a", "b/", "x.html", "?",

@@ -27,7 +27,8 @@ def text_of(renderable: object, width: int = 140) -> str:
 
 
 def progress(**changes: object) -> Progress:
-    values: dict = dict(elapsed=12.5, pages=1234, todo=5678, in_flight=7, visited=9012,
+    values: dict = dict(elapsed=12.5, pages=1234, todo=5678, in_flight=7, workers=16,
+                        at_work=3, visited=9012,
                         fill_ratio=0.0312, fp_rate=9.1e-13, links_new=8000, links_dropped=4321,
                         links_out_of_scope=222, errors=33, max_pages=None)
     values.update(changes)
@@ -36,9 +37,10 @@ def progress(**changes: object) -> Progress:
 
 def test_panel_shows_every_gauge():
     text = text_of(render_progress(progress(), pages_per_s=98.7))
-    for expected in ("1,234", "5,678 waiting", "7 in flight", "9,012 URLs", "fill 3.1200%",
-                     "9.10e-13", "4,321 dropped by Visited", "8,000 new", "222 out of scope",
-                     "errors", "33", "98.7 pages/s now", "98.7 average", "12.5 s elapsed"):
+    for expected in ("1,234", "5,678 waiting", "7 in flight", "3 of 16 at work", "9,012 URLs",
+                     "fill 3.1200%", "9.10e-13", "4,321 dropped by Visited", "8,000 new",
+                     "222 out of scope", "errors", "33", "98.7 pages/s now", "98.7 average",
+                     "12.5 s elapsed"):
         assert expected in text, (expected, text)
     assert "━" not in text  # no bar without --max-pages
 

@@ -26,6 +26,7 @@ class Watched(Protocol):
     stats: Stats
     todo: Any  # len() waiting, .unfinished waiting or in flight
     visited: Any  # len(), and a Bloom filter's fill_ratio / current_fp_rate
+    workers: Any  # .count threads, of which .at_work.width may work at once
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class Progress:
     pages: int  # pages fetched so far (one per ToDo item, redirect hops included)
     todo: int  # items waiting in ToDo
     in_flight: int  # items taken by a worker and not finished yet
+    workers: int  # worker threads (--threads)
+    at_work: int  # how many of them may work at once now (minicrawl.workers)
     visited: int  # URLs Visited has been offered and kept
     fill_ratio: float | None  # fraction of the filter's bits set; None for an exact set
     fp_rate: float | None  # estimated chance that a new URL is taken for seen, right now; None
@@ -70,6 +73,8 @@ def read_progress(crawler: Watched,
         pages=counts.get("pages", 0),
         todo=waiting,
         in_flight=max(todo.unfinished - waiting, 0),
+        workers=crawler.workers.count,
+        at_work=crawler.workers.at_work.width,
         visited=len(crawler.visited),
         fill_ratio=fill,
         fp_rate=fp,

@@ -108,6 +108,7 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
     rows = [
         ("pages done", done),
         ("ToDo", f"{p.todo:,} waiting, {p.in_flight:,} in flight"),
+        ("workers", f"{p.at_work:,} of {p.workers:,} at work (as many as keep the CPU busy)"),
         ("Visited", f"{p.visited:,} URLs, fill {fill}, est. false-positive rate {fp}"),
         ("links", f"{p.links_new:,} new → ToDo, {p.links_dropped:,} dropped by Visited, "
                   f"{p.links_out_of_scope:,} out of scope"),

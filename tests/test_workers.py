@@ -1,0 +1,117 @@
+"""How many workers work at once: as many as keep the CPU busy, between the cores and --threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from minicrawl import Crawler
+from minicrawl.gate import TokenGate
+from minicrawl.local.site import Resource, Slow
+from minicrawl.workers import CROWDED_LOOKS, PERIOD, WorkLimit
+
+
+class Clocks:
+    """A CPU clock and a wall clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.cpu_s = self.wall_s = 0.0
+
+    def look(self, limit: WorkLimit, cores_used: float) -> int:
+        self.wall_s += PERIOD
+        self.cpu_s += PERIOD * cores_used
+        limit.adjust()
+        return limit.width
+
+    def cpu(self) -> float:
+        return self.cpu_s
+
+    def clock(self) -> float:
+        return self.wall_s
+
+
+def take_all(gate: TokenGate) -> None:
+    while gate.free:
+        gate.__enter__()
+
+
+def test_idle_cpu_with_every_turn_taken_widens_fast_up_to_the_threads():
+    clocks = Clocks()
+    limit = WorkLimit(16, cores=2, cpu=clocks.cpu, clock=clocks.clock)
+    assert limit.width == 2  # starts at the cores
+    assert clocks.look(limit, 0.1) == 2  # idle, but a turn is free: nobody waits for one
+    widths = []
+    for _ in range(7):
+        take_all(limit.gate)  # all workers at work, the CPU idle: they wait on the network
+        widths.append(clocks.look(limit, 0.1))
+    assert widths == [3, 4, 6, 9, 13, 16, 16]
+
+
+def test_a_crowded_cpu_narrows_only_when_it_lasts_and_never_under_the_cores():
+    clocks = Clocks()
+    limit = WorkLimit(16, cores=2, cpu=clocks.cpu, clock=clocks.clock)
+    limit.gate.widen(14)
+    assert limit.width == 16
+    for _ in range(5):  # short peaks (one large page) between calm looks: no change
+        assert clocks.look(limit, 1.5) == 16
+        assert clocks.look(limit, 0.9) == 16
+    widths = [clocks.look(limit, 1.5) for _ in range(CROWDED_LOOKS * 9)]
+    assert widths[CROWDED_LOOKS - 2] == 16 and widths[CROWDED_LOOKS - 1] == 12
+    assert widths[-1] == 2 and min(widths) == 2  # down to the cores, not under
+    assert clocks.look(limit, 0.9) == 2  # busy enough: stays
+
+
+def test_one_core_and_one_thread_need_no_adjusting():
+    clocks = Clocks()
+    alone = WorkLimit(1, cores=8, cpu=clocks.cpu, clock=clocks.clock)
+    take_all(alone.gate)
+    assert [clocks.look(alone, u) for u in (0.0, 2.0, 2.0, 2.0, 2.0)] == [1] * 5
+
+
+def test_a_narrowed_gate_keeps_back_the_tokens_of_threads_inside_as_they_leave():
+    gate = TokenGate(4)
+    take_all(gate)  # four threads inside
+    gate.narrow(2)
+    assert gate.narrowing and gate.width == 2 and gate.free == 0
+    for _ in range(4):
+        gate.__exit__(None, None, None)
+    assert not gate.narrowing and gate.free == 2
+    gate.narrow(1)
+    gate.widen(3)  # a token still owed is not taken after all
+    assert gate.width == 4 and gate.free == 4
+
+    inside = most = 0
+    lock = threading.Lock()
+
+    def work() -> None:
+        nonlocal inside, most
+        with gate:
+            with lock:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(0.02)
+            with lock:
+                inside -= 1
+
+    gate.narrow(3)
+    threads = [threading.Thread(target=work) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most == 1 and gate.free == 1
+
+
+def test_with_latency_the_server_sees_all_threads_at_work(server):
+    """Each page answers after 0.1 s: the workers wait on the network, the CPU idles, so the
+    crawl widens from the cores to all 16 threads; the server counts its busiest moment."""
+    slow = Slow(Resource(b"<p>leaf</p>"), 0.1)
+    server.pages["/"] = Resource("".join(f'<a href="/p/{n}">p</a>' for n in range(240)).encode())
+    for n in range(240):
+        server.pages[f"/p/{n}"] = slow
+    crawler = Crawler([server.url("/")], threads=16, delay=0, per_host=16, ignore_robots=True)
+    crawler.run()
+    counts = server.fetch_counts()
+    assert len(counts) == 241 and set(counts.values()) == {1}
+    assert slow.peak >= 14, slow.peak  # 2 at work would have taken 12 s instead of ~2
+    assert crawler.workers.at_work.width >= 14
