@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
-
 from minicrawl import Crawler
 from minicrawl.gate import TokenGate
 from minicrawl.local.site import Resource, Slow
@@ -66,40 +63,6 @@ def test_one_core_and_one_thread_need_no_adjusting():
     alone = WorkLimit(1, cores=8, cpu=clocks.cpu, clock=clocks.clock)
     take_all(alone.gate)
     assert [clocks.look(alone, u) for u in (0.0, 2.0, 2.0, 2.0, 2.0)] == [1] * 5
-
-
-def test_a_narrowed_gate_keeps_back_the_tokens_of_threads_inside_as_they_leave():
-    gate = TokenGate(4)
-    take_all(gate)  # four threads inside
-    gate.narrow(2)
-    assert gate.narrowing and gate.width == 2 and gate.free == 0
-    for _ in range(4):
-        gate.__exit__(None, None, None)
-    assert not gate.narrowing and gate.free == 2
-    gate.narrow(1)
-    gate.widen(3)  # a token still owed is not taken after all
-    assert gate.width == 4 and gate.free == 4
-
-    inside = most = 0
-    lock = threading.Lock()
-
-    def work() -> None:
-        nonlocal inside, most
-        with gate:
-            with lock:
-                inside += 1
-                most = max(most, inside)
-            time.sleep(0.02)
-            with lock:
-                inside -= 1
-
-    gate.narrow(3)
-    threads = [threading.Thread(target=work) for _ in range(10)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert most == 1 and gate.free == 1
 
 
 def test_with_latency_the_server_sees_all_threads_at_work(server):
