@@ -9,7 +9,8 @@ dependencies"). Redirects are *not* followed here (the crawler offers each redir
 Visited first, so a redirect to a page already seen is not fetched twice), nothing comes from
 the environment (proxies, netrc), and no cookies are kept: every worker fetches a URL the same
 way. Host names are looked up with a bound (:mod:`minicrawl.dns`), so ``timeout`` holds for
-the DNS lookup too.
+the DNS lookup too, and a response's header block is read without ``email.parser``
+(:mod:`minicrawl.response_head`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from urllib3.util import parse_url
 
 from minicrawl.dns import LookupTimeout, connect
 from minicrawl.options import Options
+from minicrawl.response_head import HeadResponse
 
 CHUNK = 64 * 1024
 POOLS_PER_WORKER = 16  # origins a worker keeps a connection to; the least recently used goes
@@ -214,11 +216,11 @@ class _BoundedLookup:
 
 
 class Connection(_BoundedLookup, HTTPConnection):
-    pass
+    response_class = HeadResponse  # its header block read without email.parser
 
 
 class TLSConnection(_BoundedLookup, HTTPSConnection):
-    pass
+    response_class = HeadResponse
 
 
 class HTTPPool(HTTPConnectionPool):

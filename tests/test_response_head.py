@@ -1,0 +1,175 @@
+"""A response's head read without email.parser: the same fields http.client gives, on every
+kind of header block, and bodies delimited as before (against a raw socket server)."""
+
+from __future__ import annotations
+
+import email.parser
+import http.client
+import io
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minicrawl.fetch import Fetcher
+from minicrawl.options import Options
+from minicrawl.response_head import parse_fields, read_header_lines
+
+
+def stdlib_fields(block: bytes) -> list[tuple[str, str]]:
+    return http.client.parse_headers(io.BytesIO(block + b"\r\n")).items()
+
+
+def our_fields(block: bytes) -> list[tuple[str, str]]:
+    return parse_fields(read_header_lines(io.BytesIO(block + b"\r\n"))).items()
+
+
+NAMES = st.sampled_from(["Content-Type", "ETag", "X-A", "set-cookie", "Bad Name", "", "From",
+                         "Ä-Latin1", "A\tB", "x:y"])
+VALUES = st.text(alphabet=st.sampled_from(list(" \tab;=/,\"\x85\xe9\x0b\r:")), max_size=12)
+LINE_ENDS = st.sampled_from(["\r\n", "\n"])
+
+
+@st.composite
+def header_blocks(draw) -> bytes:
+    lines = []
+    for _ in range(draw(st.integers(0, 6))):
+        kind = draw(st.sampled_from(["field", "field", "field", "folded", "no colon"]))
+        value = draw(VALUES)
+        if kind == "field":
+            line = f"{draw(NAMES)}:{value}"
+        elif kind == "folded":
+            line = draw(st.sampled_from([" ", "\t"])) + value
+        else:
+            line = "not a field " + value.replace(":", "")
+        lines.append(line + draw(LINE_ENDS))
+    return "".join(lines).encode("iso-8859-1")
+
+
+@settings(max_examples=1500, deadline=None)
+@given(header_blocks())
+def test_the_fields_are_those_http_client_reads_from_any_block(block):
+    assert our_fields(block) == stdlib_fields(block)
+
+
+@pytest.mark.parametrize("block, fields", [
+    (b"Content-Type: text/html\r\nETag:  \"x\" \r\n", [("Content-Type", "text/html"),
+                                                      ("ETag", '"x" ')]),
+    (b"A:\r\nB: 1\n", [("A", ""), ("B", "1")]),
+    (b"X-Long: one\r\n two\r\n", [("X-Long", "one\r\n two")]),  # folded: as email reads it
+])
+def test_known_blocks(block, fields):
+    assert our_fields(block) == fields == stdlib_fields(block)
+
+
+def test_a_plain_block_is_read_without_email_parser(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("email.parser used")
+
+    monkeypatch.setattr(email.parser.Parser, "parsestr", refuse)
+    assert our_fields(b"Server: x\r\nContent-Length: 3\r\n") == [("Server", "x"),
+                                                                  ("Content-Length", "3")]
+    with pytest.raises(AssertionError):  # an odd block still goes the old way
+        our_fields(b"Server: x\r\n folded\r\n")
+
+
+def test_too_many_or_too_long_lines_are_refused_as_http_client_refuses_them():
+    with pytest.raises(http.client.HTTPException):
+        read_header_lines(io.BytesIO(b"A: 1\r\n" * 101 + b"\r\n"))
+    with pytest.raises(http.client.LineTooLong):
+        read_header_lines(io.BytesIO(b"A: " + b"x" * 70000 + b"\r\n\r\n"))
+
+
+# -- against a raw server: what a worker receives -------------------------------------------------
+
+ANSWERS = {
+    # two answers on one connection: the first has no body (304), the second is chunked
+    "/304": b"HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n",
+    "/chunked": (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n"
+                 b"\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
+    "/continue": (b"HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n"
+                  b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Final: yes\r\n\r\nok"),
+    "/folded": (b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-Note: one\r\n two\r\n\r\nbody"),
+    "/http10": b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close",
+    "/negative": b"HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\nread to the close",
+}
+
+
+class RawServer:
+    """Answers each request with the bytes in ANSWERS for its path; keeps connections alive
+    unless the answer is read until the close."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            pending = b""
+            while True:
+                while b"\r\n\r\n" not in pending:
+                    data = conn.recv(4096)
+                    if not data:
+                        return
+                    pending += data
+                request, pending = pending.split(b"\r\n\r\n", 1)
+                path = request.split(b" ", 2)[1].decode()
+                conn.sendall(ANSWERS[path])
+                if path in ("/http10", "/negative"):
+                    return  # the body ends with the connection
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+
+@pytest.fixture
+def raw_server() -> Iterator[RawServer]:
+    server = RawServer()
+    yield server
+    server.sock.close()
+
+
+def test_bodies_end_where_the_head_says_and_connections_are_reused(raw_server, monkeypatch):
+    parsed_by_email: list[str] = []
+    parsestr = email.parser.Parser.parsestr
+
+    def counted(self, text, headersonly=False):
+        parsed_by_email.append(text)
+        return parsestr(self, text, headersonly)
+
+    monkeypatch.setattr(email.parser.Parser, "parsestr", counted)
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        not_modified = fetcher.fetch(raw_server.url("/304"))
+        chunked = fetcher.fetch(raw_server.url("/chunked"))
+        continued = fetcher.fetch(raw_server.url("/continue"))
+        folded = fetcher.fetch(raw_server.url("/folded"))
+        assert raw_server.connections == 1  # no body after the 304; the chunks' end was found
+        http10 = fetcher.fetch(raw_server.url("/http10"))
+        negative = fetcher.fetch(raw_server.url("/negative"))
+    finally:
+        fetcher.close()
+    assert (not_modified.status, not_modified.body, not_modified.headers["etag"]) == \
+        (304, b"", '"v1"')
+    assert (chunked.status, chunked.body, chunked.error) == (200, b"hello world", None)
+    assert (continued.status, continued.body, continued.headers.get("x-final")) == \
+        (200, b"ok", "yes")
+    assert "x-interim" not in continued.headers  # the interim answer's fields are not kept
+    assert (folded.body, folded.headers["x-note"]) == (b"body", "one two")  # urllib3 unfolds
+    assert (http10.status, http10.body, http10.error) == (200, b"until the close", None)
+    assert (negative.body, negative.error) == (b"read to the close", None)
+    assert parsed_by_email == ["Content-Length: 4\r\nX-Note: one\r\n two\r\n"]  # only the odd
