@@ -78,6 +78,10 @@ class Pacer(Protocol):
         """The request this thread started on ``host`` is over (``pause``: a Retry-After)."""
         ...
 
+    def forget(self, host: str, url: str) -> None:
+        """``url`` was refused and will not come back: the turn kept for it, if any, goes."""
+        ...
+
     def full(self, host: str, cap: int) -> bool:
         """True if ``host`` is known to have had ``cap`` pages (a quick, maybe stale, answer)."""
         ...
@@ -109,6 +113,9 @@ class LocalPacer:
 
     def book(self, host: str, gap: float, url: str) -> float:
         return 0.0  # a URL put back keeps its turn in the ToDo's host line
+
+    def forget(self, host: str, url: str) -> None:
+        pass  # no turns are kept for a URL here
 
     def release(self, host: str, gap: float, pause: float) -> None:
         self.todo.release(host, gap, pause)
@@ -195,8 +202,11 @@ class Politeness:
                     booked = self.pacer.book(host, self.gap(origin), url)
                     return Admission(Verdict.WAIT, max(answer.not_before,
                                                        time.monotonic() + booked))
+                if answer.verdict is Verdict.DENY:  # unreachable: a turn kept meanwhile goes
+                    self.pacer.forget(host, url)
                 return answer
             if rules is not None and not rules.can_fetch(url, self.token):
+                self.pacer.forget(host, url)
                 return Admission(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
         wait = self.pacer.take(host, self.gap(origin), url, self.options.max_pages_per_host)
         if wait == 0:

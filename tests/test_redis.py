@@ -266,6 +266,46 @@ def test_host_gate_books_slots_in_turn_across_clients(redis_server):
     assert gates[1].in_flight("example.org") == 1
 
 
+def test_a_refused_url_gives_up_its_booking_at_once(redis_server):
+    """A URL booked a turn while its robots.txt was pending, then robots.txt refused it: its
+    turn goes at once, not after the grace time (3 s), so the host's other URLs do not wait."""
+    name = crawl_name()
+    gate, other = (RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(2))
+    assert gate.take("h", 0.05, "first", None) == 0.0
+    assert other.book("h", 0.05, "pending") > 0  # waits for robots.txt, its turn kept
+    gate.release("h", 0.05, 0.0)
+    time.sleep(0.15)  # the host is free and past its gap
+    other.forget("h", "pending")  # robots.txt disallows it: it never comes back
+    assert gate.take("h", 0.05, "next", None) == 0.0  # no one booked ahead of it any more
+    gate.release("h", 0.0, 0.0)
+    # Refused for the host's page cap: the booking goes in the same step.
+    assert other.book("h", 0.0, "capped") > 0
+    assert gate.take("h", 0.0, "capped", 0) == -1.0
+    assert other._shared.client.zcard(gate.key("book", "h")) == 0
+
+
+def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
+    """Politeness tells the shared gate when robots.txt refuses a URL that booked a turn."""
+    from minicrawl.fetch import Fetcher
+    from minicrawl.local.site import Resource
+    from minicrawl.politeness import Politeness, Verdict
+    from minicrawl.stats import Stats
+
+    robots = Resource(b"User-agent: *\nDisallow: /private\n", 200, {"Content-Type": "text/plain"})
+    with LocalSite({"/robots.txt": robots}) as site:
+        gate = RedisHostGate(SharedRedis(redis_server.url, crawl_name()))
+        opts = Options(delay=0.0)
+        politeness, fetcher = Politeness(opts, Stats(), gate), Fetcher(opts)
+        url = site.url("/private/x")
+        host = url.split("/")[2].split(":")[0]
+        assert gate.book(host, 0.0, url) > 0  # as when it waited for robots.txt
+        try:
+            assert politeness.admit(url, fetcher).verdict is Verdict.DENY
+        finally:
+            fetcher.close()
+        assert gate._shared.client.zcard(gate.key("book", host)) == 0
+
+
 def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server):
     name = crawl_name()
     live = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)

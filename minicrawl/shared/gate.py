@@ -15,8 +15,9 @@ script on the host's keys (Redis's clock, so machines need not agree on the time
 * ``mc:NAME:book:{HOST}`` (sorted set): URLs that had to wait, each with the slot booked for it.
   A URL that must wait is not sent to the back of the line: it gets the next free slot, one gap
   after the last booked, and goes back to ToDo until then; when it returns, that slot is its own
-  (a URL without a booking may not take the host while others are booked). Bookings whose URL
-  never came back (its process died) lapse after a grace time.
+  (a URL without a booking may not take the host while others are booked). A URL refused
+  (robots.txt, the host's page cap) gives its booking up at once; bookings whose URL never came
+  back (its process died) lapse after a grace time.
 * ``mc:NAME:pages:{HOST}`` (set): the requests the host has had, for ``--max-pages-per-host``, by
   lease id: counted in the same script that takes the slot, so the cap holds exactly across
   processes, and a call retried after a lost answer (a dropped connection) counts once.
@@ -52,7 +53,10 @@ local gap, n, lease, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3
                            tonumber(ARGV[6])
 -- The pages are the leases that counted: a call retried after a lost answer counts once.
 if redis.call('SISMEMBER', KEYS[4], ARGV[5]) == 1 then return 0 end
-if cap >= 0 and redis.call('SCARD', KEYS[4]) >= cap then return -1 end
+if cap >= 0 and redis.call('SCARD', KEYS[4]) >= cap then
+  redis.call('ZREM', KEYS[3], ARGV[4])  -- refused: its booking, if any, holds up no one
+  return -1
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)  -- leases of processes gone
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[7]))
 local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
@@ -171,6 +175,12 @@ class RedisHostGate:
             self._full.add(host)
             return -1.0
         return answer / 1000
+
+    def forget(self, host: str, url: str) -> None:
+        """``url`` was refused (robots.txt): the slot booked for it goes now, not after the
+        grace time, so the URLs booked after it need not wait behind it."""
+        self._shared.call("dropping a host booking",
+                          lambda: self._shared.client.zrem(self.key("book", host), url))
 
     def release(self, host: str, gap: float, pause: float) -> None:
         """The request this thread started on ``host`` is over: its lease is given back."""
