@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rawserver import RawSocketServer, read_request
 
 from minicrawl import Crawler
 from minicrawl.fetch import Fetcher
@@ -22,45 +23,29 @@ from minicrawl.options import Options
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class CutServer:
-    """A raw socket server: ``/`` promises 100,000 bytes, sends 27 of them and hangs up;
-    ``/next`` is a complete page. Each request is logged by path."""
+class CutServer(RawSocketServer):
+    """``/`` promises 100,000 bytes, sends 27 of them and hangs up; ``/next`` is a complete
+    page. Each request is logged by path."""
 
     CUT = b'<a href="/next">next</a>   '  # 27 bytes, a whole link in them
 
     def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
         self.paths: list[str] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                request = b""
-                while b"\r\n\r\n" not in request:
-                    data = conn.recv(4096)
-                    if not data:
-                        break
-                    request += data
-                if not request:
-                    continue
-                path = request.split(b" ", 2)[1].decode()
-                self.paths.append(path)
-                if path == "/":
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
-                                 b"Content-Length: 100000\r\n\r\n" + self.CUT)
-                else:
-                    body = b"<p>the end</p>"
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: "
-                                 b"close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
-
-    def close(self) -> None:
-        self.sock.close()
+    def serve(self, conn: socket.socket) -> None:
+        request = read_request(conn)
+        if request is None:
+            return
+        path = request[0]
+        self.paths.append(path)
+        if path == "/":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                         b"Content-Length: 100000\r\n\r\n" + self.CUT)
+        else:
+            body = b"<p>the end</p>"
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: "
+                         b"close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
 
 
 @pytest.fixture

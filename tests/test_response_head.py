@@ -7,12 +7,12 @@ import email.parser
 import http.client
 import io
 import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rawserver import RawSocketServer, read_request
 
 from minicrawl.fetch import Fetcher
 from minicrawl.options import Options
@@ -98,49 +98,24 @@ ANSWERS = {
 }
 
 
-class RawServer:
+class RawServer(RawSocketServer):
     """Answers each request with the bytes in ANSWERS for its path; keeps connections alive
     unless the answer is read until the close."""
 
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            pending = b""
-            while True:
-                while b"\r\n\r\n" not in pending:
-                    data = conn.recv(4096)
-                    if not data:
-                        return
-                    pending += data
-                request, pending = pending.split(b"\r\n\r\n", 1)
-                path = request.split(b" ", 2)[1].decode()
-                conn.sendall(ANSWERS[path])
-                if path in ("/http10", "/negative"):
-                    return  # the body ends with the connection
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+    def serve(self, conn: socket.socket) -> None:
+        pending = b""
+        while (request := read_request(conn, pending)) is not None:
+            path, pending = request
+            conn.sendall(ANSWERS[path])
+            if path in ("/http10", "/negative"):
+                return  # the body ends with the connection
 
 
 @pytest.fixture
 def raw_server() -> Iterator[RawServer]:
     server = RawServer()
     yield server
-    server.sock.close()
+    server.close()
 
 
 def test_bodies_end_where_the_head_says_and_connections_are_reused(raw_server, monkeypatch):
