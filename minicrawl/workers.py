@@ -5,9 +5,12 @@ turn, :meth:`Workers.shift`, around taking a ToDo item and visiting it). Threads
 workers wait on the network; once the CPU is busy they only make each other wait for the GIL
 (on the Java API docs at 0 ms latency, 16 workers at once took 1.4× the CPU of one and more
 wall time, 2 at once 0.7× the wall time). So every ``PERIOD`` the main thread looks at the CPU
-the crawl used meanwhile: well under one core means workers wait on the network, so more may
-work (if all turns are taken); over one core means they crowd the GIL, so fewer. It never goes
-under the number of cores, nor over N.
+the crawl used meanwhile: under one core means workers wait on the network (workers that only
+wait for the CPU keep more than a core busy, since parsing runs beside the GIL), so more may work
+if all turns are taken, twice as many at once; well over one core, for a while, means they crowd
+the GIL, so fewer. It never goes under the number of cores, nor over N. (Widening by half, every
+0.2 s, from under 0.7 cores made the 20 ms bench-site crawl, 2.7 s long, 30 % slower than
+16 workers from the start: its workers were still 8 when its CPU-bound part began.)
 
 The main thread waits on an Event that the last worker sets, not on ``Thread.join``: a Ctrl-C
 that interrupts CPython 3.11's join can leave the joined thread marked as stopped while it still
@@ -27,13 +30,13 @@ from minicrawl.gate import TokenGate
 
 log = logging.getLogger("minicrawl")
 
-PERIOD = 0.2  # seconds between two looks at the CPU
-IDLE = 0.7  # cores used under which more workers may work
+PERIOD = 0.1  # seconds between two looks at the CPU
+IDLE = 1.0  # cores used under which more workers may work (and all turns are taken)
 # Cores used over which fewer should: the GIL runs one thread's Python at a time, and only
 # parsing and hashing run beside it. Only when it lasts (CROWDED_LOOKS in a row): a large page
 # makes a short peak, and narrowing on it costs a crawl with latency its overlap.
 CROWDED = 1.1
-CROWDED_LOOKS = 3
+CROWDED_LOOKS = 6
 
 
 def usable_cores() -> int:
@@ -74,7 +77,7 @@ class WorkLimit:
         width = self.gate.width
         self._crowded = self._crowded + 1 if used > self.crowded else 0
         if used < self.idle and width < self.most and self.gate.free == 0:
-            self.gate.widen(min(self.most - width, max(1, width // 2)))  # fast: latency
+            self.gate.widen(min(self.most - width, width))  # doubles: latency waits
         elif self._crowded >= CROWDED_LOOKS and width > self.least:
             self.gate.narrow(min(width - self.least, max(1, width // 4)))
             self._crowded = 0

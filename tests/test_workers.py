@@ -41,7 +41,18 @@ def test_idle_cpu_with_every_turn_taken_widens_fast_up_to_the_threads():
     for _ in range(7):
         take_all(limit.gate)  # all workers at work, the CPU idle: they wait on the network
         widths.append(clocks.look(limit, 0.1))
-    assert widths == [3, 4, 6, 9, 13, 16, 16]
+    assert widths == [4, 8, 16, 16, 16, 16, 16]  # doubles: a short crawl has no time to lose
+
+
+def test_under_one_core_with_every_turn_taken_means_waiting_on_the_network():
+    """Parsing runs beside the GIL, so workers that only wait on the CPU keep more than one core
+    busy; at 0.9 cores they also wait on the network, and more of them help."""
+    clocks = Clocks()
+    limit = WorkLimit(16, cores=2, cpu=clocks.cpu, clock=clocks.clock)
+    take_all(limit.gate)
+    assert clocks.look(limit, 0.9) == 4
+    take_all(limit.gate)
+    assert clocks.look(limit, 1.05) == 4  # busy enough: stays
 
 
 def test_a_crowded_cpu_narrows_only_when_it_lasts_and_never_under_the_cores():
@@ -55,7 +66,8 @@ def test_a_crowded_cpu_narrows_only_when_it_lasts_and_never_under_the_cores():
     widths = [clocks.look(limit, 1.5) for _ in range(CROWDED_LOOKS * 9)]
     assert widths[CROWDED_LOOKS - 2] == 16 and widths[CROWDED_LOOKS - 1] == 12
     assert widths[-1] == 2 and min(widths) == 2  # down to the cores, not under
-    assert clocks.look(limit, 0.9) == 2  # busy enough: stays
+    take_all(limit.gate)
+    assert clocks.look(limit, 1.05) == 2  # busy enough: stays
 
 
 def test_one_core_and_one_thread_need_no_adjusting():
