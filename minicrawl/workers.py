@@ -33,10 +33,11 @@ log = logging.getLogger("minicrawl")
 PERIOD = 0.1  # seconds between two looks at the CPU
 IDLE = 1.0  # cores used under which more workers may work (and all turns are taken)
 # Cores used over which fewer should: the GIL runs one thread's Python at a time, and only
-# parsing and hashing run beside it. Only when it lasts (CROWDED_LOOKS in a row): a large page
-# makes a short peak, and narrowing on it costs a crawl with latency its overlap.
+# parsing and hashing run beside it. Only when it lasts (CROWDED_FOR seconds of looks in a row):
+# a large page makes a short peak, and narrowing on it costs a crawl with latency its overlap.
 CROWDED = 1.1
-CROWDED_LOOKS = 6
+CROWDED_FOR = 0.6
+CROWDED_LOOKS = round(CROWDED_FOR / PERIOD)
 
 
 def usable_cores() -> int:
