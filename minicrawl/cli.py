@@ -13,13 +13,17 @@ import logging
 import os
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minicrawl.errors import OneLineParser
 from minicrawl.options import Options, bounds_text, option_fields
 from minicrawl.redact import redact
 from minicrawl.seeds import NoValidSeeds
 from minicrawl.version import __version__
+
+if TYPE_CHECKING:  # not imported at run time: a usage error need not load the crawler
+    from minicrawl.crawler import Crawler
+    from minicrawl.visited import Visited
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_OUTPUT = 1  # the crawl ran, but an output file (--out, --stats, --report) failed
@@ -103,8 +107,10 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 
 def crawl_and_report(seeds: list[str], quiet: bool = False,
-                     options: Options | None = None, **settings: Any) -> tuple[int, dict]:
-    """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, stats)."""
+                     options: Options | None = None,
+                     **settings: Any) -> tuple[int, Crawler | None]:
+    """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, the
+    crawler that ran, or None if it could not start or failed)."""
     from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
     from minicrawl.state.store import StateError
@@ -118,10 +124,10 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         # whose filter needs more shards than --visited-shards gives, or whose Visited was
         # started with other settings (VisitedMismatch)
         fail(e)
-        return EXIT_USAGE, {}
+        return EXIT_USAGE, None
     except RedisUnavailable as e:
         fail(e)
-        return EXIT_REDIS, {}
+        return EXIT_REDIS, None
     code = EXIT_OK
     view = LiveView(crawler, enabled=wants_live_view(
         quiet, sys.stdout, trace_to_stdout=crawler.options.trace == "-"))
@@ -130,10 +136,10 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
             stats = crawler.run()
     except StateError as e:  # the state dir failed mid-crawl; what it journaled is kept
         fail(e)
-        return EXIT_USAGE, {}
+        return EXIT_USAGE, None
     except RedisUnavailable as e:  # Redis lost mid-crawl; the items in flight wait in Redis
         fail(e)
-        return EXIT_REDIS, {}
+        return EXIT_REDIS, None
     if crawler.stats["interrupted"]:
         code = EXIT_INTERRUPTED
     elif crawler.output_failures:  # each already told in its own line; the summary still comes
@@ -142,7 +148,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         print(format_summary(stats))
         if crawler.options.report:
             print(f"Report: {crawler.options.report}")
-    return code, stats
+    return code, crawler
 
 
 def fail(error: Exception) -> None:
@@ -209,9 +215,12 @@ def _main(argv: list[str]) -> int:
     if args.demo:
         from minicrawl.local.demo import run_demo
 
-        return run_demo(lambda seeds: crawl_and_report(seeds, quiet=args.quiet,
-                                                       options=options)[0],
-                        sitemaps=options.sitemaps)
+        def crawl(seeds: list[str]) -> tuple[int, Visited | None]:
+            code, crawler = crawl_and_report(seeds, quiet=args.quiet, options=options)
+            return code, crawler.visited if crawler else None
+
+        return run_demo(crawl, sitemaps=options.sitemaps, max_depth=options.max_depth,
+                        capped=bool(options.max_pages or options.max_pages_per_host))
     if args.status:
         if not options.redis:
             parser.error("--status reads a shared crawl: give --redis URL (and --crawl NAME)")

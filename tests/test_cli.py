@@ -53,6 +53,50 @@ def test_demo_crawls_the_whole_demo_site_offline():
     assert "pages_per_s" in result.stdout
 
 
+def test_demo_with_a_filter_too_small_names_the_missed_pages_and_why():
+    result = run("--demo", "--expected-urls", "100", "--error-rate", "0.01", "--quiet")
+    assert result.returncode == 1, result.stdout + result.stderr
+    missed = int(re.search(r"missed (\d+),", result.stdout).group(1))
+    assert missed > 10  # 352 URLs in a filter for 100: dozens are taken for seen
+    assert re.search(rf"^Missed: (/\S+ ){{5}}and {missed - 5} more$", result.stdout, re.M)
+    why = re.search(r'^Of the (\d+) missed: Visited answers "seen" for (\d+): false positives '
+                    r"of its Bloom filter \(size it with --expected-urls and --error-rate\)"
+                    r"(?:; (\d+) linked only from pages that were missed)?$", result.stdout, re.M)
+    assert why, result.stdout
+    assert int(why.group(1)) == missed
+    assert int(why.group(2)) + int(why.group(3) or 0) == missed  # each missed URL explained
+    assert "never offered" not in result.stdout
+
+
+def test_demo_expects_only_what_the_depth_limit_lets_the_crawl_reach():
+    result = run("--demo", "--max-depth", "2", "--quiet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    reachable = int(re.search(r"(\d+) URLs reachable from the seed in 2 hops", result.stdout)[1])
+    assert 1 < reachable < 300
+    assert f"{reachable} requests for {reachable} paths; reachable {reachable}, missed 0, " \
+           "fetched twice 0, unreachable fetched 0" in result.stdout
+
+
+def test_demo_under_a_page_cap_counts_no_page_as_missed():
+    result = run("--demo", "--max-pages", "20", "--quiet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "missed: not counted under a page cap, fetched twice 0, unreachable fetched 0" \
+        in result.stdout
+    assert "Server log: 20 requests for 20 paths" in result.stdout  # a hard cap
+
+
+def test_demo_tells_a_lost_url_from_a_false_positive_and_a_link_not_followed():
+    from minicrawl.local.demo import _why_missed
+
+    missed = ["/a", "/b", "/c", "/d"]
+    assert _why_missed(missed, ["/a"], ["/a", "/b"], exact=True) == (
+        "Of the 4 missed: 1 lost after the exact Visited took them (/a); 1 linked from fetched "
+        "pages but never offered to Visited (/b); 2 linked only from pages that were missed")
+    assert _why_missed(missed, ["/a", "/b", "/c", "/d"], [], exact=False) == (
+        'Of the 4 missed: Visited answers "seen" for 4: false positives of its Bloom filter '
+        "(size it with --expected-urls and --error-rate)")
+
+
 def test_help_is_grouped_with_defaults():
     result = run("--help")
     assert result.returncode == 0

@@ -16,10 +16,12 @@ from __future__ import annotations
 import posixpath
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from minicrawl.local.site import LocalSite, Resource
+from minicrawl.urls import canonicalize
+from minicrawl.visited import ExactVisited
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 ROBOTS_TXT = b"User-agent: *\nDisallow: /private/\n\nUser-agent: badbot\nDisallow: /\n"
@@ -179,30 +181,74 @@ def _html(i: int, hrefs: list[str], base: str | None) -> bytes:
             f"<p>Demo page {i} of the minicrawl demo site.</p></body></html>").encode()
 
 
-def run_demo(crawl: Callable[[list[str]], int], pages: int = 300,
-             sitemaps: bool = False) -> int:
+def run_demo(crawl: Callable[[list[str]], tuple[int, Container[str] | None]], pages: int = 300,
+             sitemaps: bool = False, max_depth: int | None = None, capped: bool = False) -> int:
     """Serve the demo site on loopback, ``crawl`` it (the command line's crawl, given the seeds;
-    it returns an exit code), and print what the server saw. Returns an exit code. With
-    ``sitemaps`` (the crawl reads sitemaps) the page only the sitemap lists is expected too."""
+    it returns an exit code and the crawl's Visited, or None if the crawl could not start), and
+    print what the server saw. Returns an exit code: the crawl's, or 1 if a reachable URL was
+    missed, fetched twice, or an unreachable one fetched. The crawl's settings that change what
+    it must fetch: ``sitemaps`` (the page only the sitemap lists is expected too),
+    ``max_depth``, and ``capped`` (a cap on pages: which ones it leaves out is not foreseen, so
+    none counts as missed)."""
     with LocalSite() as server:
         site = generate_site(server.origin, pages=pages, robots=True, duplicates=5,
                              sitemap=True)
         server.pages.update(site.pages)
-        reached = site.reachable(sitemaps=sitemaps)
+        reached = site.reachable(max_depth, sitemaps=sitemaps)
         expected = {p for p in reached if site.allowed(p)}
         unreachable = len(set(site.pages) - set(reached) - {"/robots.txt", "/sitemap.xml"})
-        print(f"Demo site at {server.origin}/: {len(expected)} URLs reachable from the seed "
+        print(f"Demo site at {server.origin}/: {len(expected)} URLs reachable from the seed"
+              + (f" in {max_depth} hops" if max_depth is not None else "") + " "
               f"(pages, broken links, redirects, files); {len(reached) - len(expected)} more "
               f"linked but disallowed by robots.txt; {unreachable} pages linked from nowhere; "
               f"{len(site.copies)} pages have a print version with the same bytes; "
               f"/sitemap.xml lists {len(site.sitemap)} pages"
               + ("" if sitemaps else " (--sitemaps reads it)"))
-        code = crawl([server.url("/")])
+        code, visited = crawl([server.url("/")])
         counts = server.fetch_counts(exclude=("/robots.txt", "/sitemap.xml"))
         twice = sorted(p for p, c in counts.items() if c > 1)
-        missed = sorted(set(expected) - set(counts))
+        missed = [] if capped else sorted(set(expected) - set(counts))
         extra = sorted(set(counts) - set(expected))
         print(f"Server log: {sum(counts.values())} requests for {len(counts)} paths; "
-              f"reachable {len(expected)}, missed {len(missed)}, fetched twice {len(twice)}, "
+              f"reachable {len(expected)}, "
+              + ("missed: not counted under a page cap, " if capped else f"missed {len(missed)}, ")
+              + f"fetched twice {len(twice)}, "
               f"unreachable fetched {len(extra)}")
+        for label, paths in (("Missed", missed), ("Fetched twice", twice),
+                             ("Unreachable fetched", extra)):
+            if paths:
+                print(f"{label}: {_some(paths)}")
+        if missed and visited is not None and code == 0:  # (not after Ctrl-C)
+            linked = {t for p in counts for t in site.graph.get(p, ())}  # by fetched pages
+            taken = [p for p in missed if canonicalize(server.url(p)) in visited]
+            print(_why_missed(missed, taken, [p for p in missed if p in linked],
+                              exact=isinstance(visited, ExactVisited)))
         return code if not (twice or missed or extra) else 1
+
+
+def _some(paths: list[str], shown: int = 5) -> str:
+    more = len(paths) - shown
+    return " ".join(paths[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def _why_missed(missed: list[str], taken: list[str], unfollowed: list[str],
+                exact: bool) -> str:
+    """Why reachable URLs were never fetched. ``taken``: those Visited answers "seen" for —
+    never requested, so taken for seen before any request: a Bloom filter's false positives
+    (with an exact Visited, URLs lost between Visited and a worker). ``unfollowed``: those a
+    fetched page links to; the rest are linked only from pages that were missed."""
+    unknown = set(missed) - set(taken)
+    reasons = []
+    if taken:
+        reasons.append(f"{len(taken)} lost after the exact Visited took them ({_some(taken)})"
+                       if exact else
+                       f"Visited answers \"seen\" for {len(taken)}: false positives of its "
+                       "Bloom filter (size it with --expected-urls and --error-rate)")
+    not_followed = sorted(unknown & set(unfollowed))
+    if not_followed:
+        reasons.append(f"{len(not_followed)} linked from fetched pages but never offered to "
+                       f"Visited ({_some(not_followed)})")
+    behind = len(unknown) - len(not_followed)
+    if behind:
+        reasons.append(f"{behind} linked only from pages that were missed")
+    return f"Of the {len(missed)} missed: " + "; ".join(reasons)
