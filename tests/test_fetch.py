@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -165,3 +167,139 @@ def test_a_name_that_does_not_resolve_is_a_connection_error():
     finally:
         fetcher.close()
     assert response.error.startswith("ConnectionError") and response.transient
+
+
+class KeepAliveServer(RawSocketServer):
+    """Answers each request on a connection with its path as the body, keeping the connection
+    open — except that after ``close_after`` answers it hangs up, as a server does when its
+    keep-alive timeout runs out. Keeps each request's head as received."""
+
+    def __init__(self, close_after: int = 1) -> None:
+        self.close_after = close_after
+        self.heads: list[bytes] = []
+        super().__init__()
+
+    def serve(self, conn: socket.socket) -> None:
+        pending = b""
+        for _ in range(self.close_after):
+            while b"\r\n\r\n" not in pending:
+                data = conn.recv(4096)
+                if not data:
+                    return
+                pending += data
+            head, pending = pending.split(b"\r\n\r\n", 1)
+            self.heads.append(head)
+            body = head.split(b" ", 2)[1]
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+def test_a_kept_connection_the_server_closed_is_replaced_before_a_request_is_lost():
+    server = KeepAliveServer(close_after=1)
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        first = fetcher.fetch(server.url("/a"))
+        time.sleep(0.2)  # the server's close reaches us
+        second = fetcher.fetch(server.url("/b"))
+    finally:
+        fetcher.close()
+        server.close()
+    assert (first.body, first.error) == (b"/a", None)
+    assert (second.body, second.error) == (b"/b", None)
+    assert server.connections == 2
+
+
+def test_one_connection_serves_a_workers_requests_to_an_origin():
+    server = KeepAliveServer(close_after=10)
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        bodies = [fetcher.fetch(server.url(f"/{i}")).body for i in range(10)]
+    finally:
+        fetcher.close()
+        server.close()
+    assert bodies == [f"/{i}".encode() for i in range(10)] and server.connections == 1
+
+
+def test_the_request_on_the_wire_is_the_one_the_archive_is_told_of():
+    server = KeepAliveServer()
+    told = []
+    fetcher = Fetcher(Options(timeout=5, user_agent="bot/1"), on_exchange=told.append)
+    try:
+        fetcher.fetch(f"http://user:p%40ss@127.0.0.1:{server.port}/x?q=1#frag",
+                      headers={"If-None-Match": '"v1"'})
+    finally:
+        fetcher.close()
+        server.close()
+    lines = server.heads[0].decode("latin-1").split("\r\n")
+    assert lines[0] == told[0].request_line == "GET /x?q=1 HTTP/1.1"
+    assert [tuple(line.split(": ", 1)) for line in lines[1:]] == told[0].request_headers == [
+        ("Host", f"127.0.0.1:{server.port}"), ("User-Agent", "bot/1"),
+        ("Accept-Encoding", "gzip, deflate"), ("Accept", "*/*"), ("If-None-Match", '"v1"'),
+        ("Authorization", "Basic dXNlcjpwQHNz")]  # user:p@ss
+
+
+@pytest.mark.parametrize("coding, compress", [
+    ("gzip", gzip.compress),
+    ("x-gzip", gzip.compress),
+    ("gzip", lambda b: gzip.compress(b[:3000]) + gzip.compress(b[3000:])),  # two members
+    ("gzip", lambda b: gzip.compress(b) + b"\0" * 10),  # padding after the member
+    ("deflate", zlib.compress),  # deflate as RFC 9110 says: zlib-wrapped
+    ("deflate", lambda b: zlib.compress(b, wbits=-15)),  # and as some servers send it: raw
+    ("GZIP ", gzip.compress),
+], ids=["gzip", "x-gzip", "two-members", "padded", "zlib", "raw-deflate", "case"])
+def test_compressed_bodies_are_inflated(server, coding, compress):
+    page = b"<p>" + b"".join(b"line %d " % i for i in range(1000)) + b"</p>"
+    server.pages["/z"] = Resource(compress(page), 200, {"Content-Encoding": coding})
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        response = fetcher.fetch(server.url("/z"))
+    finally:
+        fetcher.close()
+    assert (response.body, response.error) == (page, None)
+
+
+def test_a_coding_not_undone_is_handed_over_as_sent(server):
+    sent = gzip.compress(gzip.compress(b"twice"))
+    server.pages["/br"] = Resource(b"\x8b\x00br bytes", 200, {"Content-Encoding": "br"})
+    server.pages["/2"] = Resource(sent, 200, {"Content-Encoding": "gzip, gzip"})
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        br, twice = fetcher.fetch(server.url("/br")), fetcher.fetch(server.url("/2"))
+    finally:
+        fetcher.close()
+    assert (br.body, br.error) == (b"\x8b\x00br bytes", None)
+    assert (twice.body, twice.error) == (sent, None)
+
+
+def test_a_body_that_does_not_inflate_is_a_decode_error_not_worth_a_retry(server):
+    server.pages["/bad"] = Resource(b"not gzip at all", 200, {"Content-Encoding": "gzip"})
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        response = fetcher.fetch(server.url("/bad"))
+        after = fetcher.fetch(server.url("/bad"))  # the connection was not left half-read
+    finally:
+        fetcher.close()
+    assert response.error.startswith("DecodeError") and not response.transient
+    assert after.error == response.error
+
+
+class RepeatedHeadersServer(RawSocketServer):
+    def serve(self, conn: socket.socket) -> None:
+        if read_request(conn) is not None:
+            conn.sendall(b"HTTP/1.1 200 Fine\r\nSet-Cookie: a=1\r\nX-Other: o\r\n"
+                         b"set-cookie: b=2\r\nContent-Length: 2\r\n\r\nok")
+
+
+def test_the_response_head_is_kept_as_received_for_the_archive():
+    server = RepeatedHeadersServer()
+    told = []
+    fetcher = Fetcher(Options(timeout=5), on_exchange=told.append)
+    try:
+        response = fetcher.fetch(server.url("/"))
+    finally:
+        fetcher.close()
+        server.close()
+    assert told == [response]
+    assert (response.http_version, response.status, response.reason) == ("HTTP/1.1", 200, "Fine")
+    assert response.raw_headers == [("Set-Cookie", "a=1"), ("X-Other", "o"),
+                                    ("set-cookie", "b=2"), ("Content-Length", "2")]
+    assert response.headers == {"set-cookie": "b=2", "x-other": "o", "content-length": "2"}

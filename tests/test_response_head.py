@@ -144,7 +144,7 @@ def test_bodies_end_where_the_head_says_and_connections_are_reused(raw_server, m
     assert (continued.status, continued.body, continued.headers.get("x-final")) == \
         (200, b"ok", "yes")
     assert "x-interim" not in continued.headers  # the interim answer's fields are not kept
-    assert (folded.body, folded.headers["x-note"]) == (b"body", "one two")  # urllib3 unfolds
+    assert (folded.body, folded.headers["x-note"]) == (b"body", "one two")  # unfolded
     assert (http10.status, http10.body, http10.error) == (200, b"until the close", None)
     assert (negative.body, negative.error) == (b"read to the close", None)
     assert parsed_by_email == ["Content-Length: 4\r\nX-Note: one\r\n two\r\n"]  # only the odd

@@ -5,10 +5,10 @@ What each record holds, and what is reconstructed (the README's WARC section say
 * ``request``: the request line and headers exactly as sent (the fetcher builds them the way
   http.client sends them: ``Host`` first, then its headers in order).
 * ``response``: the status line (HTTP version and reason phrase as received) and the headers as
-  received (their case and order; a repeated header's lines are grouped under the spelling of
-  its first), then the body. The fetcher gets the body *after* the transfer coding (chunked) and
-  the content coding (gzip, deflate) are undone, so when either was used the recorded headers
-  say so consistently: ``Transfer-Encoding`` and ``Content-Encoding`` are dropped,
+  received (their case and order, a repeated header on each of its lines), then the body. The
+  fetcher gets the body *after* the transfer coding (chunked) and the content coding (gzip,
+  deflate) are undone, so when either was used the recorded headers say so consistently:
+  ``Transfer-Encoding`` and ``Content-Encoding`` are dropped,
   ``Content-Length`` gives the recorded body's length, and the headers as received are kept as
   ``X-Minicrawl-Original-Transfer-Encoding`` / ``-Content-Encoding`` / ``-Content-Length``.
   A body the fetcher cut short is marked ``WARC-Truncated`` (``length``, ``time`` or
@@ -35,11 +35,10 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
-from urllib3.response import BaseHTTPResponse
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from minicrawl.fetch import Response
+from minicrawl.fetch import Response, decodes
 from minicrawl.version import __version__
 
 WARC_VERSION = "WARC/1.1"
@@ -48,8 +47,6 @@ PROFILE = "http://netpreserve.org/warc/1.1/revisit/"
 NOT_MODIFIED = PROFILE + "server-not-modified"
 IDENTICAL = PROFILE + "identical-payload-digest"
 ORIGINAL = "X-Minicrawl-Original-"
-# The content codings the fetcher's HTTP library (urllib3) undoes; any other is left as sent.
-DECODED = frozenset(BaseHTTPResponse.CONTENT_DECODERS) | {"identity"}
 
 
 @dataclass(frozen=True)
@@ -177,9 +174,7 @@ def _recorded(response: Response) -> tuple[list[tuple[str, str]], bytes, str | N
     headers = response.raw_headers or [(k, v) for k, v in response.headers.items()]
     body = response.body
     lower = {name.lower(): value for name, value in headers}
-    codings = [c.strip().lower() for c in lower.get("content-encoding", "").split(",")
-               if c.strip()]
-    decoded = bool(codings) and all(c in DECODED for c in codings)
+    decoded = decodes(lower.get("content-encoding", ""))
     chunked = "chunked" in lower.get("transfer-encoding", "").lower()
     if decoded or chunked:
         drop = {"transfer-encoding", "content-length"}
