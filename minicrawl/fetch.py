@@ -122,7 +122,7 @@ class Fetcher:
             self._read_body(resp, result, started, max_bytes)
         except (_ConnectFailed, OSError, http.client.HTTPException, zlib.error, ValueError) as e:
             result.error, result.transient = describe_error(e, self.options.timeout)
-        if conn is not None and (result.error is not None or conn.sock is None):
+        if conn is not None and result.error is not None:
             conn.close()  # mid-body or broken: never reused (a response read to its end is)
         result.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
         if self.on_exchange is not None:
@@ -207,14 +207,17 @@ class Connection(http.client.HTTPConnection):
     response_class = HeadResponse
 
     def connect(self) -> None:
-        self.sock = connect(self.host, self.port, self.timeout, NODELAY)  # type: ignore[arg-type]
+        self.sock = self._tcp()
+
+    def _tcp(self) -> socket.socket:
+        return connect(self.host, self.port, self.timeout, NODELAY)  # type: ignore[arg-type]
 
 
-class TLSConnection(http.client.HTTPSConnection):
-    response_class = HeadResponse
+class TLSConnection(Connection, http.client.HTTPSConnection):
+    """The same, with TLS over the socket (the HTTPS connection's context and checks)."""
 
     def connect(self) -> None:
-        sock = connect(self.host, self.port, self.timeout, NODELAY)  # type: ignore[arg-type]
+        sock = self._tcp()
         try:
             self.sock = self._context.wrap_socket(  # type: ignore[attr-defined]
                 sock, server_hostname=self.host)
@@ -250,7 +253,10 @@ def _connect(conn: http.client.HTTPConnection) -> None:
 
 
 class BodyCut(http.client.HTTPException):
-    """The connection ended before the body did."""
+    """The connection ended before the body did; shown as http.client's ``IncompleteRead``."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 class _Inflater:
@@ -320,9 +326,7 @@ def describe_error(e: BaseException, timeout: float | None = None) -> tuple[str,
     elif isinstance(e, TimeoutError):
         kind, text, transient = "ReadTimeout", f"Read timed out. (read timeout={timeout})", True
     elif isinstance(e, http.client.IncompleteRead | BodyCut):
-        kind, text, transient = "ProtocolError", f"Connection broken: {e!r}"[:200], True
-        if isinstance(e, BodyCut):
-            text = f"Connection broken: {e}"
+        kind, text, transient = "ProtocolError", f"Connection broken: {e!r}", True
     elif isinstance(e, http.client.RemoteDisconnected):  # before any answer: the request lost
         kind, text, transient = "ConnectionError", f"Connection aborted: {e}", True
     elif isinstance(e, http.client.InvalidURL):

@@ -39,13 +39,20 @@ class RawSocketServer:
             self.serve(conn)
 
 
-def read_request(conn: socket.socket, pending: bytes = b"") -> tuple[str, bytes] | None:
-    """(the path of the next request on ``conn``, the bytes read past its head), or None once
-    the client has closed."""
+def read_head(conn: socket.socket, pending: bytes = b"") -> tuple[bytes, bytes] | None:
+    """(the head of the next request on ``conn``, without its final empty line; the bytes read
+    past it), or None once the client has closed."""
     while b"\r\n\r\n" not in pending:
         data = conn.recv(4096)
         if not data:
             return None
         pending += data
     head, rest = pending.split(b"\r\n\r\n", 1)
-    return head.split(b" ", 2)[1].decode(), rest
+    return head, rest
+
+
+def read_request(conn: socket.socket, pending: bytes = b"") -> tuple[str, bytes] | None:
+    """(the path of the next request on ``conn``, the bytes read past its head), or None once
+    the client has closed."""
+    request = read_head(conn, pending)
+    return None if request is None else (request[0].split(b" ", 2)[1].decode(), request[1])

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rawserver import RawSocketServer, read_request
+from rawserver import RawSocketServer, read_head, read_request
 
 from minicrawl import Crawler
 from minicrawl.fetch import Fetcher
@@ -182,12 +182,9 @@ class KeepAliveServer(RawSocketServer):
     def serve(self, conn: socket.socket) -> None:
         pending = b""
         for _ in range(self.close_after):
-            while b"\r\n\r\n" not in pending:
-                data = conn.recv(4096)
-                if not data:
-                    return
-                pending += data
-            head, pending = pending.split(b"\r\n\r\n", 1)
+            if (request := read_head(conn, pending)) is None:
+                return
+            head, pending = request
             self.heads.append(head)
             body = head.split(b" ", 2)[1]
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
