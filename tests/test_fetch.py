@@ -300,3 +300,14 @@ def test_the_response_head_is_kept_as_received_for_the_archive():
     assert response.raw_headers == [("Set-Cookie", "a=1"), ("X-Other", "o"),
                                     ("set-cookie", "b=2"), ("Content-Length", "2")]
     assert response.headers == {"set-cookie": "b=2", "x-other": "o", "content-length": "2"}
+
+
+def test_tls_to_a_plain_http_port_is_an_ssl_error_not_worth_a_retry(server):
+    server.pages["/"] = Resource(b"plain")
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        response = fetcher.fetch(server.origin.replace("http://", "https://") + "/")
+    finally:
+        fetcher.close()
+    assert response.status is None and response.error.startswith("SSLError")
+    assert not response.transient
