@@ -67,8 +67,10 @@ def known_codec(name: str | None) -> str | None:
         return None
 
 
-# A charset declaration naming UTF-8, as bs4's meta pattern would read it.
-_UTF8_DECLARED = re.compile(rb"""charset\s*=\s*["']?utf-?8[ /;'">]""", re.IGNORECASE)
+# A charset declaration, and one naming UTF-8, as bs4's meta pattern reads them (on the head
+# lower-cased once: a case-insensitive search of every page's head cost 9 µs).
+_DECLARATION = re.compile(rb"charset\s*=")
+_UTF8_DECLARED = re.compile(rb"""charset\s*=\s*["']?utf-?8[ /;'">]""")
 _BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)
 
 
@@ -83,15 +85,17 @@ def detect_encoding(body: bytes, content_type: str | None = None) -> str:
 def _plainly_utf8(body: bytes) -> bool:
     """True when BeautifulSoup would certainly answer UTF-8, so it need not be imported (12 MB
     and 70 ms): no BOM, no XML declaration with an ``encoding`` (bs4 looks for one at the very
-    start), and every ``charset`` in the 2 KiB it searches for a ``<meta>`` names UTF-8 (or
-    there is none)."""
+    start), and every ``charset=`` in the 2 KiB it searches for a ``<meta>`` names UTF-8 (or
+    there is none; the word alone, as in a page about ``java.nio.charset``, declares nothing)."""
     if body.startswith(_BOMS):
         return False
-    start = body[:1024].lstrip()
-    if start.startswith(b"<?") and b"encoding" in start.lower():
+    head = body[:2048].lower()
+    start = head[:1024].lstrip()
+    if start.startswith(b"<?") and b"encoding" in start:
         return False
-    head = body[:2048]
-    return head.lower().count(b"charset") == len(_UTF8_DECLARED.findall(head))
+    if b"charset" not in head:
+        return True
+    return len(_DECLARATION.findall(head)) == len(_UTF8_DECLARED.findall(head))
 
 
 def _declared_encoding(body: bytes) -> str:

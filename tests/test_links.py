@@ -91,6 +91,8 @@ _HEAD_PIECES = st.sampled_from([
     b"<?xml version='1.0' encoding='iso-8859-2'?>", b"charset = utf-8 ", b"charset",
     b"\xef\xbb\xbf", b"\xff\xfe", b"<p>text</p>", b" ", b"\n", b"x" * 700, b"\xd0\xb4",
     b"<?xml version='1.0'?>", b'<?xml encoding="utf-8"?>', b'<a href="encoding.html">',
+    b"<title>Charset (java.nio.charset)</title>", b"CHARSET\t=\n'UTF8'>", b"charset==utf-8>",
+    b"<meta content='charset=koi8-r'>", b"charset =",
 ])
 
 
@@ -113,6 +115,11 @@ def test_a_page_declaring_utf8_does_not_need_beautifulsoup():
     assert not _plainly_utf8("\ufeff<p>".encode("utf-16"))
     assert _plainly_utf8(b'<meta charset="utf-8"><a href="encoding-faq.html">')
     assert not _plainly_utf8(b' <?xml version="1.0" encoding="iso-8859-2"?><p>')
+    # A page about charsets (the Java API docs' java.nio.charset pages) declares only UTF-8.
+    about = b'<meta charset="utf-8"><title>Charset (java.nio.charset)</title><a href="x">'
+    assert _plainly_utf8(about) and _declared_encoding(about) == "utf-8"
+    assert not _plainly_utf8(b'<title>charset</title><META CONTENT="text/html; CHARSET=koi8-r">')
+    assert not _plainly_utf8(b"<meta charset==utf-8>")  # not what bs4 reads as UTF-8
     assert detect_encoding(b'<meta charset="koi8-r">') == "koi8-r"
 
 
