@@ -1,26 +1,40 @@
 """From the hrefs of a page to the canonical URLs the crawl wants: resolved once, then cached.
 
-Most hrefs of a site are the same navigation links on every page, so resolving (against the
-page's base), canonicalizing and judging them (scope, traps) is done once per (base directory,
-href) and remembered. Resolution depends only on the base's directory, except for ``""`` and
-``"?…"``; the fragment never matters, so ``#sec-3`` and ``x.html#top`` share the entry of ``""``
-and ``x.html``. The caches are bounded (:class:`minicrawl.memo.Memo`): each holds at most a third
-of the URLs Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set
-would. Dict reads and writes are atomic, and a racing miss only computes the same answer twice.
+Most hrefs of a site are the same navigation links on every page, so canonicalizing and judging
+them (scope, traps) is done once per absolute URL and remembered (``_by_target``). Before that,
+each href is resolved once per (base directory, href) (``_by_href``): resolution depends only on
+the base's directory, except for ``""`` and ``"?…"``, and not at all for an absolute
+``http(s)://`` URL. The fragment never matters, so ``#sec-3`` and ``x.html#top`` share the entry
+of ``""`` and ``x.html``. The common href, a plain relative path (``x.html``,
+``../../java/lang/String.html``), is made absolute by slicing the page's directory; other hrefs
+by :func:`minicrawl.urls.absolute` (2.5–3× the cost of slicing).
+
+The caches are bounded (:class:`minicrawl.memo.Memo`): each holds at most a third of the URLs
+Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set would.
+Dict reads and writes are atomic, and a racing miss only computes the same answer twice.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from minicrawl.memo import Memo
 from minicrawl.options import Options
 from minicrawl.scope import Scope
-from minicrawl.urls import BadURL, absolute, canonicalize, repeated_segments
+from minicrawl.urls import BadURL, absolute, canonicalize, origin_of, repeated_segments
 
 CACHE_SIZE = 200_000  # entries per cache; ~50 MB at the most
 
 Verdict = tuple[str | None, str | None]  # (canonical URL, why unwanted) or (None, why no URL)
+
+# A relative path that resolves by slicing: "../" steps, then a path with no scheme, query,
+# fragment, backslash, blank or control character that starts with neither "." nor "/" (dot segments
+# further on are looked for apart).
+_PLAIN_RELATIVE = re.compile(
+    r"(?:\.\./)*(?:[^./:?#\\\x00-\x20\x7f][^:?#\\\x00-\x20\x7f]*)?").fullmatch
+# An absolute http(s) URL with a host: resolved alike on every page.
+_ABSOLUTE = re.compile(r"https?://[^/?\\]").match
 
 
 class LinkResolver:
@@ -42,13 +56,19 @@ class LinkResolver:
         candidates: dict[str, str | None] = {}
         rejected: list[tuple[str, str]] = []
         directory = base.split("?", 1)[0].rsplit("/", 1)[0]
-        cache = self._by_href.data
+        folders = _Folders(base)
+        cache = self._by_href.data  # read without a call: most hrefs are found here
         for href in hrefs:
             key = href.split("#", 1)[0] if "#" in href else href
-            key = (base if not key or key[0] == "?" else directory, key)
-            hit = cache.get(key)
+            if not key or key[0] == "?":
+                scope = base
+            elif key[0] == "h" and _ABSOLUTE(key):
+                scope = ""  # the same URL from every page
+            else:
+                scope = directory
+            hit = cache.get((scope, key))
             if hit is None:
-                hit = self._by_href.put(key, self._judge(key[1], base))
+                hit = self._by_href.put((scope, key), self._judge(key, base, folders))
             url, why = hit
             if url is None:  # not a URL we could ever fetch: why is BadURL's reason
                 name = "links_not_http" if why == "not http(s)" else "links_malformed"
@@ -68,14 +88,16 @@ class LinkResolver:
             return "trap"
         return None
 
-    def _judge(self, href: str, base: str) -> Verdict:
+    def _judge(self, href: str, base: str, folders: _Folders) -> Verdict:
         """The verdict for one href, cached by its absolute URL too, so the same link written
         relative to different directories (``../api/x.html``) is canonicalized once."""
         opts = self.options
-        try:
-            target = absolute(href, base, max_length=opts.max_url_length)
-        except BadURL as e:
-            return None, e.reason
+        target = folders.resolve(href) if len(href) <= opts.max_url_length else None
+        if target is None:
+            try:
+                target = absolute(href, base, max_length=opts.max_url_length)
+            except BadURL as e:
+                return None, e.reason
         hit = self._by_target.data.get(target)
         if hit is None:
             try:
@@ -86,3 +108,37 @@ class LinkResolver:
                 hit = (None, e.reason)
             self._by_target.put(target, hit)
         return hit
+
+
+class _Folders:
+    """A page's base URL as origin and directory path, with the directories above it: what a
+    plain relative href (``../../x.html``) resolves against, as RFC 3986 resolution would
+    (``..`` never climbs above the root)."""
+
+    __slots__ = ("origin", "_above")
+
+    def __init__(self, base: str) -> None:
+        self.origin = ""  # empty: this base is not resolved by slicing
+        if base.startswith(("http://", "https://")) and "#" not in base:
+            origin = origin_of(base)
+            path = base[len(origin):].split("?", 1)[0]
+            # A canonical base has a path and no dot segment; any other goes the general way.
+            if path.startswith("/") and "/./" not in path + "/" and "/../" not in path + "/":
+                self.origin = origin
+                self._above = [path[: path.rfind("/") + 1]]
+
+    def resolve(self, href: str) -> str | None:
+        """The absolute URL of ``href`` if it is a plain relative path (``_PLAIN_RELATIVE``),
+        else None (other hrefs need :func:`minicrawl.urls.absolute`)."""
+        if not (self.origin and href and _PLAIN_RELATIVE(href)):
+            return None
+        steps = 0
+        while href.startswith("../", 3 * steps):
+            steps += 1
+        if "/." in href[3 * steps:]:  # a dot segment (or a name starting with a dot)
+            return None
+        above = self._above
+        while len(above) <= steps:
+            folder = above[-1]
+            above.append(folder[: folder.rfind("/", 0, len(folder) - 1) + 1] or "/")
+        return self.origin + above[steps] + href[3 * steps:]
