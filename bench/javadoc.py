@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         servers.ensure_tool("wget", "wget")
         configs.append((run.Config("wget", 1), 0))
     cores = len(os.sched_getaffinity(0))
+    run.compile_sources(run.REPO, *([opts.baseline] if opts.baseline else []))
     work = Path(tempfile.mkdtemp(prefix="minicrawl-javadoc-"))
     print(f"machine: {run.machine()}")
     print(f"minicrawl: {run.REPO} "
