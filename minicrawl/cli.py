@@ -7,7 +7,6 @@ setting is a flag with the same name, help text and default.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import dataclasses
 import logging
 import os
@@ -158,7 +157,6 @@ def fail(error: Exception) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``minicrawl`` and ``run.py``; returns the exit status."""
-    limit_malloc_arenas()
     try:
         return _main(sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:  # Ctrl-C outside a crawl, or a third one while it wraps up
@@ -169,24 +167,6 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush does not fail again
         os.close(devnull)
         return EXIT_OK
-
-
-def limit_malloc_arenas() -> None:
-    """Cap glibc's malloc arenas at one per core before the workers start.
-
-    glibc gives each contending thread an arena of its own (up to 8 per core), and the freed
-    memory of 2 MB pages and their parse trees stays scattered over them: 16 workers held twice
-    the memory of 2 (248 → 119 MB peak on the link-dense bench site with the cap). The command
-    line owns its process, so it may set this; the library leaves malloc alone. No-op elsewhere.
-    """
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(M_ARENA_MAX, max(2, os.cpu_count() or 2))
-    except (OSError, AttributeError):
-        pass
-
-
-M_ARENA_MAX = -8  # from glibc's malloc.h
 
 
 def _main(argv: list[str]) -> int:
