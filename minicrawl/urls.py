@@ -36,7 +36,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _FORBIDDEN_IN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _TAB_NEWLINE = re.compile(r"[\t\n\r]")
-_TRIM = " " + "".join(map(chr, range(0x20)))  # what browsers strip around an href
+TRIM = " " + "".join(map(chr, range(0x20)))  # what browsers strip around an href
 _SPECIAL_SCHEME = re.compile(r"(https?):", re.IGNORECASE)
 
 
@@ -116,7 +116,7 @@ def absolute(href: str, base: str | None = None, *,
     """``href`` cleaned as browsers do and resolved against ``base`` (RFC 3986 section 5.2),
     not yet canonical. Raises :class:`BadURL` for control characters and over-long hrefs."""
     # Browsers drop tabs and newlines anywhere and trim surrounding spaces/controls; so do we.
-    href = href.strip(_TRIM)
+    href = href.strip(TRIM)
     if "\t" in href or "\n" in href or "\r" in href:
         href = _TAB_NEWLINE.sub("", href)
     if _CONTROL.search(href):
@@ -133,6 +133,8 @@ def absolute(href: str, base: str | None = None, *,
         return href
     try:
         return join(base, href)
+    except BadURL:
+        raise
     except ValueError as e:  # e.g. unbalanced IPv6 brackets
         raise BadURL("unparsable", href) from e
 
@@ -179,8 +181,10 @@ def join(base: str, href: str) -> str:
         return base
     first = href[0]
     if first == "/":
-        if href.startswith("//"):  # another host; an empty one is urljoin's odd case
-            if href[2:3] in ("", "/", "?", "#"):
+        if href.startswith("//"):  # another host
+            if href[2:3] in ("", "?"):  # none at all: urljoin would take the page's own
+                raise BadURL("no host", href)
+            if href[2:3] == "/":
                 return urljoin(base, href)
             return base[: base.index(":") + 1] + href
         origin = origin_of(base)
@@ -189,10 +193,13 @@ def join(base: str, href: str) -> str:
     else:
         colon = href.find(":")
         if colon >= 0 and not any(c in href[:colon] for c in "/?#"):
+            if href[colon:colon + 3] == "://" and href[colon + 3:colon + 4] in ("", "?") \
+                    and href[:colon].lower() in DEFAULT_PORTS:
+                raise BadURL("no host", href)  # "http://": urljoin would take the page's host
             return urljoin(base, href)  # it has a scheme of its own
         path_end = base.find("?")
         slash = base.rfind("/", 0, path_end if path_end >= 0 else len(base))
-        if base[slash - 1] == "/":  # "http://host" with no path at all
+        if slash <= base.index("://") + 2:  # "http://host" with no path at all
             base, slash = base.split("?", 1)[0] + "/", len(base.split("?", 1)[0])
         origin = origin_of(base)
         href = base[len(origin): slash + 1] + href

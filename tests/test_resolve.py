@@ -1,9 +1,8 @@
-"""Links resolved for a page: slicing the page's directory gives what RFC 3986 resolution gives,
-and the verdicts are shared across pages where resolution does not depend on the page."""
+"""Links resolved for a page: slicing the page's directory gives what RFC 3986 resolution gives."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from minicrawl.options import Options
@@ -17,7 +16,8 @@ HREF_PIECES = st.sampled_from(["../", "../", "./", "..", ".", "a", "b.html", "/"
 BASES = st.sampled_from([
     "http://example.com/", "http://example.com/a/b/c.html", "https://example.com:8443/a/",
     "http://example.com/a//b/c", "http://example.com/a/b?x=/y/z", "http://[::1]/d/e/",
-    "http://example.com/a/./b", "http://example.com", "http://u@example.com/a/b/"])
+    "http://example.com/a/./b", "http://example.com", "http://u@example.com/a/b/",
+    "http://example.com/a//b", "http://example.com//b", "http://example.com?a=/b/c"])
 
 
 @settings(max_examples=3000, deadline=None)
@@ -44,11 +44,30 @@ def test_plain_relative_paths_are_sliced_the_others_are_not():
     assert _Folders("http://example.com/a/./b").resolve("x") is None  # not a canonical base
 
 
-def test_an_absolute_link_is_resolved_once_for_every_page():
+def test_a_page_in_a_folder_after_a_double_slash_resolves_x_and_dot_x_alike():
     resolver = LinkResolver(Options(), Scope(["http://example.com/"]))
-    for page in ("http://example.com/a/1.html", "http://example.com/b/c/2.html"):
-        links, rejected = resolver.resolve(["https://other.org/x", "y.html"], page, {})
-        assert list(links) == ["https://other.org/x", page.rsplit("/", 1)[0] + "/y.html"]
-        assert links["https://other.org/x"] == "out_of_scope" and not rejected
-    assert ("", "https://other.org/x") in resolver._by_href.data
-    assert len(resolver._by_href) == 3  # one entry for the absolute link, one per y.html
+    links, _ = resolver.resolve(["x", "./x", "../y", "./../y"], "http://example.com/a//b", {})
+    assert list(links) == ["http://example.com/a//x", "http://example.com/a/y"]
+
+
+PAGES = st.sampled_from([
+    "http://example.com/a/1.html", "http://example.com/a/2.html?q=1", "https://example.com/b/",
+    "https://other.org/a/1.html", "http://example.com/a//b", "http://example.com/"])
+HREFS = st.one_of(
+    st.lists(HREF_PIECES, max_size=6).map("".join),
+    st.sampled_from(["http://example.com/x;", "https://example.com/x?", "http://\t",
+                     "http://h/a/../b", "https://other.org", "HTTP://example.com/y"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(PAGES, HREFS), min_size=1, max_size=12))
+@example([("http://example.com/a/1.html", "  "), ("http://example.com/a/2.html?q=1", "  ")])
+@example([("http://example.com/a/1.html", "http://example.com/x;"),
+          ("https://example.com/b/", "http://example.com/x;")])
+def test_a_cached_answer_is_the_answer_a_fresh_resolver_gives(visits):
+    """Pages resolved one after another by one resolver (its caches shared between pages)
+    get exactly what a resolver with nothing cached gives each page."""
+    shared = LinkResolver(Options(), Scope(["http://example.com/"]))
+    for page, href in visits:
+        fresh = LinkResolver(Options(), Scope(["http://example.com/"]))
+        assert shared.resolve([href], page, {}) == fresh.resolve([href], page, {})

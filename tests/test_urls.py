@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -180,6 +182,9 @@ def test_the_fast_join_agrees_with_urljoin(base, href):
     assume("//" not in cleaned.split("?", 1)[0][1:])
     # urljoin reads "?" (an empty query) as no query and keeps the base's; RFC 3986 does not.
     assume(cleaned.split("#", 1)[0] != "?")
+    # urljoin takes the page's host for an empty one ("//", "http://?q"); join() refuses it, as
+    # the URL Standard does (test_a_link_with_an_empty_host_is_no_url_not_the_page_itself).
+    assume(not re.match(r"(?:https?:)?//(?:[?#]|$)", cleaned, re.IGNORECASE))
     assert canonical_or_reason(lambda: join(base, cleaned)) == \
         canonical_or_reason(lambda: urljoin(base, cleaned))
 
@@ -278,3 +283,20 @@ def test_idna2003_would_map_to_another_registrants_domain():
     """Python's "idna" codec (IDNA2003) maps ß to ss: a different name, someone else's."""
     assert "fa\u00df.example".encode("idna") == b"fass.example"
     assert canonicalize("http://fa\u00df.example/") != "http://fass.example/"
+
+
+@pytest.mark.parametrize("href", ["http://", "http://\t", "https:// ", "http://?q=1", "//",
+                                  "//?q", "HTTP://#top"])
+def test_a_link_with_an_empty_host_is_no_url_not_the_page_itself(href):
+    with pytest.raises(BadURL) as e:
+        canonicalize(href, "http://example.com/a/b.html")
+    assert e.value.reason == "no host"
+
+
+def test_a_base_whose_last_folder_follows_a_double_slash_keeps_its_path():
+    # RFC 3986 and browsers: only "http://host" has no path; "/a//b" is in folder "/a//".
+    assert absolute("x", "http://example.com/a//b") == "http://example.com/a//x"
+    assert absolute("../x", "http://example.com/a//b") == "http://example.com/a/x"
+    assert absolute("x", "http://example.com//b") == "http://example.com//x"
+    assert absolute("x", "http://example.com") == "http://example.com/x"
+    assert absolute("x", "http://example.com?q=/a/b") == "http://example.com/x"
