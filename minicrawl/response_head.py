@@ -59,8 +59,8 @@ class Fields:
         for name, value in items:
             self._first.setdefault(name.lower(), value)
 
-    def get(self, name: str, default: str | None = None) -> str | None:
-        return self._first.get(name.lower(), default)
+    def get(self, name: str, failobj: str | None = None) -> str | None:
+        return self._first.get(name.lower(), failobj)
 
     def get_all(self, name: str, failobj: list[str] | None = None) -> list[str] | None:
         name = name.lower()
@@ -71,6 +71,9 @@ class Fields:
 
     def keys(self) -> list[str]:
         return [name for name, _ in self._items]
+
+    def values(self) -> list[str]:
+        return [value for _, value in self._items]
 
     def __getitem__(self, name: str) -> str | None:
         return self.get(name)

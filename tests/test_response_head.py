@@ -55,6 +55,25 @@ def test_the_fields_are_those_http_client_reads_from_any_block(block):
     assert our_fields(block) == stdlib_fields(block)
 
 
+def test_fields_answer_every_question_as_http_client_s_message_does():
+    block = (b"Set-Cookie: a=1\r\nContent-Type: text/html\r\nset-cookie: b=2\r\n"
+             b"X-Empty:\r\nSET-COOKIE: c=3\r\n")
+    ours = parse_fields(read_header_lines(io.BytesIO(block + b"\r\n")))
+    theirs = http.client.parse_headers(io.BytesIO(block + b"\r\n"))
+    assert not isinstance(ours, http.client.HTTPMessage)  # the plain block's own reader
+    for name in ("set-cookie", "SET-COOKIE", "Content-Type", "x-empty", "missing"):
+        assert ours.get(name) == theirs.get(name)
+        assert ours.get(name, "d") == theirs.get(name, "d")
+        assert ours.get(name, failobj="d") == theirs.get(name, failobj="d")
+        assert ours.get_all(name) == theirs.get_all(name)
+        assert ours.get_all(name, []) == theirs.get_all(name, [])
+        assert ours[name] == theirs[name]
+        assert (name in ours) == (name in theirs)
+    assert ours.items() == theirs.items() and ours.keys() == theirs.keys()
+    assert ours.values() == theirs.values() and list(ours) == list(theirs)
+    assert len(ours) == len(theirs)
+
+
 @pytest.mark.parametrize("block, fields", [
     (b"Content-Type: text/html\r\nETag:  \"x\" \r\n", [("Content-Type", "text/html"),
                                                       ("ETag", '"x" ')]),
