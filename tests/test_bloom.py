@@ -135,10 +135,17 @@ def test_add_many_equals_sequential_add(urls: list[str], batch: int) -> None:
     assert all(u in bat for u in urls)
 
 
+@pytest.mark.parametrize("numpy_path", [True, False], ids=["numpy", "url-by-url"])
 @pytest.mark.parametrize("family", ["default", "java", "scrapy-redis"])
-def test_small_and_large_batches_both_equal_sequential_add(family: str) -> None:
-    """Below SMALL_BATCH add_many works URL by URL, above it with NumPy: same answers, same bits
-    (a small filter, so that URLs share bits and repeats are common)."""
+def test_small_and_large_batches_both_equal_sequential_add(family: str, numpy_path: bool,
+                                                           monkeypatch) -> None:
+    """Below SMALL_BATCH add_many works URL by URL, above it with NumPy once NumPy pays (or URL
+    by URL until then): same answers, same bits either way (a small filter, so that URLs share
+    bits and repeats are common)."""
+    import minicrawl.bloom.filter
+
+    monkeypatch.setattr(minicrawl.bloom.filter, "numpy_pays",
+                        lambda n: numpy_path and n >= SMALL_BATCH)
     urls = [f"http://h/{i % 700}" for i in range(3 * SMALL_BATCH)]
     seq = BloomFilter(bits=4096, hashes=8, hash=family)
     want = [seq.add(u) for u in urls]
@@ -150,6 +157,29 @@ def test_small_and_large_batches_both_equal_sequential_add(family: str) -> None:
         assert got == want, batch
         assert bat._bits == seq._bits and bat.count == seq.count
         assert bat.contains_many(urls[:batch]) == [u in seq for u in urls[:batch]]
+
+
+def test_numpy_is_imported_only_once_enough_urls_came_in_big_batches() -> None:
+    """NumPy's import pays back over ~100,000 URLs: big batches go URL by URL until then (a
+    fresh interpreter, where nothing else loaded NumPy)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from minicrawl.bloom import BloomFilter\n"
+        "from minicrawl.bloom.batch import NUMPY_AFTER\n"
+        "bf = BloomFilter(capacity=10**6, error_rate=0.001)\n"
+        "for i in range(40): bf.add_many([f'http://h/{i}/{j}' for j in range(600)])\n"
+        "assert bf.contains_many([f'http://h/0/{j}' for j in range(600)]) == [True] * 600\n"
+        "assert 'numpy' not in sys.modules, 'numpy loaded for 24,000 URLs'\n"
+        "for i in range(NUMPY_AFTER // 1000): bf.add_many([f'x{i}/{j}' for j in range(1000)])\n"
+        "assert 'numpy' in sys.modules, 'numpy never loaded'\n"
+        "assert bf.add_many(['http://h/0/0', 'new']) == [False, True]\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 def test_add_many_repeats_in_one_batch() -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from bitarray import bitarray
 
 from minicrawl.atomic import write_atomically
-from minicrawl.bloom.batch import SMALL_BATCH, _byte_and_mask, _plan_batch
+from minicrawl.bloom.batch import _byte_and_mask, _plan_batch, numpy_pays
 from minicrawl.bloom.hashes import DEFAULT, MAX_BITS, default_stepper, get_family, not_a_url
 from minicrawl.bloom.sizing import SizedFilter, estimate_count
 
@@ -146,7 +146,7 @@ class BloomFilter(SizedFilter):
         """
         urls = urls if isinstance(urls, (list, tuple)) else list(urls)
         n = len(urls)
-        if n < SMALL_BATCH:
+        if not numpy_pays(n):
             where = [self._where(url) for url in urls]  # hashing outside the lock
             with self._lock:
                 return [self._test_and_set(w) for w in where]
@@ -177,7 +177,7 @@ class BloomFilter(SizedFilter):
     def contains_many(self, urls: Iterable[str]) -> list[bool]:
         """``url in self`` for many URLs at once (the batch path, no lock needed)."""
         urls = urls if isinstance(urls, (list, tuple)) else list(urls)
-        if len(urls) < SMALL_BATCH:
+        if not numpy_pays(len(urls)):
             return [url in self for url in urls]
         byte, mask = _byte_and_mask(self._indices_many(urls, self._m, self._k).ravel())
         hit = (self._view[byte] & mask) != 0
