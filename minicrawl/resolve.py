@@ -58,9 +58,8 @@ class LinkResolver:
         (``links_not_http``, ``links_malformed``). Links come once each, in page order."""
         candidates: dict[str, str | None] = {}
         rejected: list[tuple[str, str]] = []
-        directory = base.split("?", 1)[0].rsplit("/", 1)[0]
-        scheme = base.partition(":")[0]
         folders = _Folders(base)
+        directory, scheme = folders.directory, base.partition(":")[0]
         cache = self._by_href.data  # read without a call: most hrefs are found here
         for href in hrefs:
             key = href.split("#", 1)[0] if "#" in href else href
@@ -120,19 +119,21 @@ class LinkResolver:
 
 
 class _Folders:
-    """A page's base URL as origin and directory path, with the directories above it: what a
-    plain relative href (``../../x.html``) resolves against, as RFC 3986 resolution would
-    (``..`` never climbs above the root)."""
+    """A page's base URL read once for resolving its hrefs: its directory (the cache key of
+    most), and as origin and directory path, with the directories above it, what a plain
+    relative href (``../../x.html``) resolves against, as RFC 3986 resolution would (``..``
+    never climbs above the root)."""
 
-    __slots__ = ("origin", "_above")
+    __slots__ = ("directory", "origin", "_above")
 
     def __init__(self, base: str) -> None:
+        page = base.split("?", 1)[0]
+        self.directory = page.rsplit("/", 1)[0]  # what most hrefs' resolution depends on
         self.origin = ""  # empty: this base is not resolved by slicing
         self._above: list[str] = []
-        if base.startswith(("http://", "https://")) and "#" not in base:
-            base = base.split("?", 1)[0]
-            origin = origin_of(base)
-            path = base[len(origin):]
+        if page.startswith(("http://", "https://")) and "#" not in base:
+            origin = origin_of(page)
+            path = page[len(origin):]
             # A canonical base has a path and no dot segment; any other goes the general way.
             if path.startswith("/") and "/./" not in path + "/" and "/../" not in path + "/":
                 self.origin = origin

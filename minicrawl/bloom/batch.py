@@ -16,27 +16,27 @@ if TYPE_CHECKING:
 
 
 # Below this many URLs, add_many and contains_many work URL by URL: NumPy's fixed cost per
-# call is larger than the work, and a crawl whose pages bring fewer new links than this (most
-# do: the crawler offers Visited only links it has not offered before) never imports NumPy
-# (14 MB of memory and 80 ms of start-up).
+# call is larger than the work.
 SMALL_BATCH = 512
 # Importing NumPy costs ~75 ms and 14 MB, and it saves ~0.3–0.6 µs a URL: it pays back over
 # ~100,000 URLs. So batches of SMALL_BATCH or more go URL by URL too until that many URLs have
-# come in such batches (unless NumPy is loaded already). A crawl seldom gets there: on the Java
-# API docs (10,248 pages) 13 pages brought ≥ 512 new links, ~20,000 in all; without NumPy its
-# peak RSS was 65–67 vs 79 MB, its wall unchanged (0.98, 1.01: two sets of 4 alternated pairs).
+# come in such batches (unless NumPy is loaded already). A crawl seldom gets there, since it
+# offers Visited only links it has not offered before: on the Java API docs (10,248 pages) 13
+# pages brought ≥ 512 new links, ~20,000 in all; without NumPy its peak RSS was 65–67 vs 79 MB,
+# its wall unchanged (0.98, 1.01: two sets of 4 alternated pairs).
 NUMPY_AFTER = 100_000
-_batched = [0]  # URLs seen in batches of SMALL_BATCH or more, process-wide (roughly: no lock)
+_batched = 0  # URLs seen in batches of SMALL_BATCH or more, process-wide (roughly: no lock)
 
 
 def numpy_pays(n: int) -> bool:
     """Whether a batch of ``n`` URLs should go through NumPy (see ``NUMPY_AFTER``)."""
+    global _batched
     if n < SMALL_BATCH:
         return False
     if "numpy" in sys.modules:
         return True
-    _batched[0] += n
-    return _batched[0] >= NUMPY_AFTER
+    _batched += n
+    return _batched >= NUMPY_AFTER
 
 
 @cache
