@@ -1,0 +1,6 @@
+"""The model in one sitting: a complete small crawler, one idea per file.
+
+Read in this order: ``interfaces`` (the seams), ``todo``, ``visited``, ``fetch``, ``urls``,
+``links``, ``worker``, ``crawler``; ``python -m minicrawl.core URL`` runs it. The core imports
+nothing from the rest of minicrawl; the rest plugs into it through ``interfaces``.
+"""

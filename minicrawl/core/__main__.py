@@ -1,0 +1,80 @@
+"""``python -m minicrawl.core URL...``: crawl with the core alone, one line per page.
+
+Stays on the seeds' hosts; ``--threads``, ``--delay`` (seconds between requests to a host) and
+``--max-pages`` are the knobs. Each line is ``status url links new`` (``---`` and the reason when
+no usable answer came); a summary goes to stderr. Exit status: 0 done, 2 no usable seed or a
+wrong option, 130 interrupted (the pages in flight finish first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Callable
+from typing import TextIO
+
+from minicrawl.core.admission import SameHost
+from minicrawl.core.crawler import Crawler
+from minicrawl.core.fetch import Fetcher
+from minicrawl.core.interfaces import Page
+
+
+class PrintPages:
+    """An observer that writes one line per page to a stream."""
+
+    def __init__(self, stream: TextIO = sys.stdout) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+
+    def on_page(self, page: Page) -> None:
+        status = page.error or ""
+        if page.redirect:
+            status = f"→ {page.redirect}"
+        line = f"{page.status or '---'} {page.url} {page.links} {page.new} {status}".rstrip()
+        with self._lock:  # one write per line: lines of two workers never mix
+            self.stream.write(line + "\n")
+
+
+def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    """An argparse type: a number of ``kind``, ≥ 1 for an int, ≥ 0 for a float."""
+    def parse(text: str) -> float:
+        value = kind(text)
+        if value < 0 or (kind is int and value == 0):
+            raise argparse.ArgumentTypeError(f"must be {'≥ 1' if kind is int else '≥ 0'}")
+        return value
+    return parse
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m minicrawl.core",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("seeds", nargs="+", metavar="URL")
+    ap.add_argument("--threads", type=positive(int), default=8, help="worker threads (8)")
+    ap.add_argument("--delay", type=positive(float), default=0.0,
+                    help="seconds between the starts of requests to one host (0)")
+    ap.add_argument("--max-pages", type=positive(int), help="fetch at most this many pages")
+    ap.add_argument("--timeout", type=positive(float), default=10.0,
+                    help="seconds to connect, and to wait for each read (10)")
+    args = ap.parse_args(argv)
+
+    crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay,
+                      max_pages=args.max_pages, admission=[SameHost(args.seeds)],
+                      observers=[PrintPages()], fetcher=lambda: Fetcher(timeout=args.timeout))
+    for seed in crawler.bad_seeds:
+        print(f"skipped seed {seed!r}: not an http(s) URL", file=sys.stderr)
+    if not crawler.seeds:
+        print("no seed to crawl", file=sys.stderr)
+        return 2
+    try:
+        summary = crawler.run()
+    except KeyboardInterrupt:
+        print(f"interrupted after {crawler.summary.pages} pages", file=sys.stderr)
+        return 130
+    print(f"{summary.pages} pages, {summary.errors} errors, {summary.bytes:,} bytes "
+          f"in {summary.seconds:.2f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

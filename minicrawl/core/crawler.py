@@ -1,0 +1,96 @@
+"""The crawler: seeds in, N worker threads, a summary out.
+
+    >>> from minicrawl.core import Crawler
+    >>> summary = Crawler(["http://127.0.0.1:8000/"], threads=4, max_pages=100).run()
+
+Seeds enter ToDo through the same doors as links: admission, then Visited. The workers then run
+until ToDo says the crawl is over (nothing queued, no worker busy), or the page cap stops it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from minicrawl.core.fetch import Fetcher
+from minicrawl.core.interfaces import Admission, Frontier, Observer, Page, SeenSet
+from minicrawl.core.limits import Budget, Politeness
+from minicrawl.core.todo import ToDo
+from minicrawl.core.urls import canonicalize
+from minicrawl.core.visited import BloomVisited
+from minicrawl.core.worker import Worker
+
+
+@dataclass
+class Summary:
+    """What a crawl did, counted page by page (an :class:`Observer` every crawl has)."""
+
+    pages: int = 0  # items taken from ToDo and finished, answered or not
+    errors: int = 0  # pages with no usable answer
+    bytes: int = 0
+    statuses: Counter[int] = field(default_factory=Counter)
+    seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def on_page(self, page: Page) -> None:
+        with self._lock:
+            self.pages += 1
+            self.errors += page.error is not None
+            self.bytes += page.bytes
+            if page.status is not None:
+                self.statuses[page.status] += 1
+
+
+class Crawler:
+    """A crawl of ``seeds`` by ``threads`` workers; :meth:`run` does it and returns a
+    :class:`Summary`. Every part can be replaced: ``todo`` (a :class:`Frontier`), ``visited`` (a
+    :class:`SeenSet`), ``admission`` rules, ``observers`` told about each page, and
+    ``fetcher``, called once per worker to make its own :class:`Fetcher`."""
+
+    def __init__(self, seeds: Iterable[str], *, threads: int = 8,
+                 todo: Frontier | None = None, visited: SeenSet | None = None,
+                 admission: Sequence[Admission] = (), observers: Sequence[Observer] = (),
+                 delay: float = 0.0, max_pages: int | None = None,
+                 fetcher: Callable[[], Fetcher] = Fetcher) -> None:
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        given = list(seeds)
+        self.seeds = [url for url in map(canonicalize, given) if url is not None]
+        self.bad_seeds = [seed for seed in given if canonicalize(seed) is None]
+        self.threads = threads
+        self.todo = todo if todo is not None else ToDo()
+        self.visited = visited if visited is not None else BloomVisited()
+        self.admission = admission
+        self.summary = Summary()
+        self.observers = [self.summary, *observers]
+        self.politeness = Politeness(delay) if delay > 0 else None
+        self.budget = Budget(max_pages) if max_pages is not None else None
+        self.make_fetcher = fetcher
+
+    def run(self) -> Summary:
+        """Crawl until done (or Ctrl-C: the pages in flight finish, then it is raised)."""
+        start = time.monotonic()
+        workers = [self.new_worker() for _ in range(self.threads)]
+        workers[0].enqueue_new(self.seeds, depth=0, referrer=None)  # the door every link takes
+        threads = [threading.Thread(target=worker.run, name=f"worker-{n}")
+                   for n, worker in enumerate(workers)]
+        for thread in threads:
+            thread.start()
+        try:
+            for thread in threads:
+                thread.join()
+        except KeyboardInterrupt:
+            self.todo.stop()
+            for thread in threads:
+                thread.join()
+            raise
+        finally:
+            self.summary.seconds = time.monotonic() - start
+        return self.summary
+
+    def new_worker(self) -> Worker:
+        return Worker(self.todo, self.visited, self.make_fetcher(), self.admission,
+                      self.observers, self.politeness, self.budget)

@@ -1,0 +1,88 @@
+"""The seams: the few interfaces the rest of minicrawl plugs into, each with its contract.
+
+The core ships one implementation of each (``todo.ToDo``, ``visited.BloomVisited``,
+``admission.SameHost``, ``crawler.Summary``); a polite frontier, a Redis Visited, robots.txt or a
+WARC writer are other implementations of the same interfaces, and the worker never knows which
+it has. ``tests/core/`` runs one contract suite per interface over every implementation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A URL waiting in ToDo, with how it was found."""
+
+    url: str
+    depth: int = 0  # hops from a seed
+    referrer: str | None = None  # the page that linked here (None for a seed)
+
+
+@dataclass(slots=True)
+class Page:
+    """What a worker learned about one URL: what observers are given."""
+
+    url: str
+    depth: int
+    referrer: str | None
+    status: int | None = None  # None when no answer came
+    content_type: str = ""
+    bytes: int = 0
+    links: int = 0  # distinct links found on the page (or the redirect target)
+    new: int = 0  # of those, how many Visited had never seen: they entered ToDo
+    redirect: str | None = None  # a 3xx answer's Location, made absolute
+    error: str | None = None  # one line: why there is no usable answer
+    elapsed: float = 0.0  # seconds, request to last byte
+
+
+class Frontier(Protocol):
+    """ToDo: the URLs waiting to be fetched, and the crawl's end.
+
+    Contract: every ``put`` item is returned by ``take`` exactly once (unless ``stop`` came
+    first). ``take`` waits while the frontier is empty but some worker is busy (a busy worker may
+    still ``put`` links); it returns None once the frontier is empty and no worker is busy
+    — the crawl is over — or after ``stop``. A worker calls ``done`` once for every item it took,
+    after putting that page's links.
+    """
+
+    def put(self, item: Item) -> None: ...
+    def take(self) -> Item | None: ...
+    def done(self, item: Item) -> None: ...
+    def stop(self) -> None: ...
+
+
+class SeenSet(Protocol):
+    """Visited: every URL that ever entered ToDo.
+
+    Contract: ``add_if_new(url)`` is one atomic step: it answers True and remembers the URL if it
+    was not seen, else False. Of any number of threads asking for the same URL, at most one
+    gets True, ever. A Bloom filter may answer False for a URL it never saw (a false positive,
+    at its stated rate); it never answers True twice. Seeds, links and redirect targets all come
+    in through this one door.
+    """
+
+    def add_if_new(self, url: str) -> bool: ...
+
+
+class Admission(Protocol):
+    """A rule that decides whether a link may be crawled at all (scope, depth, robots.txt, …).
+
+    Contract: ``admits`` is asked before Visited, for seeds, links and redirect targets; it must
+    not block for long and must be safe to call from many threads. A refused URL is not
+    remembered in Visited, so another rule set could still take it.
+    """
+
+    def admits(self, url: str, depth: int) -> bool: ...
+
+
+class Observer(Protocol):
+    """Told about every page when a worker has finished with it (stats, output, live view, …).
+
+    Contract: ``on_page`` is called once per item taken from ToDo, from the worker's thread,
+    after the page's new links are in ToDo; it must be thread-safe and must not raise.
+    """
+
+    def on_page(self, page: Page) -> None: ...

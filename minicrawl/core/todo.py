@@ -1,0 +1,60 @@
+"""ToDo: the URLs waiting to be fetched, first in first out, and the rule that ends the crawl.
+
+The crawl is over when ToDo is empty *and no worker is busy*: an empty ToDo alone is not enough,
+because a worker still fetching a page may be about to put its links. So ToDo counts the workers
+holding an item (``take`` → ``done``), and a worker that finds it empty waits until either an
+item arrives or the last busy worker finishes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from minicrawl.core.interfaces import Item
+
+
+class ToDo:
+    """A thread-safe FIFO of :class:`Item` that knows when the crawl is over."""
+
+    def __init__(self) -> None:
+        self._items: deque[Item] = deque()
+        self._busy = 0  # items taken and not yet done
+        self._stopped = False
+        self._changed = threading.Condition()
+
+    def put(self, item: Item) -> None:
+        """Queue ``item`` (after :meth:`stop`, it is dropped)."""
+        with self._changed:
+            if not self._stopped:
+                self._items.append(item)
+                self._changed.notify()
+
+    def take(self) -> Item | None:
+        """The oldest item, waiting for one while another worker is busy; None when the crawl
+        is over (nothing queued, nobody busy) or stopped."""
+        with self._changed:
+            while not self._items and self._busy and not self._stopped:
+                self._changed.wait()
+            if self._stopped or not self._items:
+                self._changed.notify_all()  # the crawl is over: wake every waiting worker
+                return None
+            self._busy += 1
+            return self._items.popleft()
+
+    def done(self, item: Item) -> None:
+        """The worker that took ``item`` has finished it (its links are queued)."""
+        with self._changed:
+            self._busy -= 1
+            if not self._busy and not self._items:
+                self._changed.notify_all()
+
+    def stop(self) -> None:
+        """End the crawl: queued items are dropped, every ``take`` returns None."""
+        with self._changed:
+            self._stopped = True
+            self._items.clear()
+            self._changed.notify_all()
+
+    def __len__(self) -> int:
+        return len(self._items)

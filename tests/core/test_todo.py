@@ -1,0 +1,106 @@
+"""ToDo's contract (interfaces.Frontier), run over every implementation: FIFO hand-out, each
+item once, and the end of the crawl — empty *and* no worker busy."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from minicrawl.core.interfaces import Item
+from minicrawl.core.todo import ToDo
+
+IMPLEMENTATIONS = {"todo": ToDo}
+
+
+@pytest.fixture(params=sorted(IMPLEMENTATIONS))
+def todo(request: pytest.FixtureRequest):
+    return IMPLEMENTATIONS[request.param]()
+
+
+def in_thread(fn) -> tuple[threading.Thread, list]:
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    t.start()
+    return t, out
+
+
+def test_first_in_first_out(todo) -> None:
+    items = [Item(f"http://a.test/{i}", depth=i) for i in range(5)]
+    for item in items:
+        todo.put(item)
+    taken = [todo.take() for _ in items]
+    assert taken == items
+    for item in taken:
+        todo.done(item)
+    assert todo.take() is None
+
+
+def test_empty_and_nobody_busy_is_the_end(todo) -> None:
+    assert todo.take() is None
+
+
+def test_waits_while_a_worker_is_busy_then_gets_its_link(todo) -> None:
+    todo.put(Item("http://a.test/"))
+    seed = todo.take()
+    t, out = in_thread(todo.take)  # another worker: ToDo is empty but the seed is in flight
+    time.sleep(0.2)
+    assert t.is_alive() and out == []  # it waits rather than ending the crawl
+    link = Item("http://a.test/x", 1, "http://a.test/")
+    todo.put(link)  # the busy worker found a link
+    t.join(5)
+    assert out == [link]
+    todo.done(seed)
+    todo.done(link)
+    assert todo.take() is None
+
+
+def test_last_done_wakes_every_waiting_worker(todo) -> None:
+    todo.put(Item("http://a.test/"))
+    seed = todo.take()
+    waiting = [in_thread(todo.take) for _ in range(8)]
+    time.sleep(0.2)
+    assert all(t.is_alive() for t, _ in waiting)
+    todo.done(seed)  # nothing new was put: the crawl is over
+    for t, out in waiting:
+        t.join(5)
+        assert out == [None]
+
+
+def test_stop_ends_the_crawl_and_drops_the_rest(todo) -> None:
+    todo.put(Item("http://a.test/1"))
+    todo.put(Item("http://a.test/2"))
+    first = todo.take()
+    t, out = in_thread(lambda: (todo.take(), todo.take()))
+    t.join(5)
+    todo.stop()
+    assert todo.take() is None
+    todo.put(Item("http://a.test/3"))  # a worker finishing after stop: dropped
+    todo.done(first)
+    assert todo.take() is None
+
+
+def test_every_item_taken_exactly_once_by_racing_workers(todo) -> None:
+    """16 workers, each putting two children per item down to depth 8: every item is taken
+    exactly once, and all workers see the end."""
+    todo.put(Item("0"))
+    taken: list[str] = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        while (item := todo.take()) is not None:
+            with lock:
+                taken.append(item.url)
+            if item.depth < 8:
+                for child in "ab":
+                    todo.put(Item(item.url + child, item.depth + 1))
+            todo.done(item)
+
+    threads = [threading.Thread(target=work) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+        assert not t.is_alive()
+    assert len(taken) == len(set(taken)) == 2 ** 9 - 1
