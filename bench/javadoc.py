@@ -4,21 +4,25 @@
     python bench/javadoc.py --reps 1 --threads 16 --peers none   # the loop while optimising
     python bench/javadoc.py --latency 20 --threads 16 --peers none
     python bench/javadoc.py --threads 16 --peers none --max-pages 1000,3000,0   # RSS by pages
+    python bench/javadoc.py --crawler core --threads 1,16 --reps 1   # the core instead of run.py
 
 The site is Debian's ``openjdk-17-doc`` (installed with apt-get if missing): ~10,000 HTML pages
 with ~660,000 links under ``/usr/share/doc/openjdk-17-jre-headless/api``, served as they are by
 nginx (``servers.Nginx``, one worker, access log) on a free loopback port, optionally behind
 the latency proxy. Every crawler starts at ``/api/index.html``: minicrawl with its politeness
 switched off (the flags ``run.py`` discovers: ``--delay 0 --ignore-robots --per-host N``),
+and/or the core (``python -m minicrawl.core --threads N --delay 0``; it reads no robots.txt and
+stays on the seed's host; its one line per page goes to a file and is counted: "pages printed"),
 wget with ``-r -l inf -np``. Each configuration runs once per repetition, interleaved, timed
 with ``os.wait4`` (wall, CPU, peak RSS) exactly as ``run.py`` does; "server CPU s" is nginx's
 and the latency proxy's during the crawl (on two cores they compete with the crawler).
 
 Exactly once, from nginx's log: no URL requested twice by one crawl (``dup.``), and every crawl
-of minicrawl requests the same set of URLs — the union of all its full crawls is the reference
-(``missed``/``extra`` against it; the generated site of ``run.py`` knows its truth in advance,
-a real site does not). wget also fetches what pages embed (stylesheets, scripts, images), so its
-request count is larger; its figures are reported as measured.
+of minicrawl (``run.py`` or the core) requests the same set of URLs — the union of all their
+full crawls is the reference (``missed``/``extra`` against it; the generated site of ``run.py``
+knows its truth in advance, a real site does not). wget also fetches what pages embed
+(stylesheets, scripts, images), so its request count is larger; its figures are reported as
+measured.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +43,8 @@ import run
 DOCS_PACKAGE = "openjdk-17-doc"
 DOCS_ROOT = Path("/usr/share/doc/openjdk-17-jre-headless")
 START = "/api/index.html"
+# --crawler: the minicrawl crawlers raced ("minicrawl" is run.py's name in the tables).
+RACERS = {"runpy": ["minicrawl"], "core": ["core"], "both": ["minicrawl", "core"]}
 
 
 def ensure_docs() -> Path:
@@ -61,6 +68,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=run.int_list, default=[1, 4, 16],
                     help="minicrawl thread counts (default: 1,4,16)")
+    ap.add_argument("--crawler", choices=sorted(RACERS), default="runpy",
+                    help="which minicrawl to race: run.py (runpy, the default), the core "
+                    "(python -m minicrawl.core), or both, interleaved")
     ap.add_argument("--peers", default="wget", help="wget or none")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--latency", type=run.float_list, default=[0.0],
@@ -81,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     root = ensure_docs()
     configs: list[tuple[run.Config, int]] = [
-        (run.Config("minicrawl", n), cap) for cap in opts.max_pages for n in opts.threads]
+        (run.Config(crawler, n), cap) for cap in opts.max_pages for n in opts.threads
+        for crawler in RACERS[opts.crawler]]
     if opts.baseline:
         configs += [(run.Config("baseline", n), cap) for cap in opts.max_pages
                     for n in opts.threads]
@@ -94,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {run.machine()}")
     print(f"minicrawl: {run.REPO} "
           f"({run.version_of(['git', '-C', str(run.REPO), 'describe', '--always', '--dirty'])})")
+    if "core" in RACERS[opts.crawler]:
+        check_core_importable(opts.python, work)
     port = servers.free_port()
     ng = LoggedNginx(work, root, port).start()
     print(f"nginx on {ng.origin} serving {root}; temp dir {work}")
@@ -111,22 +124,27 @@ def main(argv: list[str] | None = None) -> int:
             url = origin + START
             runs: dict[tuple[str, int, int], list[run.Run]] = {}
             paths: dict[tuple[str, int, int], list[set[str]]] = {}
+            pages: dict[tuple[str, int, int], list[int]] = {}  # lines the core printed
             try:
                 for rep in range(opts.reps):
                     for cfg, cap in configs:
                         cmd = crawl_command(cfg, url, opts, work)
                         if cap:
                             cmd += ["--max-pages", str(cap)]
+                        out = work / "core-stdout.txt" if cfg.crawler == "core" else None
                         r = run.measure(cfg, cmd, ng, proxy, set(), latency, rep, work,
-                                        opts.timeout)
+                                        opts.timeout, stdout=out)
                         key = (cfg.crawler, cfg.concurrency, cap)
                         runs.setdefault(key, []).append(r)
                         paths.setdefault(key, []).append({p for p, _ in ng.last})
+                        if out:
+                            pages.setdefault(key, []).append(out.read_bytes().count(b"\n"))
                         print(f"  [{time.perf_counter() - started:6.0f} s] {latency:g} ms rep "
                               f"{rep + 1}/{opts.reps} {cfg.label:14} pages≤{cap or '∞':<6} "
                               f"wall {r.wall_s:7.2f} s cpu {r.cpu_s:6.2f} s rss "
                               f"{r.peak_rss_mb:6.0f} MB {r.requests:6d} req {r.distinct:6d} "
-                              f"distinct, dup {r.duplicated} {r.dup_sample} exit {r.exit_code}",
+                              f"distinct, dup {r.duplicated} {r.dup_sample} exit {r.exit_code}"
+                              + (f", {pages[key][-1]} pages printed" if out else ""),
                               flush=True)
                         if cfg.crawler != "wget" and (r.duplicated or r.exit_code):
                             failed = True
@@ -139,15 +157,16 @@ def main(argv: list[str] | None = None) -> int:
             reference = set().union(*full) if full else set()
             lines = [f"#### Java 17 API docs, latency {latency:g} ms — {len(reference)} URLs "
                      f"requested by minicrawl", "",
-                     "| crawler | conc. | pages cap | wall s (min–max) | CPU s | CPU ms/page "
-                     "| peak RSS MB | requests | dup. | missed / extra vs reference "
-                     "| exactly once | server CPU s |",
-                     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- "
-                     "| ---: |"]
-            medians = {}
+                     "| crawler | conc. | pages cap | wall s (min–max) | wall / wget | CPU s "
+                     "| CPU ms/page | peak RSS MB | requests | pages printed | dup. "
+                     "| missed / extra vs reference | exactly once | server CPU s |",
+                     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                     "| ---: | --- | ---: |"]
+            medians = {key: run.summarize(rs) for key, rs in runs.items()}
+            wget = medians.get(("wget", 1, 0))
             for key, rs in runs.items():
                 crawler, conc, cap = key
-                s = medians[key] = run.summarize(rs)
+                s = medians[key]
                 worst_missed = worst_extra = 0
                 exact = 0
                 for r, got in zip(rs, paths[key], strict=True):
@@ -158,11 +177,13 @@ def main(argv: list[str] | None = None) -> int:
                 if crawler != "wget" and (worst_missed or worst_extra):
                     failed = True
                 check = f"{exact}/{len(rs)}" if crawler != "wget" else "–"
+                printed = run.med(pages.get(key, []))
                 lines.append(
                     f"| {crawler} | {conc} | {cap or 'all'} | {run.fmt(s['wall_s'])} "
                     f"({run.fmt(s['wall_min'])}–{run.fmt(s['wall_max'])}) "
+                    f"| {run.fmt(s['wall_s'] / wget['wall_s']) if wget else '–'} "
                     f"| {run.fmt(s['cpu_s'])} | {run.fmt(s['cpu_ms_per_page'])} "
-                    f"| {run.fmt(s['rss_mb'], 0)} | {s['requests']:.0f} "
+                    f"| {run.fmt(s['rss_mb'], 0)} | {s['requests']:.0f} | {run.fmt(printed, 0)} "
                     f"| {s['duplicated']:.0f} | {worst_missed} / {worst_extra} | {check} "
                     f"| {run.fmt(s['server_cpu_s'])} |")
             tables.append("\n".join(lines))
@@ -183,12 +204,27 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Path) -> list[str]:
-    """``run.py``'s command for ``cfg``; the baseline's is the same, from the other checkout."""
+    """``run.py``'s command for ``cfg``; the baseline's is the same, from the other checkout;
+    the core's is ``python -m minicrawl.core`` (no robots.txt; no delay, said explicitly)."""
+    if cfg.crawler == "core":
+        return [opts.python, "-m", "minicrawl.core", url, "--threads", str(cfg.concurrency),
+                "--delay", "0"]
     if cfg.crawler != "baseline":
         return run.command(cfg, url, opts, None, work)
     cmd = run.command(run.Config("minicrawl", cfg.concurrency), url, opts, None, work)
     cmd[1] = str(opts.baseline / "run.py")
     return cmd
+
+
+def check_core_importable(python: str, work: Path) -> None:
+    """``-m minicrawl.core`` runs in ``work`` (as every crawl does), where ``python`` imports an
+    installed minicrawl: exit unless that is this checkout's (``pip install -e .``)."""
+    where = subprocess.run([python, "-c", "import minicrawl.core as c; print(c.__file__)"],
+                           capture_output=True, text=True, cwd=work, check=False).stdout.strip()
+    if not where or not Path(where).is_relative_to(run.REPO):
+        sys.exit(f"{python} imports minicrawl.core from {where}, not {run.REPO}: "
+                 f"pip install -e {run.REPO}")
+    print(f"core: {python} -m minicrawl.core ({where})")
 
 
 def issue15_targets(medians: dict[tuple[str, int, int], dict[str, float]], latency: float,

@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -178,14 +179,19 @@ def version_of(cmd: list[str]) -> str:
 # -- one measured crawl ----------------------------------------------------------------------
 
 def measure(cfg: Config, cmd: list[str], ng: servers.Nginx, proxy: servers.LatencyProxy | None,
-            expected: set[str], latency: float, rep: int, work: Path, timeout: float) -> Run:
-    """Run ``cmd`` once; time it with wait4 and check its fetches against ``expected``."""
+            expected: set[str], latency: float, rep: int, work: Path, timeout: float,
+            stdout: Path | None = None) -> Run:
+    """Run ``cmd`` once; time it with wait4 and check its fetches against ``expected``.
+
+    Its output goes to a log in ``work``; its standard output to ``stdout`` instead if given
+    (for a crawler that prints one line per page, to count them).
+    """
     offset = ng.log_size()
     server_cpu = ng.cpu() + (proxy.cpu() if proxy else 0.0)
     log_path = work / f"{cfg.crawler}-{cfg.concurrency}-{latency:g}ms-{rep}.log"
-    with open(log_path, "wb") as log:
+    with open(log_path, "wb") as log, (open(stdout, "wb") if stdout else nullcontext(log)) as out:
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=work,
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=log, cwd=work,
                                 start_new_session=True)
         # A hung crawler must not hang the bench: kill its process group after ``timeout``.
         killer = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL))
