@@ -14,11 +14,13 @@ that sends a byte a second never trips a read time-out).
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from requests.utils import get_environ_proxies
 from urllib3.response import HTTPResponse
 
@@ -77,7 +79,8 @@ class Fetcher:
 
     def _read_body(self, answer: requests.Response, start: float) -> tuple[bytes, str | None]:
         """The decoded body and None, or what was read and why it is not usable."""
-        coding = answer.headers.get("Content-Encoding", "identity").strip().lower()
+        # Not stripped: urllib3 inflates "gzip" but hands "gzip " over as sent.
+        coding = answer.headers.get("Content-Encoding", "identity").lower()
         if coding not in ("identity", "", *HTTPResponse.CONTENT_DECODERS):
             return b"", f"undecodable Content-Encoding {coding[:40]!r}"
         declared = answer.headers.get("Content-Length", "")
@@ -86,26 +89,33 @@ class Fetcher:
         body = bytearray()
         # read1 returns what one read of the socket brought, so a trickle is timed piece by
         # piece; the cap counts decoded bytes.
-        while chunk := answer.raw.read1(CHUNK, decode_content=True):
-            body += chunk
-            if len(body) > self.max_bytes:
-                return b"", f"body over the {self.max_bytes} byte cap"
-            if time.monotonic() - start > self.deadline:
-                return b"", f"answer took over {self.deadline:g} s"
+        try:
+            while chunk := answer.raw.read1(CHUNK, decode_content=True):
+                body += chunk
+                if len(body) > self.max_bytes:
+                    return b"", f"body over the {self.max_bytes} byte cap"
+                if time.monotonic() - start > self.deadline:
+                    return b"", f"answer took over {self.deadline:g} s"
+        except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
+            return b"", describe(exc)
         return bytes(body), None
 
 
 _KINDS = ((requests.ConnectTimeout, "connect timeout"),
-          (requests.ReadTimeout, "read timeout"),
+          ((requests.ReadTimeout, urllib3.exceptions.ReadTimeoutError), "read timeout"),
           (requests.exceptions.SSLError, "TLS error"),
           (requests.ConnectionError, "connection failed"),
-          (requests.exceptions.ContentDecodingError, "undecodable body"),
-          (requests.exceptions.ChunkedEncodingError, "body cut short"))
+          ((requests.exceptions.ContentDecodingError, urllib3.exceptions.DecodeError),
+           "undecodable body"),
+          ((requests.exceptions.ChunkedEncodingError, urllib3.exceptions.ProtocolError),
+           "body cut short"))
+_USERINFO = re.compile(r"(?<=://)[^/\s]*@")  # "user:password@" in a URL an error quotes
 
 
 def describe(exc: BaseException) -> str:
     """One line for a failed request: its kind, and the innermost reason (requests wraps
-    urllib3's error, which wraps the socket's: the innermost one says why)."""
+    urllib3's error, which wraps the socket's: the innermost one says why). A URL's user and
+    password are left out of it."""
     kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), type(exc).__name__)
     for _ in range(10):
         inner = next((c for c in (getattr(exc, "reason", None), exc.__cause__,
@@ -114,5 +124,5 @@ def describe(exc: BaseException) -> str:
         if inner is None:
             break
         exc = inner
-    text = (str(exc).splitlines() or [type(exc).__name__])[0]
+    text = _USERINFO.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
     return f"{kind}: {text[:200]}"
