@@ -252,3 +252,23 @@ def _why_missed(missed: list[str], taken: list[str], unfollowed: list[str],
     if behind:
         reasons.append(f"{behind} linked only from pages that were missed")
     return f"Of the {len(missed)} missed: " + "; ".join(reasons)
+
+
+
+def serve() -> None:
+    """``python -m minicrawl.local.demo``: serve the demo site on 127.0.0.1 (a free port) until
+    killed, printing its start URL first — for crawlers run by hand, such as
+    ``python -m minicrawl.core``, which has no ``--demo`` of its own."""
+    import threading
+
+    with LocalSite() as server:
+        server.pages.update(generate_site(server.origin).pages)
+        print(server.url("/"), flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    try:
+        serve()
+    except KeyboardInterrupt:
+        pass

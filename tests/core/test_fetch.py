@@ -474,3 +474,18 @@ def test_fetchers_in_threads_do_not_share_connections(raw_site):
         t.join()
     assert results == {n: [f"/{n}/{i}".encode() for i in range(5)] for n in range(4)}
     assert raw_site.connections == 4
+
+
+def test_cookies_a_site_sets_are_sent_back_on_the_next_requests(server):
+    """A site that sets a cookie sees it come back from the same worker, on every later page
+    (the worker's Session keeps them, as a browser does)."""
+    server.pages["/set"] = Resource(b"set", headers={"Content-Type": "text/html",
+                                                     "Set-Cookie": "session=abc123; Path=/"})
+    server.pages["/a"] = server.pages["/b"] = Resource(b"page")
+    fetcher = Fetcher(timeout=2)
+    fetcher.fetch(server.url("/a"))
+    fetcher.fetch(server.url("/set"))
+    fetcher.fetch(server.url("/a"))
+    fetcher.fetch(server.url("/b"))
+    cookies = [r.headers.get("cookie") for r in server.requests]
+    assert cookies == [None, None, "session=abc123", "session=abc123"]
