@@ -23,7 +23,7 @@ STREAM_ABOVE = 512 * 1024
 _PARSING = threading.BoundedSemaphore(os.cpu_count() or 2)
 
 _BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-_OTHER_CHARSET = re.compile(rb"""charset\s*=\s*["']?(?!utf-?8\b)""")
+_OTHER_CHARSET = re.compile(rb"""charset\s*=\s*["']?(?![\s"']|utf-?8\b)""")  # "utf-8" too
 _CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([\w.:-]+)""", re.IGNORECASE)
 
 
@@ -46,7 +46,8 @@ def encoding_of(body: bytes, content_type: str = "") -> str:
     from bs4.dammit import EncodingDetector
 
     detector = EncodingDetector(body[:4096], is_html=True)
-    return next(filter(None, map(_known, detector.encodings)), "utf-8")
+    said = detector.sniffed_encoding or detector.find_declared_encoding(detector.markup, True)
+    return next(filter(None, map(_known, detector.encodings)), "utf-8") if said else "utf-8"
 
 
 def _known(name: str | None) -> str | None:

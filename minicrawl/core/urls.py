@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, urljoin, urlparse, urlsplit, urlunsplit
 
 MAX_LENGTH = 2048
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -71,21 +71,25 @@ def _without_dot_segments(path: str) -> str:
                 kept.pop()
         elif segment != ".":
             kept.append(segment)
-    return "/" + "/".join(kept) + ("/" if path.endswith(("/.", "/..")) else "")
+    return "/" + "/".join(kept) + ("/" if kept and path.endswith(("/.", "/..")) else "")
 
 
 def resolve(page: str, href: str) -> str | None:
     """The canonical absolute URL a link ``href`` on ``page`` (a canonical URL) points to."""
-    href = href.split("#", 1)[0].strip()
-    if not href or href[0] == "?":  # the page itself, or another query of it
-        return canonicalize(urljoin(page, href))
-    # Any other href means the same thing on every page of a folder, and pages of one folder
-    # share most of their links (menus, the index, the parent): resolving once per folder
-    # instead of once per page skips ~80 % of the work on a documentation site.
+    # Most hrefs mean the same thing on every page of a folder, and pages of one folder share
+    # most of their links (menus, the index, the parent): resolving once per folder instead of
+    # once per page skips ~80 % of the work on a documentation site.
     path = page.split("?", 1)[0]
-    return _resolve_in_folder(path[: path.rfind("/") + 1], href)
+    url = _resolve_in_folder(path[: path.rfind("/") + 1], href)
+    return canonicalize(urljoin(page, href)) if url == "" else url
 
 
 @lru_cache(maxsize=65536)
 def _resolve_in_folder(folder: str, href: str) -> str | None:
+    try:
+        parts = urlparse(href)  # as urljoin reads it: blanks cut, 'HTTP:' the page's scheme…
+    except ValueError:  # 'http://[::1': urljoin refuses it too
+        return None
+    if not (parts.netloc or parts.path or parts.params):  # '', '?q', '#f', 'http:', ';'
+        return ""  # not in the folder: the page itself, or another query of it
     return canonicalize(urljoin(folder, href))
