@@ -14,10 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
-from minicrawl.core.admission import SameHost
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Page
+from minicrawl.core.limits import SameHost
 
 
 class PrintPages:
@@ -28,20 +28,18 @@ class PrintPages:
         self._lock = threading.Lock()
 
     def on_page(self, page: Page) -> None:
-        status = page.error or ""
-        if page.redirect:
-            status = f"→ {page.redirect}"
-        line = f"{page.status or '---'} {page.url} {page.links} {page.new} {status}".rstrip()
+        answer = page.response
+        why = f"→ {page.redirect}" if page.redirect else answer.error or ""
+        line = f"{answer.status or '---'} {page.item.url} {page.links} {page.new} {why}".rstrip()
         with self._lock:  # one write per line: lines of two workers never mix
             self.stream.write(line + "\n")
 
 
-def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
-    """An argparse type: a number of ``kind``, ≥ 1 for an int, ≥ 0 for a float."""
+def number(kind: type[int] | type[float], low: float) -> Callable[[str], float]:
+    """An argparse type: a number of ``kind``, at least ``low``."""
     def parse(text: str) -> float:
-        value = kind(text)
-        if value < 0 or (kind is int and value == 0):
-            raise argparse.ArgumentTypeError(f"must be {'≥ 1' if kind is int else '≥ 0'}")
+        if (value := kind(text)) < low:
+            raise argparse.ArgumentTypeError(f"must be ≥ {low:g}")
         return value
     return parse
 
@@ -50,11 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m minicrawl.core",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("seeds", nargs="+", metavar="URL")
-    ap.add_argument("--threads", type=positive(int), default=8, help="worker threads (8)")
-    ap.add_argument("--delay", type=positive(float), default=0.0,
+    ap.add_argument("--threads", type=number(int, 1), default=8, help="worker threads (8)")
+    ap.add_argument("--delay", type=number(float, 0), default=0.0,
                     help="seconds between the starts of requests to one host (0)")
-    ap.add_argument("--max-pages", type=positive(int), help="fetch at most this many pages")
-    ap.add_argument("--timeout", type=positive(float), default=10.0,
+    ap.add_argument("--max-pages", type=number(int, 1), help="fetch at most this many pages")
+    ap.add_argument("--timeout", type=number(float, 0.001), default=10.0,
                     help="seconds to connect, and to wait for each read (10)")
     args = ap.parse_args(argv)
 

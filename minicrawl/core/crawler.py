@@ -38,10 +38,10 @@ class Summary:
     def on_page(self, page: Page) -> None:
         with self._lock:
             self.pages += 1
-            self.errors += page.error is not None
-            self.bytes += page.bytes
-            if page.status is not None:
-                self.statuses[page.status] += 1
+            self.errors += page.response.error is not None
+            self.bytes += len(page.response.body)
+            if page.response.status is not None:
+                self.statuses[page.response.status] += 1
 
 
 class Crawler:
@@ -73,7 +73,9 @@ class Crawler:
     def run(self) -> Summary:
         """Crawl until done (or Ctrl-C: the pages in flight finish, then it is raised)."""
         start = time.monotonic()
-        workers = [self.new_worker() for _ in range(self.threads)]
+        workers = [Worker(self.todo, self.visited, self.make_fetcher(), self.admission,
+                          self.observers, self.politeness, self.budget)
+                   for _ in range(self.threads)]
         workers[0].enqueue_new(self.seeds, depth=0, referrer=None)  # the door every link takes
         threads = [threading.Thread(target=worker.run, name=f"worker-{n}")
                    for n, worker in enumerate(workers)]
@@ -90,7 +92,3 @@ class Crawler:
         finally:
             self.summary.seconds = time.monotonic() - start
         return self.summary
-
-    def new_worker(self) -> Worker:
-        return Worker(self.todo, self.visited, self.make_fetcher(), self.admission,
-                      self.observers, self.politeness, self.budget)

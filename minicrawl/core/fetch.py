@@ -16,29 +16,17 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import requests
 import urllib3
 from requests.utils import get_environ_proxies
 from urllib3.response import HTTPResponse
 
+from minicrawl.core.interfaces import Response
+from minicrawl.core.urls import origin
+
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
 CHUNK = 256 * 1024
-
-
-@dataclass(slots=True)
-class Response:
-    """What one GET brought back. ``status`` is None when no answer came (then ``error`` says
-    why); with an answer, ``error`` says why the body is unusable (cut, undecodable), if it is."""
-
-    status: int | None
-    content_type: str = ""
-    body: bytes = b""
-    location: str | None = None  # a redirect's Location header, as sent
-    error: str | None = None
-    elapsed: float = 0.0
 
 
 class Fetcher:
@@ -62,7 +50,7 @@ class Fetcher:
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
 
     def fetch(self, url: str) -> Response:
-        """GET ``url`` without following redirects; the body only if it is whole and ≤ cap."""
+        """GET ``url`` (canonical) without following redirects; the body if whole and ≤ cap."""
         start = time.monotonic()
         try:
             request = self._template.copy()
@@ -77,15 +65,12 @@ class Fetcher:
             return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
 
     def _proxies_for(self, url: str) -> dict[str, str]:
-        parts = urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        proxies = self._proxies.get(origin)
-        if proxies is None:
-            proxies = self._proxies[origin] = get_environ_proxies(origin)
+        if (proxies := self._proxies.get(host := origin(url))) is None:
+            proxies = self._proxies[host] = get_environ_proxies(host)
         return proxies
 
     def _read_body(self, answer: requests.Response, start: float) -> tuple[bytes, str | None]:
-        """The decoded body and None, or what was read and why it is not usable."""
+        """The decoded body and None, or ``b""`` and why there is no usable body."""
         # Not stripped: urllib3 inflates "gzip" but hands "gzip " over as sent.
         coding = answer.headers.get("Content-Encoding", "identity").lower()
         if coding not in ("identity", "", *HTTPResponse.CONTENT_DECODERS):
@@ -94,11 +79,9 @@ class Fetcher:
         if declared.isdigit() and int(declared) > self.max_bytes:
             return b"", f"body of {declared} bytes is over the {self.max_bytes} cap"
         body = bytearray()
-        # read1 returns what one read of the socket brought, so a trickle is timed piece by
-        # piece; the cap counts decoded bytes.
-        try:
+        try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece
             while chunk := answer.raw.read1(CHUNK, decode_content=True):
-                body += chunk
+                body += chunk  # the cap counts decoded bytes
                 if len(body) > self.max_bytes:
                     return b"", f"body over the {self.max_bytes} byte cap"
                 if time.monotonic() - start > self.deadline:
@@ -121,10 +104,10 @@ _USERINFO = re.compile(r"(?<=://)[^/\s]*@")  # "user:password@" in a URL an erro
 
 def describe(exc: BaseException) -> str:
     """One line for a failed request: its kind, and the innermost reason (requests wraps
-    urllib3's error, which wraps the socket's: the innermost one says why). A URL's user and
-    password are left out of it."""
+    urllib3's error, which wraps the socket's: the innermost one says why), without a URL's
+    user and password."""
     kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), type(exc).__name__)
-    for _ in range(10):
+    for _ in range(10):  # a bound, in case a chain of causes loops
         inner = next((c for c in (getattr(exc, "reason", None), exc.__cause__,
                                   exc.args[0] if exc.args else None)
                       if isinstance(c, BaseException)), None)

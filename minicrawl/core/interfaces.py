@@ -1,7 +1,7 @@
 """The seams: the few interfaces the rest of minicrawl plugs into, each with its contract.
 
 The core ships one implementation of each (``todo.ToDo``, ``visited.BloomVisited``,
-``admission.SameHost``, ``crawler.Summary``); a polite frontier, a Redis Visited, robots.txt or a
+``limits.SameHost``, ``crawler.Summary``); a polite frontier, a Redis Visited, robots.txt or a
 WARC writer are other implementations of the same interfaces, and the worker never knows which
 it has. ``tests/core/`` runs one contract suite per interface over every implementation.
 """
@@ -22,20 +22,27 @@ class Item:
 
 
 @dataclass(slots=True)
-class Page:
-    """What a worker learned about one URL: what observers are given."""
+class Response:
+    """What one GET brought back. ``status`` is None when no answer came (then ``error`` says
+    why); with an answer, ``error`` says why the body is unusable (cut, undecodable), if it is."""
 
-    url: str
-    depth: int
-    referrer: str | None
-    status: int | None = None  # None when no answer came
+    status: int | None
     content_type: str = ""
-    bytes: int = 0
+    body: bytes = b""
+    location: str | None = None  # a redirect's Location header, as sent
+    error: str | None = None
+    elapsed: float = 0.0  # seconds, request to last byte
+
+
+@dataclass(slots=True)
+class Page:
+    """What a worker learned about one item: what observers are given."""
+
+    item: Item
+    response: Response
     links: int = 0  # distinct links found on the page (or the redirect target)
     new: int = 0  # of those, how many Visited had never seen: they entered ToDo
     redirect: str | None = None  # a 3xx answer's Location, made absolute
-    error: str | None = None  # one line: why there is no usable answer
-    elapsed: float = 0.0  # seconds, request to last byte
 
 
 class Frontier(Protocol):

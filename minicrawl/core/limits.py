@@ -1,12 +1,26 @@
-"""Limits: how fast one host is asked (a fixed gap between requests) and how many pages a
-crawl fetches at most (the page cap). Both are shared by all workers of a crawl."""
+"""Limits, shared by all workers of a crawl: where it may go (the seeds' hosts: an
+:class:`~minicrawl.core.interfaces.Admission` rule; robots.txt or traps are rules of the same
+kind), how fast one host is asked (a fixed gap between requests), how many pages it fetches."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 
-from minicrawl.core.urls import origin
+from minicrawl.core.urls import canonicalize, origin
+
+
+class SameHost:
+    """Admits a URL whose origin (scheme, host, port) is that of one of the seeds."""
+
+    def __init__(self, seeds: Iterable[str]) -> None:
+        # Canonical URLs spell an origin one way, so a prefix test is the whole check.
+        self.prefixes = tuple({origin(url) for url in map(canonicalize, seeds) if url})
+
+    def admits(self, url: str, depth: int) -> bool:
+        """True if ``url`` (canonical) is on a seed's origin."""
+        return url.startswith(self.prefixes)
 
 
 class Politeness:

@@ -84,20 +84,16 @@ def extract_links(body: bytes, content_type: str = "") -> tuple[list[str], str |
     links = _Links()
     if not body.strip():
         return [], None
-    encoding = encoding_of(body, content_type)
-    text: bytes | str = body
-    if encoding != "utf-8":  # Python knows more charsets than libxml2: decode here
-        text = body.decode(encoding, errors="replace")
-        if text.lstrip().startswith("<?xml"):  # lxml refuses a declaration on decoded text
-            text = text.split("?>", 1)[-1]
-    parser_options = {"recover": True, "no_network": True,
-                      "encoding": "utf-8" if encoding == "utf-8" else None}
+    big = len(body) > STREAM_ABOVE
+    if (encoding := encoding_of(body, content_type)) != "utf-8":
+        body = body.decode(encoding, errors="replace").encode()  # Python knows more charsets:
+    options = {"recover": True, "no_network": True, "encoding": "utf-8"}  # libxml2 gets UTF-8
     with _PARSING:
         try:
-            if len(body) > STREAM_ABOVE:
-                etree.fromstring(text, etree.HTMLParser(target=links, **parser_options))
+            if big:
+                etree.fromstring(body, etree.HTMLParser(target=links, **options))
             else:
-                root = etree.fromstring(text, etree.HTMLParser(**parser_options))
+                root = etree.fromstring(body, etree.HTMLParser(**options))
                 for element in root.iter(*LINK_ATTRIBUTES) if root is not None else ():
                     links.start(element.tag, element.attrib)
         except (etree.LxmlError, ValueError):

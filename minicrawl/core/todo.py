@@ -55,6 +55,3 @@ class ToDo:
             self._stopped = True
             self._items.clear()
             self._changed.notify_all()
-
-    def __len__(self) -> int:
-        return len(self._items)

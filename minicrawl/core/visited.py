@@ -41,10 +41,9 @@ class BloomVisited:
         self._lock = threading.Lock()
 
     def positions(self, url: str) -> list[int]:
-        """The 8 bit positions of ``url``: hash i is the i-th 64-bit word of one BLAKE2b-512
-        digest salted with the filter's seed. The words of a cryptographic digest are
-        independent, so these are eight independent seeded hashes for the cost of one call
-        (eight separate calls cost 5× more), stable across runs and machines."""
+        """The 8 bit positions of ``url``: hash i is the i-th 64-bit word of one BLAKE2b digest
+        salted with the seed. A cryptographic digest's words are independent: eight seeded
+        hashes for the price of one call (eight calls cost 5× more), the same on every run."""
         digest = blake2b(url.encode(), digest_size=8 * HASHES, salt=self.seed).digest()
         return [word % self.size for word in struct.unpack("<8Q", digest)]
 
@@ -59,8 +58,8 @@ class BloomVisited:
 
 
 class ExactVisited:
-    """Visited as a plain ``set``: no false positives, ~150 bytes per URL. For small crawls and
-    for checking the Bloom filter against the truth."""
+    """Visited as a ``set``: no false positives, ~150 bytes a URL. For small crawls, and to
+    check the Bloom filter against the truth."""
 
     def __init__(self) -> None:
         self.urls: set[str] = set()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from minicrawl.core.fetch import Fetcher, Response
-from minicrawl.core.interfaces import Admission, Frontier, Item, Observer, Page, SeenSet
+from minicrawl.core.fetch import Fetcher
+from minicrawl.core.interfaces import Admission, Frontier, Item, Observer, Page, Response, SeenSet
 from minicrawl.core.limits import Budget, Politeness
 from minicrawl.core.links import extract_links, is_html
 from minicrawl.core.urls import resolve
@@ -33,36 +33,32 @@ class Worker:
                     continue
                 self.visit(item)
             except Exception as exc:  # a bug costs one page, not the worker
-                self.report(Page(item.url, item.depth, item.referrer,
-                                 error=f"internal error: {exc!r}"[:300]))
+                self.report(Page(item, Response(None, error=f"internal error: {exc!r}"[:300])))
             finally:
                 self.todo.done(item)
 
-    def visit(self, item: Item) -> Page:
+    def visit(self, item: Item) -> None:
         """One URL's trip: fetch it, find its links, queue the new ones, report the page."""
         if self.politeness is not None:
             self.politeness.wait_turn(item.url)
-        response = self.fetcher.fetch(item.url)
-        page = Page(item.url, item.depth, item.referrer, response.status, response.content_type,
-                    len(response.body), redirect=None, error=response.error,
-                    elapsed=response.elapsed)
-        links = self.links_of(page, response)
+        page = Page(item, self.fetcher.fetch(item.url))
+        links = self.links_of(page)
         # A redirect's target is the same page under another name: it keeps the page's depth.
         depth = item.depth if page.redirect else item.depth + 1
         page.links, page.new = len(links), self.enqueue_new(links, depth, item.url)
         self.report(page)
-        return page
 
-    def links_of(self, page: Page, response: Response) -> list[str]:
-        """The canonical URLs the answer leads to: a redirect's target, or an HTML page's
-        links (resolved against its ``<base href>`` when it has one)."""
-        if response.location is not None and page.status in (301, 302, 303, 307, 308):
-            page.redirect = resolve(page.url, response.location)
+    def links_of(self, page: Page) -> list[str]:
+        """The canonical URLs the answer leads to: a redirect's target (kept as
+        ``page.redirect``), or an HTML page's links, resolved against its ``<base href>``."""
+        url, answer = page.item.url, page.response
+        if answer.location is not None and answer.status in (301, 302, 303, 307, 308):
+            page.redirect = resolve(url, answer.location)
             return [page.redirect] if page.redirect else []
-        if page.status != 200 or page.error or not is_html(page.content_type):
+        if answer.status != 200 or answer.error or not is_html(answer.content_type):
             return []
-        hrefs, base_href = extract_links(response.body, page.content_type)
-        base = (resolve(page.url, base_href) if base_href else None) or page.url
+        hrefs, base_href = extract_links(answer.body, answer.content_type)
+        base = (resolve(url, base_href) if base_href else None) or url
         return list(dict.fromkeys(url for href in hrefs if (url := resolve(base, href))))
 
     def enqueue_new(self, links: list[str], depth: int, referrer: str | None) -> int:

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from minicrawl.core.admission import SameHost
+from minicrawl.core.limits import SameHost
 
 SEEDS = ["http://Site.test/start", "https://other.test:8443/x?y"]
 # (url, depth) → what each implementation must answer

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from minicrawl.core.admission import SameHost
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.interfaces import Page
+from minicrawl.core.limits import SameHost
 from minicrawl.core.visited import ExactVisited
 from minicrawl.local.site import LocalSite, Resource, Slow, chain
 
@@ -26,7 +26,7 @@ class Pages:
             self.pages.append(page)
 
     def by_url(self) -> dict[str, Page]:
-        return {p.url: p for p in self.pages}
+        return {p.item.url: p for p in self.pages}
 
 
 def html(*hrefs: str) -> Resource:
@@ -71,9 +71,9 @@ def test_redirect_target_keeps_the_depth(server: LocalSite) -> None:
                          "/t": html()})
     seen = Pages()
     Crawler([server.url("/")], threads=2, observers=[seen]).run()
-    depths = {p.url.rsplit("/", 1)[1]: p.depth for p in seen.pages}
+    depths = {p.item.url.rsplit("/", 1)[1]: p.item.depth for p in seen.pages}
     assert depths == {"": 0, "r": 1, "t": 1}
-    assert seen.by_url()[server.url("/t")].referrer == server.url("/r")
+    assert seen.by_url()[server.url("/t")].item.referrer == server.url("/r")
 
 
 @pytest.mark.parametrize("threads", [1, 16])
@@ -124,8 +124,8 @@ def test_bad_and_dead_inputs_are_pages_with_errors_not_crashes(server: LocalSite
     assert crawler.bad_seeds == ["ftp://nope.test/", "not a url"]
     summary = crawler.run()
     pages = seen.by_url()
-    assert pages["http://127.0.0.1:1/dead"].status is None
-    assert pages["http://127.0.0.1:1/dead"].error.startswith("connection failed")
+    assert pages["http://127.0.0.1:1/dead"].response.status is None
+    assert pages["http://127.0.0.1:1/dead"].response.error.startswith("connection failed")
     assert server.fetch_counts(exclude=()) == {"/": 1, "/broken": 1, "/binary": 1, "/ok": 1}
     assert summary.pages == 5 and summary.errors == 1
 

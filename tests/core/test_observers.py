@@ -10,11 +10,12 @@ import pytest
 
 from minicrawl.core.__main__ import PrintPages
 from minicrawl.core.crawler import Summary
-from minicrawl.core.interfaces import Page
+from minicrawl.core.interfaces import Item, Page, Response
 
-PAGES = [Page(f"http://a.test/{n}", depth=1, referrer="http://a.test/", status=(200, 404)[n % 2],
-              bytes=10, links=3, new=n % 3) for n in range(800)]
-PAGES += [Page("http://dead.test/", 0, None, error="connection failed: refused")] * 200
+PAGES = [Page(Item(f"http://a.test/{n}", 1, "http://a.test/"),
+              Response((200, 404)[n % 2], "text/html", b"x" * 10), links=3, new=n % 3)
+         for n in range(800)]
+PAGES += [Page(Item("http://dead.test/"), Response(None, error="connection failed: refused"))] * 200
 
 
 def summary_check(observer: Summary, _: object) -> None:
@@ -26,7 +27,7 @@ def summary_check(observer: Summary, _: object) -> None:
 def print_check(observer: PrintPages, stream: io.StringIO) -> None:
     lines = stream.getvalue().splitlines()
     assert sorted(lines) == sorted(
-        [f"{p.status} {p.url} 3 {p.new}" for p in PAGES[:800]]
+        [f"{p.response.status} {p.item.url} 3 {p.new}" for p in PAGES[:800]]
         + ["--- http://dead.test/ 0 0 connection failed: refused"] * 200)
 
 
@@ -58,6 +59,6 @@ def test_sixteen_workers_reporting_at_once(name: str) -> None:
 
 def test_print_pages_shows_a_redirect() -> None:
     stream = io.StringIO()
-    PrintPages(stream).on_page(Page("http://a.test/old", 1, None, status=301, links=1, new=1,
+    PrintPages(stream).on_page(Page(Item("http://a.test/old", 1), Response(301), links=1, new=1,
                                     redirect="http://a.test/new"))
     assert stream.getvalue() == "301 http://a.test/old 1 1 → http://a.test/new\n"
