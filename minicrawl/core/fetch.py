@@ -78,17 +78,18 @@ class Fetcher:
         declared = answer.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             return b"", f"body of {declared} bytes is over the {self.max_bytes} cap"
-        body = bytearray()
+        chunks, size = [], 0
         try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece
             while chunk := answer.raw.read1(CHUNK, decode_content=True):
-                body += chunk  # the cap counts decoded bytes
-                if len(body) > self.max_bytes:
+                chunks.append(chunk)
+                size += len(chunk)  # the cap counts decoded bytes
+                if size > self.max_bytes:
                     return b"", f"body over the {self.max_bytes} byte cap"
                 if time.monotonic() - start > self.deadline:
                     return b"", f"answer took over {self.deadline:g} s"
         except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
             return b"", describe(exc)
-        return bytes(body), None
+        return b"".join(chunks), None
 
 
 _KINDS = ((requests.ConnectTimeout, "connect timeout"),

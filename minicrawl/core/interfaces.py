@@ -64,14 +64,14 @@ class Frontier(Protocol):
 class SeenSet(Protocol):
     """Visited: every URL that ever entered ToDo.
 
-    Contract: ``add_if_new(url)`` is one atomic step: it answers True and remembers the URL if it
-    was not seen, else False. Of any number of threads asking for the same URL, at most one
-    gets True, ever. A Bloom filter may answer False for a URL it never saw (a false positive,
-    at its stated rate); it never answers True twice. Seeds, links and redirect targets all come
-    in through this one door.
+    Contract: ``add_new(urls)`` returns the URLs it had not seen, in order, and remembers them;
+    for each URL, check and insert are one atomic step, so of any number of threads offering
+    the same URL, one gets it back, once, ever. A Bloom filter may withhold a URL it never saw
+    (a false positive, at its stated rate). Seeds, links and redirect targets all come in
+    through this one door, a page's links in one call.
     """
 
-    def add_if_new(self, url: str) -> bool: ...
+    def add_new(self, urls: list[str]) -> list[str]: ...
 
 
 class Admission(Protocol):

@@ -84,7 +84,7 @@ def resolve(page: str, href: str) -> str | None:
     return canonicalize(urljoin(page, href)) if url == "" else url
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def _resolve_in_folder(folder: str, href: str) -> str | None:
     try:
         parts = urlparse(href)  # as urljoin reads it: blanks cut, 'HTTP:' the page's scheme…

@@ -47,14 +47,16 @@ class BloomVisited:
         digest = blake2b(url.encode(), digest_size=8 * HASHES, salt=self.seed).digest()
         return [word % self.size for word in struct.unpack("<8Q", digest)]
 
-    def add_if_new(self, url: str) -> bool:
-        """True if ``url`` was not seen (and now is); False if it was, or seems to have been."""
-        positions = self.positions(url)  # hashing needs no lock: only the bits are shared
-        with self._lock:
-            if self.bits[positions].all():
-                return False
-            self.bits[positions] = 1
-            return True
+    def add_new(self, urls: list[str]) -> list[str]:
+        """The URLs of ``urls`` not seen before (or not seeming to be), now remembered."""
+        positions = [self.positions(url) for url in urls]  # hashing needs no lock
+        new = []
+        with self._lock:  # one lock per page, not per link: 16 threads queue on it less
+            for url, bits in zip(urls, positions, strict=True):
+                if not self.bits[bits].all():
+                    self.bits[bits] = 1
+                    new.append(url)
+        return new
 
 
 class ExactVisited:
@@ -65,10 +67,9 @@ class ExactVisited:
         self.urls: set[str] = set()
         self._lock = threading.Lock()
 
-    def add_if_new(self, url: str) -> bool:
-        """True if ``url`` was not seen (and now is); False if it was."""
+    def add_new(self, urls: list[str]) -> list[str]:
+        """The URLs of ``urls`` not seen before, now remembered."""
         with self._lock:
-            if url in self.urls:
-                return False
-            self.urls.add(url)
-            return True
+            new = [url for url in dict.fromkeys(urls) if url not in self.urls]
+            self.urls.update(new)
+            return new

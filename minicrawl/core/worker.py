@@ -64,13 +64,11 @@ class Worker:
     def enqueue_new(self, links: list[str], depth: int, referrer: str | None) -> int:
         """Offer each link to admission, then to Visited; put the new ones in ToDo. Returns
         how many were new."""
-        new = 0
-        for url in links:
-            if all(rule.admits(url, depth) for rule in self.admission) \
-                    and self.visited.add_if_new(url):
-                self.todo.put(Item(url, depth, referrer))
-                new += 1
-        return new
+        admitted = [url for url in links if all(rule.admits(url, depth) for rule in self.admission)]
+        new = self.visited.add_new(admitted)
+        for url in new:
+            self.todo.put(Item(url, depth, referrer))
+        return len(new)
 
     def report(self, page: Page) -> None:
         """Tell every observer about the finished page."""

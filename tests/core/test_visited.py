@@ -21,35 +21,42 @@ def visited(request: pytest.FixtureRequest):
 
 
 def test_new_once_then_seen(visited) -> None:
-    assert visited.add_if_new("http://a.test/x") is True
-    assert visited.add_if_new("http://a.test/x") is False
-    assert visited.add_if_new("http://a.test/y") is True
+    assert visited.add_new(["http://a.test/x"]) == ["http://a.test/x"]
+    assert visited.add_new(["http://a.test/x"]) == []
+    assert visited.add_new(["http://a.test/y", "http://a.test/x"]) == ["http://a.test/y"]
+    assert visited.add_new([]) == []
+
+
+def test_a_batch_answers_each_url_in_order_and_a_repeat_once(visited) -> None:
+    urls = ["http://a.test/1", "http://a.test/2", "http://a.test/1", "http://a.test/3"]
+    assert visited.add_new(urls) == ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
+    assert visited.add_new(urls[::-1]) == []
 
 
 def test_distinct_urls_are_new(visited) -> None:
     urls = [f"http://a.test/page/{i}" for i in range(1000)]
-    new = sum(visited.add_if_new(u) for u in urls)
+    new = sum(len(visited.add_new([u])) for u in urls)
     # A Bloom filter sized for 10,000 at 0.001 holding 1,000 URLs: a false positive here has a
     # chance of ~1e-7 each; the exact set has none.
     assert new == len(urls)
-    assert not any(visited.add_if_new(u) for u in urls)
+    assert visited.add_new(urls) == []
 
 
 def test_racing_threads_one_winner_per_url(visited) -> None:
-    """Check and insert are one step: 16 threads offering the same 2,000 URLs at once, each URL
-    is answered 'new' exactly once in all."""
+    """Check and insert are one step: 16 threads offering the same 2,000 URLs at once, one by
+    one and in batches of 50, each URL is answered 'new' exactly once in all."""
     urls = [f"http://a.test/{i}" for i in range(2000)]
     wins: list[int] = []
     lock = threading.Lock()
     start = threading.Barrier(16)
 
-    def offer() -> None:
+    def offer(batch: int) -> None:
         start.wait()
-        mine = sum(visited.add_if_new(u) for u in urls)
+        mine = sum(len(visited.add_new(urls[i:i + batch])) for i in range(0, len(urls), batch))
         with lock:
             wins.append(mine)
 
-    threads = [threading.Thread(target=offer) for _ in range(16)]
+    threads = [threading.Thread(target=offer, args=((1, 50)[n % 2],)) for n in range(16)]
     for t in threads:
         t.start()
     for t in threads:
@@ -75,7 +82,7 @@ def test_bloom_positions_are_eight_stable_and_seeded() -> None:
     assert all(0 <= p < a.size for p in a.positions(url))
     other = BloomVisited(10_000, 0.01, seed=b"another seed")
     assert other.positions(url) != a.positions(url)  # the seed changes every hash
-    a.add_if_new(url)
+    a.add_new([url])
     assert a.bits.count() == len(set(a.positions(url)))
 
 
@@ -83,9 +90,8 @@ def test_bloom_false_positive_rate_is_as_sized() -> None:
     """Filled to its expected count, the filter wrongly calls unseen URLs 'seen' at about the
     rate it was sized for (0.01 here; a bad hash family shows 2-10× that)."""
     visited = BloomVisited(expected=20_000, error_rate=0.01)
-    for i in range(20_000):
-        visited.add_if_new(f"http://site.test/docs/page-{i}.html")
-    probes = 40_000  # asked without adding them (add_if_new would fill the filter further)
+    visited.add_new([f"http://site.test/docs/page-{i}.html" for i in range(20_000)])
+    probes = 40_000  # asked without adding them (add_new would fill the filter further)
     false = sum(visited.bits[visited.positions(f"http://other.test/p?id={i}")].all()
                 for i in range(probes))
     assert 0.005 < false / probes < 0.015
