@@ -1,13 +1,6 @@
-"""The crawler: seeds in, N worker threads, a summary out.
-
-    >>> from minicrawl.core import Crawler
-    >>> summary = Crawler(["http://127.0.0.1:8000/"], threads=4, max_pages=100).run()
-
-Seeds enter ToDo through the same doors as links: admission, then Visited. The workers then run
-until ToDo says the crawl is over (nothing queued, no worker busy), or the page cap stops it.
-"""
-
-from __future__ import annotations
+"""The crawler: seeds in, N worker threads, a summary out. Seeds enter ToDo through the door
+links take (admission, then Visited); the workers run until ToDo says the crawl is over
+(nothing queued, no worker busy) or the page cap stops it."""
 
 import threading
 import time
@@ -45,10 +38,9 @@ class Summary:
 
 
 class Crawler:
-    """A crawl of ``seeds`` by ``threads`` workers; :meth:`run` does it and returns a
-    :class:`Summary`. Every part can be replaced: ``todo`` (a :class:`Frontier`), ``visited`` (a
-    :class:`SeenSet`), ``admission`` rules, ``observers`` told about each page, and
-    ``fetcher``, called once per worker to make its own :class:`Fetcher`."""
+    """A crawl of ``seeds`` by ``threads`` workers: ``Crawler(seeds).run()`` → a :class:`Summary`.
+    Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, ``observers`` told
+    about each page, and ``fetcher``, called once per worker to make its own."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,

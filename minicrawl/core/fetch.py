@@ -1,17 +1,15 @@
 """Fetching: one URL's answer, over HTTP with ``requests``.
 
-Each worker has its own :class:`Fetcher` and so its own ``requests.Session``: its keep-alive
-connections are reused from page to page and never shared between threads. Redirects are not
-followed here: a 3xx answer's ``Location`` goes back to the worker, which sends it through
-admission and Visited like any link, so a redirect can never fetch a page twice.
+Each worker has its own :class:`Fetcher`, so its own ``requests.Session``: keep-alive
+connections reused from page to page, never shared between threads. Redirects are not followed
+here: a 3xx answer's ``Location`` goes back to the worker, which sends it through admission and
+Visited like any link, so a redirect can never fetch a page twice.
 
-What a server sends is never trusted: the body is read in pieces and cut at ``max_bytes``
-*after* decompression (a 10 KB gzip bomb can inflate to gigabytes), connecting and each read
-wait at most ``timeout`` seconds, and the whole answer must arrive within ``deadline`` (a server
-that sends a byte a second never trips a read time-out).
+A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
+decompression (a 10 KB gzip bomb can inflate to gigabytes); connecting and each read wait at
+most ``timeout`` seconds, the whole answer at most ``deadline`` (a byte a second never trips a
+read time-out).
 """
-
-from __future__ import annotations
 
 import os
 import re
@@ -37,16 +35,14 @@ class Fetcher:
         self.timeout, self.deadline, self.max_bytes = timeout, deadline, max_bytes
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent
-        # requests would read the proxy and CA variables (and ~/.netrc) from the environment
-        # on every request: ~0.5 ms of CPU each, more than parsing a page. They are read once
-        # here (the CA bundle) and once per origin (the proxies, which depend on no_proxy).
+        # requests would read the proxy and CA variables (and ~/.netrc) for every request: ~0.5 ms
+        # each. Here: once (the CA bundle), and once per origin (proxies depend on no_proxy).
         self.session.trust_env = False
         self.session.verify = (os.environ.get("REQUESTS_CA_BUNDLE")
                                or os.environ.get("CURL_CA_BUNDLE") or True)
         self._proxies: dict[str, dict[str, str]] = {}
-        # Session.get() would merge the session's headers, cookies and hooks into a new request
-        # for every URL (a quarter of requests' CPU per page); a crawler's never change, so
-        # one prepared request is copied instead, with its URL and cookies set for each page.
+        # Session.get() would merge the session's settings into a new request for every URL (a
+        # quarter of requests' CPU): one prepared request is copied instead, URL and cookies set.
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
 
     def fetch(self, url: str) -> Response:
@@ -104,9 +100,8 @@ _USERINFO = re.compile(r"(?<=://)[^/\s]*@")  # "user:password@" in a URL an erro
 
 
 def describe(exc: BaseException) -> str:
-    """One line for a failed request: its kind, and the innermost reason (requests wraps
-    urllib3's error, which wraps the socket's: the innermost one says why), without a URL's
-    user and password."""
+    """One line for a failed request: its kind and the innermost reason (requests wraps urllib3's
+    error, which wraps the socket's), without a URL's user and password."""
     kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), type(exc).__name__)
     for _ in range(10):  # a bound, in case a chain of causes loops
         inner = next((c for c in (getattr(exc, "reason", None), exc.__cause__,

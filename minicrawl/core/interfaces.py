@@ -1,12 +1,7 @@
-"""The seams: the few interfaces the rest of minicrawl plugs into, each with its contract.
-
-The core ships one implementation of each (``todo.ToDo``, ``visited.BloomVisited``,
-``limits.SameHost``, ``crawler.Summary``); a polite frontier, a Redis Visited, robots.txt or a
-WARC writer are other implementations of the same interfaces, and the worker never knows which
-it has. ``tests/core/`` runs one contract suite per interface over every implementation.
+"""The seams: the few interfaces the rest of minicrawl plugs into, each with its contract, and
+the records that pass through them. A polite frontier, a Redis Visited, robots.txt or a WARC
+writer are other implementations of the same interfaces; the worker never knows which it has.
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol

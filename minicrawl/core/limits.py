@@ -2,8 +2,6 @@
 :class:`~minicrawl.core.interfaces.Admission` rule; robots.txt or traps are rules of the same
 kind), how fast one host is asked (a fixed gap between requests), how many pages it fetches."""
 
-from __future__ import annotations
-
 import threading
 import time
 from collections.abc import Iterable
@@ -24,8 +22,7 @@ class SameHost:
 
 
 class Politeness:
-    """A fixed gap between the starts of requests to one host (one origin). Workers wait
-    their turn here: each books the host's next free slot, then sleeps until it comes."""
+    """A fixed gap between requests to one origin: a worker books the next slot, sleeps till it."""
 
     def __init__(self, delay: float) -> None:
         self.delay = delay

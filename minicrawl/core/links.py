@@ -1,13 +1,10 @@
 """Links: the hrefs an HTML page holds, read from its bytes with lxml.
 
-lxml's HTML parser (libxml2) forgives what browsers forgive — unclosed tags, stray bytes, a page
-cut short — and parses without holding Python's GIL, so one core parses while another runs the
-crawl. A parsed tree costs about ten times its page in memory, so pages over ``STREAM_ABOVE`` are
-not built into a tree: lxml hands us their start tags one by one instead. BeautifulSoup is
-asked only what lxml cannot tell: which charset a page that does not say UTF-8 is written in.
+lxml's parser (libxml2) forgives what browsers forgive, and builds a tree without holding the
+GIL: one core parses while another runs the crawl. A tree costs ~10× its page, so a page over
+``STREAM_ABOVE`` is streamed instead (lxml hands us its start tags). BeautifulSoup is asked only
+what lxml cannot tell: the charset of a page that names one other than UTF-8.
 """
-
-from __future__ import annotations
 
 import codecs
 import os
@@ -19,9 +16,8 @@ from lxml import etree
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src", "iframe": "src", "base": "href"}
 STREAM_ABOVE = 512 * 1024
-# Pages are parsed by as many threads as there are cores: more trees at once would only hold
-# memory while waiting for a core, and the C heap a tree leaves behind stays with these few
-# threads (glibc keeps a heap per thread) instead of with every worker: 30 MB less at 16 workers.
+# As many parser threads as cores: more trees at once would only wait for a core, and the C heap a
+# tree leaves stays with these few threads (glibc: a heap per thread), not 16 workers: −30 MB.
 _PARSERS = ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="parser")
 _HREFS = etree.XPath("|".join(f"//{tag}/@{attribute}" for tag, attribute
                              in LINK_ATTRIBUTES.items() if tag != "base"), smart_strings=False)
@@ -41,9 +37,8 @@ def encoding_of(body: bytes, content_type: str = "") -> str:
     """The page's charset: the Content-Type header's, else UTF-8 unless the page says (a byte
     order mark, ``<meta charset>``, an XML declaration) it is another, which BeautifulSoup's
     detector then reads."""
-    header = _CHARSET_PARAM.search(content_type)
-    if header and _known(header[1]):
-        return _known(header[1])  # type: ignore[return-value]
+    if (header := _CHARSET_PARAM.search(content_type)) and (name := _known(header[1])):
+        return name
     head = body[:2048].lower()
     if not (body.startswith(_BOMS) or _OTHER_CHARSET.search(head) or head.startswith(b"<?xml")):
         return "utf-8"  # most of the web, and no need to load bs4 (12 MB, 70 ms) to say so
@@ -73,7 +68,7 @@ class _Links:
         if (value := attrib.get(LINK_ATTRIBUTES.get(tag, ""))) is not None:
             (self.bases if tag == "base" else self.hrefs).append(value)
 
-    def close(self) -> None:
+    def close(self) -> None:  # lxml calls it at the end of the page
         pass
 
 

@@ -1,12 +1,9 @@
 """ToDo: the URLs waiting to be fetched, first in first out, and the rule that ends the crawl.
 
-The crawl is over when ToDo is empty *and no worker is busy*: an empty ToDo alone is not enough,
-because a worker still fetching a page may be about to put its links. So ToDo counts the workers
-holding an item (``take`` → ``done``), and a worker that finds it empty waits until either an
-item arrives or the last busy worker finishes.
+The crawl is over when ToDo is empty *and no worker is busy*: a worker still fetching a page may
+be about to put its links. So ToDo counts the items taken and not yet done, and a worker that
+finds it empty waits until an item arrives or the last busy worker finishes.
 """
-
-from __future__ import annotations
 
 import threading
 from collections import deque

@@ -10,8 +10,6 @@ Check and insert are one step under one lock: two workers finding the same link 
 moment must not both be told "new", or the page would be fetched twice.
 """
 
-from __future__ import annotations
-
 import math
 import struct
 import threading
@@ -41,9 +39,8 @@ class BloomVisited:
         self._lock = threading.Lock()
 
     def positions(self, url: str) -> list[int]:
-        """The 8 bit positions of ``url``: hash i is the i-th 64-bit word of one BLAKE2b digest
-        salted with the seed. A cryptographic digest's words are independent: eight seeded
-        hashes for the price of one call (eight calls cost 5× more), the same on every run."""
+        """The 8 bit positions of ``url``: hash i is word i of one seeded BLAKE2b digest, whose
+        words are independent: eight seeded hashes for one call (eight calls cost 5× more)."""
         digest = blake2b(url.encode(), digest_size=8 * HASHES, salt=self.seed).digest()
         return [word % self.size for word in struct.unpack("<8Q", digest)]
 
@@ -58,18 +55,3 @@ class BloomVisited:
                     new.append(url)
         return new
 
-
-class ExactVisited:
-    """Visited as a ``set``: no false positives, ~150 bytes a URL. For small crawls, and to
-    check the Bloom filter against the truth."""
-
-    def __init__(self) -> None:
-        self.urls: set[str] = set()
-        self._lock = threading.Lock()
-
-    def add_new(self, urls: list[str]) -> list[str]:
-        """The URLs of ``urls`` not seen before, now remembered."""
-        with self._lock:
-            new = [url for url in dict.fromkeys(urls) if url not in self.urls]
-            self.urls.update(new)
-            return new

@@ -2,8 +2,6 @@
 Visited about each, put the new ones in ToDo, tell the observers. Each step is one named call.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 
 from minicrawl.core.fetch import Fetcher
@@ -51,19 +49,18 @@ class Worker:
     def links_of(self, page: Page) -> list[str]:
         """The canonical URLs the answer leads to: a redirect's target (kept as
         ``page.redirect``), or an HTML page's links, resolved against its ``<base href>``."""
-        url, answer = page.item.url, page.response
+        answer = page.response
         if answer.location is not None and answer.status in (301, 302, 303, 307, 308):
-            page.redirect = resolve(url, answer.location)
+            page.redirect = resolve(page.item.url, answer.location)
             return [page.redirect] if page.redirect else []
         if answer.status != 200 or answer.error or not is_html(answer.content_type):
             return []
         hrefs, base_href = extract_links(answer.body, answer.content_type)
-        base = (resolve(url, base_href) if base_href else None) or url
+        base = (resolve(page.item.url, base_href) if base_href else None) or page.item.url
         return list(dict.fromkeys(url for href in hrefs if (url := resolve(base, href))))
 
     def enqueue_new(self, links: list[str], depth: int, referrer: str | None) -> int:
-        """Offer each link to admission, then to Visited; put the new ones in ToDo. Returns
-        how many were new."""
+        """Offer the links to admission, then to Visited; put the new ones in ToDo; count them."""
         admitted = [url for url in links if all(rule.admits(url, depth) for rule in self.admission)]
         new = self.visited.add_new(admitted)
         for url in new:

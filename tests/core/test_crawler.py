@@ -10,7 +10,6 @@ import pytest
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
-from minicrawl.core.visited import ExactVisited
 from minicrawl.local.site import LocalSite, Resource, Slow, chain
 
 
@@ -58,7 +57,7 @@ def test_redirect_target_goes_through_visited(server: LocalSite) -> None:
         "/y": Resource(status=302, headers={"Location": server.url("/x")}),
     })
     seen = Pages()
-    Crawler([server.url("/")], threads=4, visited=ExactVisited(), observers=[seen]).run()
+    Crawler([server.url("/")], threads=4, observers=[seen]).run()
     assert server.fetch_counts(exclude=()) == {"/": 1, "/a": 1, "/b": 1, "/x": 1, "/y": 1}
     pages = seen.by_url()
     assert pages[server.url("/a")].redirect == server.url("/b")

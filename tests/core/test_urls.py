@@ -139,6 +139,9 @@ PAGE = "http://h.test/d/p.html?q=1"
     ("//[", None),  # urljoin raises on these: one broken link is no link, not an error
     ("http://[::1", None),
     ("http://[zzz]/", None),
+    ("http://[::1]@]", None),  # found by hypothesis: the host ']' (was 'http://]/', not idempotent)
+    ("http://a b/", None),  # a host may not hold a blank, '%', '^', '|', …
+    ("http://x|y.test/", None),
 ])
 def test_resolve(href: str, expected: str | None) -> None:
     assert resolve(PAGE, href) == expected

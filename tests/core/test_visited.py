@@ -7,11 +7,10 @@ import threading
 
 import pytest
 
-from minicrawl.core.visited import HASHES, BloomVisited, ExactVisited, bits_for
+from minicrawl.core.visited import HASHES, BloomVisited, bits_for
 
 IMPLEMENTATIONS = {
     "bloom": lambda: BloomVisited(expected=10_000, error_rate=0.001),
-    "exact": ExactVisited,
 }
 
 

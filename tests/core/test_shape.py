@@ -1,0 +1,41 @@
+"""The core is the model a student reads in one sitting: small, self-contained, typed seams."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import minicrawl.core
+
+CORE = Path(minicrawl.core.__file__).parent
+FILES = sorted(CORE.glob("*.py"))
+
+
+def test_core_is_at_most_800_lines() -> None:
+    assert sum(len(f.read_text().splitlines()) for f in FILES) <= 800
+
+
+def test_core_imports_nothing_from_the_rest_of_minicrawl() -> None:
+    for path in FILES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert not name.startswith("minicrawl") or name.startswith("minicrawl.core"), \
+                    f"{path.name} imports {name}"
+
+
+def test_no_any_no_inheritance_at_most_six_protocols() -> None:
+    protocols = []
+    for path in FILES:
+        tree = ast.parse(path.read_text())
+        assert "Any" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}, path.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b) for b in node.bases]
+                if bases == ["Protocol"]:
+                    protocols.append(node.name)
+                    assert path.name == "interfaces.py"
+                else:
+                    assert bases == [], f"{path.name}: {node.name}({', '.join(bases)})"
+    assert 1 <= len(protocols) <= 6
