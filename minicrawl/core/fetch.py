@@ -7,7 +7,7 @@ Visited like any link, so a redirect can never fetch a page twice.
 
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
 decompression (a 10 KB gzip bomb can inflate to gigabytes); connecting and each read wait at
-most ``timeout`` seconds, the whole answer at most ``deadline`` (a byte a second never trips a
+most ``timeout`` seconds, the whole body at most ``deadline`` (a byte a second never trips a
 read time-out).
 """
 
@@ -56,7 +56,8 @@ class Fetcher:
                                    timeout=self.timeout, proxies=self._proxies_for(url)) as answer:
                 body, error = self._read_body(answer, start)
                 return Response(answer.status_code, answer.headers.get("Content-Type", ""), body,
-                                answer.headers.get("Location"), error, time.monotonic() - start)
+                                self.session.get_redirect_target(answer),  # UTF-8 read as such
+                                error, time.monotonic() - start)
         except (requests.RequestException, OSError, ValueError) as exc:
             return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
 
@@ -104,10 +105,8 @@ def describe(exc: BaseException) -> str:
     error, which wraps the socket's), without a URL's user and password."""
     kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), type(exc).__name__)
     for _ in range(10):  # a bound, in case a chain of causes loops
-        inner = next((c for c in (getattr(exc, "reason", None), exc.__cause__,
-                                  exc.args[0] if exc.args else None)
-                      if isinstance(c, BaseException)), None)
-        if inner is None:
+        causes = (getattr(exc, "reason", None), exc.__cause__, *exc.args[:1])
+        if (inner := next((c for c in causes if isinstance(c, BaseException)), None)) is None:
             break
         exc = inner
     text = _USERINFO.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])

@@ -24,7 +24,7 @@ class Response:
     status: int | None
     content_type: str = ""
     body: bytes = b""
-    location: str | None = None  # a redirect's Location header, as sent
+    location: str | None = None  # a 3xx answer's Location header, as sent
     error: str | None = None
     elapsed: float = 0.0  # seconds, request to last byte
 
@@ -83,8 +83,9 @@ class Admission(Protocol):
 class Observer(Protocol):
     """Told about every page when a worker has finished with it (stats, output, live view, …).
 
-    Contract: ``on_page`` is called once per item taken from ToDo, from the worker's thread,
-    after the page's new links are in ToDo; it must be thread-safe and must not raise.
+    Contract: ``on_page`` is called once per page a worker visited (not for an item the page
+    cap turned back), from its thread, after the page's new links are in ToDo; it must be
+    thread-safe and must not raise.
     """
 
     def on_page(self, page: Page) -> None: ...

@@ -1,6 +1,5 @@
-"""Limits, shared by all workers of a crawl: where it may go (the seeds' hosts: an
-:class:`~minicrawl.core.interfaces.Admission` rule; robots.txt or traps are rules of the same
-kind), how fast one host is asked (a fixed gap between requests), how many pages it fetches."""
+"""Limits, shared by all workers of a crawl: where it may go (the seeds' hosts: an ``Admission``
+rule, as robots.txt or traps would be), how fast a host is asked, how many pages it fetches."""
 
 import threading
 import time
@@ -10,19 +9,20 @@ from minicrawl.core.urls import canonicalize, origin
 
 
 class SameHost:
-    """Admits a URL whose origin (scheme, host, port) is that of one of the seeds."""
+    """Admits a URL on a seed's host and port, by http or https (a site may move to https)."""
 
     def __init__(self, seeds: Iterable[str]) -> None:
+        origins = {origin(url) for url in map(canonicalize, seeds) if url}
         # Canonical URLs spell an origin one way, so a prefix test is the whole check.
-        self.prefixes = tuple({origin(url) for url in map(canonicalize, seeds) if url})
+        self.prefixes = tuple(s + o[o.index(":"):] for o in origins for s in ("http", "https"))
 
     def admits(self, url: str, depth: int) -> bool:
-        """True if ``url`` (canonical) is on a seed's origin."""
+        """True if ``url`` (canonical) is on a seed's host."""
         return url.startswith(self.prefixes)
 
 
 class Politeness:
-    """A fixed gap between requests to one origin: a worker books the next slot, sleeps till it."""
+    """A fixed gap between requests to one host: a worker books the next slot, sleeps till it."""
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
@@ -30,7 +30,7 @@ class Politeness:
         self._lock = threading.Lock()
 
     def wait_turn(self, url: str) -> None:
-        host = origin(url)
+        host = origin(url).partition(":")[2]  # "//host:port/": http and https take turns
         with self._lock:
             now = time.monotonic()
             slot = max(now, self._next_slot.get(host, now))

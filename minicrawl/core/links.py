@@ -23,7 +23,7 @@ _HREFS = etree.XPath("|".join(f"//{tag}/@{attribute}" for tag, attribute
                              in LINK_ATTRIBUTES.items() if tag != "base"), smart_strings=False)
 _BASES = etree.XPath("//base/@href", smart_strings=False)
 _BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-_OTHER_CHARSET = re.compile(rb"""charset\s*=\s*["']?(?![\s"']|utf-?8\b)""")  # "utf-8" too
+_OTHER_CHARSET = re.compile(rb"""charset\s*=\s*["']?(?![\s"']|utf-?8\b)""")  # not "utf-8", "utf8"
 _CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([\w.:-]+)""", re.IGNORECASE)
 
 
@@ -92,6 +92,6 @@ def _parse(body: bytes, big: bool) -> tuple[list[str], str | None]:
         elif (root := etree.fromstring(body, etree.HTMLParser(**options))) is not None:
             links.hrefs, links.bases = _HREFS(root), _BASES(root)
     except (etree.LxmlError, ValueError):
-        pass  # what was found before the damage stands
+        pass  # streamed, what was found before the damage stands
     hrefs = dict.fromkeys(href.split("#", 1)[0].strip() for href in links.hrefs)
     return list(hrefs), next(filter(None, map(str.strip, links.bases)), None)  # the first counts

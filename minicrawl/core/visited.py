@@ -3,8 +3,8 @@
 A Bloom filter is m bits, all 0 at first, and k = 8 hash functions. To add a URL, set the 8 bits
 its hashes name; the URL was seen before only if all 8 were set already. Two URLs can share bits,
 so an unseen URL may find all of its bits set by others: a *false positive*, and that page is
-never crawled. Sized for n URLs at rate p, the filter needs m = -n·ln p / (ln 2)² bits: 1.8 MB
-for a million URLs at p = 0.001, where a Python ``set`` of their strings takes ~150 MB.
+never crawled. For n URLs at rate p, 8 hashes need m = -8n / ln(1 - p^(1/8)) bits: 1.8 MB for
+a million URLs at p = 0.001, where a Python ``set`` of their strings takes ~150 MB.
 
 Check and insert are one step under one lock: two workers finding the same link at the same
 moment must not both be told "new", or the page would be fetched twice.
@@ -24,7 +24,7 @@ def bits_for(expected: int, error_rate: float) -> int:
     """The size m, in bits, that keeps ``expected`` URLs at ``error_rate`` false positives."""
     if expected < 1 or not 0 < error_rate < 1:
         raise ValueError("expected must be ≥ 1 and error_rate between 0 and 1")
-    return max(64, math.ceil(-expected * math.log(error_rate) / math.log(2) ** 2))
+    return max(64, math.ceil(-HASHES * expected / math.log(1 - error_rate ** (1 / HASHES))))
 
 
 class BloomVisited:

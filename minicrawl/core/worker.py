@@ -50,7 +50,7 @@ class Worker:
         """The canonical URLs the answer leads to: a redirect's target (kept as
         ``page.redirect``), or an HTML page's links, resolved against its ``<base href>``."""
         answer = page.response
-        if answer.location is not None and answer.status in (301, 302, 303, 307, 308):
+        if answer.location is not None:
             page.redirect = resolve(page.item.url, answer.location)
             return [page.redirect] if page.redirect else []
         if answer.status != 200 or answer.error or not is_html(answer.content_type):

@@ -16,8 +16,11 @@ CASES = {
         ("http://site.test/", 0): True,
         ("http://site.test/deep/page.html", 9): True,
         ("https://other.test:8443/", 1): True,
-        ("https://site.test/", 1): False,  # another scheme is another origin
-        ("http://site.test:8080/", 1): False,  # another port too
+        ("https://site.test/", 1): True,  # the same host by https: a site that moved there
+        ("https://site.test/deep", 1): True,
+        ("http://site.test:8080/", 1): False,  # another port is another server
+        ("https://site.test:8443/", 1): False,
+        ("http://other.test:8443/x", 1): True,
         ("http://site.test.evil.test/", 1): False,  # a prefix of the host is not the host
         ("https://other.test/", 1): False,
         ("http://elsewhere.test/", 1): False,

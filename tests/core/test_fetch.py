@@ -155,6 +155,23 @@ def test_a_redirect_is_handed_back_as_sent_and_not_followed(server):
     assert [r.path for r in server.requests] == ["/old"]
 
 
+def test_a_location_in_utf8_is_read_as_utf8(server):
+    """Servers send a Location's non-ASCII bytes raw, as UTF-8; http.client reads header bytes as
+    Latin-1 ('cafÃ©'). The Location handed back is 'café', which the worker then percent-encodes
+    from its UTF-8 bytes as a browser would."""
+    raw = "/caf\u00e9".encode().decode("latin-1")  # what goes on the wire: b"/caf\xc3\xa9"
+    server.pages["/old"] = Resource(b"moved", 302, {"Location": raw})
+    response, _ = fetch(server.url("/old"))
+    assert (response.status, response.location) == (302, "/caf\u00e9")
+
+
+def test_a_location_on_a_page_that_is_no_redirect_is_not_one(server):
+    """A 200 with a Location header is the page itself: no redirect target is handed back."""
+    server.pages["/here"] = Resource(b"<a href='/x'>x</a>", 200, {"Location": "/elsewhere"})
+    response, _ = fetch(server.url("/here"))
+    assert (response.status, response.location) == (200, None)
+
+
 def test_one_fetcher_keeps_one_connection_to_an_origin(raw_site):
     """Five fetches by one Fetcher: the server accepted one connection and answered all five
     on it."""
