@@ -436,7 +436,7 @@ class TLSSite(RawSocketServer):
 
 def self_signed(directory: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1, signed by itself, and its key."""
-    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 
