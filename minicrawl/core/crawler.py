@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Admission, Frontier, Observer, Page, SeenSet
-from minicrawl.core.limits import Budget, Politeness
+from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
 from minicrawl.core.urls import canonicalize
 from minicrawl.core.visited import BloomVisited
@@ -59,7 +59,8 @@ class Crawler:
         self.summary = Summary()
         self.observers = [self.summary, *observers]
         self.politeness = Politeness(delay) if delay > 0 else None
-        self.budget = Budget(max_pages) if max_pages is not None else None
+        # The page cap: a permit per page, never given back; the worker that finds none stops ToDo.
+        self.budget = threading.Semaphore(max_pages) if max_pages is not None else None
         self.make_fetcher = fetcher
 
     def run(self) -> Summary:
@@ -71,15 +72,16 @@ class Crawler:
         workers[0].enqueue_new(self.seeds, depth=0, referrer=None)  # the door every link takes
         threads = [threading.Thread(target=worker.run, name=f"worker-{n}")
                    for n, worker in enumerate(workers)]
-        for thread in threads:
-            thread.start()
         try:
             for thread in threads:
-                thread.join()
-        except KeyboardInterrupt:
-            self.todo.stop()
+                thread.start()
             for thread in threads:
                 thread.join()
+        except KeyboardInterrupt:  # even while starting them: no worker may be left crawling
+            self.todo.stop()
+            for thread in threads:
+                if thread.is_alive():  # started
+                    thread.join()
             raise
         finally:
             self.summary.seconds = time.monotonic() - start

@@ -1,5 +1,5 @@
 """Limits, shared by all workers of a crawl: where it may go (the seeds' hosts: an ``Admission``
-rule, as robots.txt or traps would be), how fast a host is asked, how many pages it fetches."""
+rule, as robots.txt or traps would be) and how fast a host is asked."""
 
 import threading
 import time
@@ -37,15 +37,3 @@ class Politeness:
             self._next_slot[host] = slot + self.delay
         time.sleep(slot - now)
 
-
-class Budget:
-    """The page cap: ``spend()`` is True for the first ``pages`` calls, from any thread."""
-
-    def __init__(self, pages: int) -> None:
-        self.left = pages
-        self._lock = threading.Lock()
-
-    def spend(self) -> bool:
-        with self._lock:
-            self.left -= 1
-            return self.left >= 0

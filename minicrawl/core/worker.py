@@ -2,11 +2,12 @@
 Visited about each, put the new ones in ToDo, tell the observers. Each step is one named call.
 """
 
+import threading
 from collections.abc import Sequence
 
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Admission, Frontier, Item, Observer, Page, Response, SeenSet
-from minicrawl.core.limits import Budget, Politeness
+from minicrawl.core.limits import Politeness
 from minicrawl.core.links import extract_links, is_html
 from minicrawl.core.urls import resolve
 
@@ -17,7 +18,8 @@ class Worker:
 
     def __init__(self, todo: Frontier, visited: SeenSet, fetcher: Fetcher,
                  admission: Sequence[Admission] = (), observers: Sequence[Observer] = (),
-                 politeness: Politeness | None = None, budget: Budget | None = None) -> None:
+                 politeness: Politeness | None = None,
+                 budget: threading.Semaphore | None = None) -> None:
         self.todo, self.visited, self.fetcher = todo, visited, fetcher
         self.admission, self.observers = admission, observers
         self.politeness, self.budget = politeness, budget
@@ -26,7 +28,7 @@ class Worker:
         """Take → visit → done, until ToDo says the crawl is over."""
         while (item := self.todo.take()) is not None:
             try:
-                if self.budget is not None and not self.budget.spend():
+                if self.budget is not None and not self.budget.acquire(blocking=False):
                     self.todo.stop()  # the page cap is reached: no more fetching, by anyone
                     continue
                 self.visit(item)
