@@ -11,19 +11,23 @@ import os
 import platform
 import sys
 import threading
+from collections.abc import Callable
 from typing import TextIO
 
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
+from minicrawl.core.todo import ToDo
 
 
 class PrintPages:
-    """An observer that writes one line per page to a stream."""
+    """An observer that writes one line per page to a stream. When its reader goes away (``| head``)
+    it calls ``on_closed`` (the CLI stops the crawl) and writes on to nowhere."""
 
-    def __init__(self, stream: TextIO = sys.stdout) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO = sys.stdout,
+                 on_closed: Callable[[], None] = lambda: None) -> None:
+        self.stream, self.on_closed = stream, on_closed
         self._lock = threading.Lock()
 
     def on_page(self, page: Page) -> None:
@@ -31,7 +35,11 @@ class PrintPages:
         why = f"→ {page.redirect}" if page.redirect else answer.error or ""
         line = f"{answer.status or '---'} {page.item.url} {page.links} {page.new} {why}".rstrip()
         with self._lock:  # one write per line: lines of two workers never mix
-            self.stream.write(line + "\n")
+            try:
+                self.stream.write(line + "\n")
+            except BrokenPipeError:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+                self.on_closed()
 
 
 def keep_heaps_small() -> None:
@@ -56,11 +64,13 @@ def main(argv: list[str] | None = None) -> int:
         if (value := getattr(args, name)) is not None and value < low:
             ap.error(f"argument --{name.replace('_', '-')}: must be ≥ {low:g}")
 
-    crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay,
+    todo = ToDo()
+    crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
                       max_pages=args.max_pages, admission=[SameHost(args.seeds)],
-                      observers=[PrintPages()], fetcher=lambda: Fetcher(timeout=args.timeout))
+                      observers=[PrintPages(on_closed=todo.stop)],
+                      fetcher=lambda: Fetcher(timeout=args.timeout))
     for seed in crawler.bad_seeds:
-        print(f"skipped seed {seed!r}: not an http(s) URL", file=sys.stderr)
+        print(f"skipped seed {seed!r}: not a crawlable http(s) URL", file=sys.stderr)
     if not crawler.seeds:
         print("no seed to crawl", file=sys.stderr)
         return 2

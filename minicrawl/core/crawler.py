@@ -21,7 +21,7 @@ from minicrawl.core.worker import Worker
 class Summary:
     """What a crawl did, counted page by page (an :class:`Observer` every crawl has)."""
 
-    pages: int = 0  # items taken from ToDo and finished, answered or not
+    pages: int = 0  # pages visited, answered or not
     errors: int = 0  # pages with no usable answer
     bytes: int = 0
     statuses: Counter[int] = field(default_factory=Counter)

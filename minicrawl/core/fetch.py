@@ -62,8 +62,8 @@ class Fetcher:
             return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
 
     def _proxies_for(self, url: str) -> dict[str, str]:
-        if (proxies := self._proxies.get(host := origin(url))) is None:
-            proxies = self._proxies[host] = get_environ_proxies(host)
+        if (proxies := self._proxies.get(key := origin(url))) is None:
+            proxies = self._proxies[key] = get_environ_proxies(key)
         return proxies
 
     def _read_body(self, answer: requests.Response, start: float) -> tuple[bytes, str | None]:

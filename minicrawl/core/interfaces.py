@@ -36,7 +36,7 @@ class Page:
     item: Item
     response: Response
     links: int = 0  # distinct links found on the page (or the redirect target)
-    new: int = 0  # of those, how many Visited had never seen: they entered ToDo
+    new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo
     redirect: str | None = None  # a 3xx answer's Location, made absolute
 
 

@@ -9,7 +9,7 @@ from minicrawl.core.urls import canonicalize, origin
 
 
 class SameHost:
-    """Admits a URL on a seed's host and port, by http or https (a site may move to https)."""
+    """Admits a URL on a seed's host (and its port, if one is given), by http or https."""
 
     def __init__(self, seeds: Iterable[str]) -> None:
         origins = {origin(url) for url in map(canonicalize, seeds) if url}

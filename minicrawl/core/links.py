@@ -50,8 +50,8 @@ def encoding_of(body: bytes, content_type: str = "") -> str:
 
 
 def _known(name: str | None) -> str | None:
-    try:
-        return codecs.lookup(name).name if name else None
+    try:  # a charset of text: "".encode refuses codecs of bytes ('base64', 'rot13', 'zlib'…)
+        return codecs.lookup(name).name if name and isinstance("".encode(name), bytes) else None
     except LookupError:
         return None
 
@@ -79,13 +79,13 @@ def extract_links(body: bytes, content_type: str = "") -> tuple[list[str], str |
         return [], None
     big = len(body) > STREAM_ABOVE
     if (encoding := encoding_of(body, content_type)) != "utf-8":
-        body = body.decode(encoding, errors="replace").encode()  # Python knows more charsets:
+        body = body.decode(encoding, errors="replace").encode()  # libxml2 gets UTF-8 always
     return _PARSERS.submit(_parse, body, big).result()  # the worker waits for a parser thread
 
 
 def _parse(body: bytes, big: bool) -> tuple[list[str], str | None]:
     links = _Links()
-    options = {"recover": True, "no_network": True, "encoding": "utf-8"}  # libxml2 gets UTF-8
+    options = {"recover": True, "no_network": True, "encoding": "utf-8"}
     try:
         if big:
             etree.fromstring(body, etree.HTMLParser(target=links, **options))

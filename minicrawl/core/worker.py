@@ -25,20 +25,23 @@ class Worker:
         self.politeness, self.budget = politeness, budget
 
     def run(self) -> None:
-        """Take → visit → done, until ToDo says the crawl is over."""
+        """Take → visit → tell the observers → done, until ToDo says the crawl is over."""
         while (item := self.todo.take()) is not None:
             try:
                 if self.budget is not None and not self.budget.acquire(blocking=False):
                     self.todo.stop()  # the page cap is reached: no more fetching, by anyone
                     continue
-                self.visit(item)
-            except Exception as exc:  # a bug costs one page, not the worker
-                self.report(Page(item, Response(None, error=f"internal error: {exc!r}"[:300])))
+                try:
+                    page = self.visit(item)
+                except Exception as exc:  # a bug costs one page, not the worker
+                    page = Page(item, Response(None, error=f"internal error: {exc!r}"[:300]))
+                for observer in self.observers:
+                    observer.on_page(page)
             finally:
                 self.todo.done(item)
 
-    def visit(self, item: Item) -> None:
-        """One URL's trip: fetch it, find its links, queue the new ones, report the page."""
+    def visit(self, item: Item) -> Page:
+        """One URL's trip: fetch it, find its links, queue the new ones; what was learned."""
         if self.politeness is not None:
             self.politeness.wait_turn(item.url)
         page = Page(item, self.fetcher.fetch(item.url))
@@ -46,7 +49,7 @@ class Worker:
         # A redirect's target is the same page under another name: it keeps the page's depth.
         depth = item.depth if page.redirect else item.depth + 1
         page.links, page.new = len(links), self.enqueue_new(links, depth, item.url)
-        self.report(page)
+        return page
 
     def links_of(self, page: Page) -> list[str]:
         """The canonical URLs the answer leads to: a redirect's target (kept as
@@ -68,8 +71,3 @@ class Worker:
         for url in new:
             self.todo.put(Item(url, depth, referrer))
         return len(new)
-
-    def report(self, page: Page) -> None:
-        """Tell every observer about the finished page."""
-        for observer in self.observers:
-            observer.on_page(page)

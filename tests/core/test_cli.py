@@ -97,3 +97,16 @@ def test_ctrl_c_finishes_pages_in_flight_and_exits_130(server: LocalSite) -> Non
     assert "interrupted after" in err and "Traceback" not in err
     # every request the server answered is a line: the pages in flight were finished
     assert len(out.splitlines()) == len(server.requests) < 51
+
+
+def test_a_reader_that_stops_reading_stops_the_crawl(server: LocalSite) -> None:
+    """``| head -3``: the crawl stops soon after the pipe closes, quietly, exit 0 — no traceback
+    from the workers, and not the whole site fetched."""
+    server.pages.update(chain(400))
+    proc = subprocess.Popen(f"{sys.executable} -m minicrawl.core {server.url('/')} --threads 2 "
+                            "| head -3", shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and len(out.splitlines()) == 3
+    assert "Traceback" not in err and "Error" not in err, err
+    assert len(server.requests) < 200

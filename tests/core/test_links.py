@@ -100,6 +100,13 @@ def test_broken_html_keeps_the_links_around_the_damage() -> None:
     assert {"/4", "/5", "/6"} <= set(found)
 
 
+def test_a_page_naming_a_codec_of_bytes_as_its_charset() -> None:
+    """'rot13' or 'base64' are Python codecs, but not of text: the page is read, not lost."""
+    for page, header in ((b'<meta charset="rot13"><a href="/x">x</a>', ""),
+                         (b'<a href="/x">x</a>', "text/html; charset=base64")):
+        assert extract_links(page, header) == (["/x"], None)
+
+
 def test_links_after_the_end_of_html() -> None:
     """Browsers follow a link after </html>; libxml2 2.14 puts it outside the root element."""
     assert hrefs_of(b'<html><body><a href="/1">1</a></body></html><a href="/2">2</a>') == \
@@ -204,6 +211,7 @@ def test_a_page_that_names_no_other_charset_is_utf8(start: bytes) -> None:
     (b"<html>", "text/html; charset=ISO-8859-1", "iso8859-1"),
     (b"<html>", "text/html;charset=\"Shift_JIS\"", "shift_jis"),
     (b"<html>", "text/html; charset=utf8", "utf-8"),
+    (b"<html>", "text/html; charset=base64", "utf-8"),  # a codec, but of bytes, not of text
     (b'<meta charset="koi8-r">', "text/html; charset=no-such-charset", "koi8-r"),
     (b'<meta charset="koi8-r">', "", "koi8-r"),
     (b"<meta charset='Windows-1252'>", "", "cp1252"),
