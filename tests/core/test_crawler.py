@@ -138,4 +138,3 @@ def test_slow_pages_keep_every_worker_busy_and_the_crawl_ends(server: LocalSite)
     summary = Crawler([server.url("/")], threads=8).run()
     assert summary.pages == 41
     assert slow.peak == 8
-
