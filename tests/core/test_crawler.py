@@ -124,7 +124,7 @@ def test_bad_and_dead_inputs_are_pages_with_errors_not_crashes(server: LocalSite
     summary = crawler.run()
     pages = seen.by_url()
     assert pages["http://127.0.0.1:1/dead"].response.status is None
-    assert pages["http://127.0.0.1:1/dead"].response.error.startswith("connection failed")
+    assert pages["http://127.0.0.1:1/dead"].response.error.startswith("ConnectionError: ")
     assert server.fetch_counts(exclude=()) == {"/": 1, "/broken": 1, "/binary": 1, "/ok": 1}
     assert summary.pages == 5 and summary.errors == 1
 

@@ -257,6 +257,7 @@ def test_a_body_in_a_coding_not_undone_is_an_error_never_html(server, coding):
                                   {"Content-Type": "text/html", "Content-Encoding": coding})
     response, _ = fetch(server.url("/c"))
     assert (response.status, response.body) == (200, b"")
+    assert response.error.startswith("DecodeError: ")
     assert_one_line(response.error)
 
 
@@ -275,7 +276,7 @@ def test_a_body_that_does_not_inflate_is_an_error(server):
                                                                "Content-Encoding": "gzip"})
     response, _ = fetch(server.url("/bad"))
     assert (response.status, response.body) == (200, b"")
-    assert response.error.startswith("undecodable body")
+    assert response.error.startswith("DecodeError: ")
     assert_one_line(response.error)
 
 
@@ -285,7 +286,7 @@ def test_a_body_that_does_not_inflate_is_an_error(server):
 def test_nothing_listening_is_no_answer_and_one_line():
     response, took = fetch(f"http://127.0.0.1:{closed_port()}/")
     assert (response.status, response.body) == (None, b"")
-    assert response.error.startswith("connection failed")
+    assert response.error.startswith("ConnectionError: ")
     assert_one_line(response.error)
     assert took < 1
 
@@ -313,7 +314,7 @@ def test_a_connection_never_accepted_is_a_connect_timeout():
         finally:
             for filler in fillers:
                 filler.close()
-    assert response.status is None and response.error.startswith("connect timeout")
+    assert response.status is None and response.error.startswith("ConnectTimeout: ")
     assert_one_line(response.error)
     assert 0.4 < took < 2
 
@@ -321,7 +322,7 @@ def test_a_connection_never_accepted_is_a_connect_timeout():
 def test_a_server_that_never_answers_is_a_read_timeout(server):
     server.pages["/hang"] = hang(20)
     response, took = fetch(server.url("/hang"), timeout=0.5)
-    assert response.status is None and response.error.startswith("read timeout")
+    assert response.status is None and response.error.startswith("ReadTimeout: ")
     assert_one_line(response.error)
     assert 0.4 < took < 2
 
@@ -331,7 +332,7 @@ def test_a_body_that_stalls_is_a_read_timeout(server):
     shorter page."""
     server.pages["/stall"] = drip(b"<p>never</p>", every=3.0)
     response, took = fetch(server.url("/stall"), timeout=0.5)
-    assert response.body == b"" and response.error.startswith("read timeout")
+    assert response.body == b"" and response.error.startswith("ReadTimeout: ")
     assert_one_line(response.error)
     assert took < 2
 
@@ -362,7 +363,7 @@ def test_a_body_cut_short_is_an_error_not_a_page(server):
     server.pages["/cut"] = truncated(b"<p>seventeen b</p>", 1000)
     response, _ = fetch(server.url("/cut"))
     assert (response.status, response.body) == (200, b"")
-    assert response.error.startswith("body cut short")
+    assert response.error.startswith("ProtocolError: ")
     assert_one_line(response.error)
 
 
@@ -470,7 +471,7 @@ def test_https_is_verified_against_the_bundle_in_the_environment(monkeypatch, tm
         trusted, _ = fetch(f"https://127.0.0.1:{site.port}/")
     finally:
         site.close()
-    assert untrusted.status is None and untrusted.error.startswith("TLS error")
+    assert untrusted.status is None and untrusted.error.startswith("SSLError: ")
     assert_one_line(untrusted.error)
     assert (trusted.status, trusted.body, trusted.error) == (200, b"secure", None)
 

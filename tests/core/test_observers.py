@@ -15,7 +15,7 @@ from minicrawl.core.interfaces import Item, Page, Response
 PAGES = [Page(Item(f"http://a.test/{n}", 1, "http://a.test/"),
               Response((200, 404)[n % 2], "text/html", b"x" * 10), links=3, new=n % 3)
          for n in range(800)]
-PAGES += [Page(Item("http://dead.test/"), Response(None, error="connection failed: refused"))] * 200
+PAGES += [Page(Item("http://dead.test/"), Response(None, error="ConnectionError: refused"))] * 200
 
 
 def summary_check(observer: Summary, _: object) -> None:
@@ -28,7 +28,7 @@ def print_check(observer: PrintPages, stream: io.StringIO) -> None:
     lines = stream.getvalue().splitlines()
     assert sorted(lines) == sorted(
         [f"{p.response.status} {p.item.url} 3 {p.new}" for p in PAGES[:800]]
-        + ["--- http://dead.test/ 0 0 connection failed: refused"] * 200)
+        + ["--- http://dead.test/ 0 0 ConnectionError: refused"] * 200)
 
 
 IMPLEMENTATIONS = {
