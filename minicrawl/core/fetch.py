@@ -14,6 +14,7 @@ read time-out).
 import os
 import re
 import time
+from collections.abc import Mapping
 
 import requests
 import urllib3
@@ -45,19 +46,20 @@ class Fetcher:
         # quarter of requests' CPU): one prepared request is copied instead, URL and cookies set.
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
 
-    def fetch(self, url: str) -> Response:
-        """GET ``url`` (canonical) without following redirects; the body if whole and ≤ cap."""
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> Response:
+        """GET ``url`` (canonical) + ``headers``, following no redirect; the body if whole, ≤cap."""
         start = time.monotonic()
         try:
             request = self._template.copy()
             request.prepare_url(url, None)
             request.prepare_cookies(self.session.cookies)
+            request.headers.update(headers or {})
             with self.session.send(request, stream=True, allow_redirects=False,
                                    timeout=self.timeout, proxies=self._proxies_for(url)) as answer:
                 body, error = self._read_body(answer, start)
                 return Response(answer.status_code, answer.headers.get("Content-Type", ""), body,
                                 self.session.get_redirect_target(answer),  # UTF-8 read as such
-                                error, time.monotonic() - start)
+                                error, time.monotonic() - start, answer.headers)
         except (requests.RequestException, OSError, ValueError) as exc:
             return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
 

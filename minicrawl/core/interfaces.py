@@ -3,7 +3,8 @@ the records that pass through them. A polite frontier, a Redis Visited, robots.t
 writer are other implementations of the same interfaces; the worker never knows which it has.
 """
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 
@@ -27,6 +28,7 @@ class Response:
     location: str | None = None  # a 3xx answer's Location header, as sent
     error: str | None = None
     elapsed: float = 0.0  # seconds, request to last byte
+    headers: Mapping[str, str] = field(default_factory=dict)  # the answer's, any name's case
 
 
 @dataclass(slots=True)

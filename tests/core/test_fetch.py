@@ -155,6 +155,19 @@ def test_a_redirect_is_handed_back_as_sent_and_not_followed(server):
     assert [r.path for r in server.requests] == ["/old"]
 
 
+def test_headers_go_out_and_come_back(server):
+    """A conditional GET's headers reach the server beside the session's User-Agent; the answer's
+    headers come back, readable in any case (ETag, Last-Modified: what a recrawl needs)."""
+    server.pages["/p"] = Resource(b"page", 200, {"Content-Type": "text/html", "ETag": '"v1"'})
+    fetcher = Fetcher(timeout=2.0)
+    response = fetcher.fetch(server.url("/p"), headers={"If-None-Match": '"v0"'})
+    seen = server.requests[-1].headers
+    assert seen["if-none-match"] == '"v0"' and seen["user-agent"].startswith("minicrawl-core/")
+    assert response.headers["etag"] == response.headers["ETag"] == '"v1"'
+    fetcher.fetch(server.url("/p"))
+    assert "if-none-match" not in server.requests[-1].headers  # one request's, not the session's
+
+
 def test_a_location_in_utf8_is_read_as_utf8(server):
     """Servers send a Location's non-ASCII bytes raw, as UTF-8; http.client reads header bytes as
     Latin-1 ('cafÃ©'). The Location handed back is 'café', which the worker then percent-encodes
