@@ -26,11 +26,15 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
 from urllib.parse import unquote
 
 from minicrawl.dns import LookupTimeout, connect
 from minicrawl.options import Options
 from minicrawl.response_head import HeadResponse
+
+if TYPE_CHECKING:
+    from minicrawl.fetch_requests import RequestsFetcher
 
 CHUNK = 64 * 1024
 POOLS_PER_WORKER = 16  # origins a worker keeps a connection to; the least recently used goes
@@ -291,6 +295,19 @@ class _Inflater:
 
 def _zlib_header(data: bytes) -> bool:
     return len(data) < 2 or (data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0)
+
+
+AnyFetcher: TypeAlias = "Fetcher | RequestsFetcher"  # until run.py fetches with requests only
+
+
+def fetcher_for(options: Options,
+                on_exchange: Callable[[Response], None] | None = None) -> AnyFetcher:
+    """The fetcher ``options.http`` names: this module's, or the core's on ``requests``."""
+    if options.http == "requests":
+        from minicrawl.fetch_requests import RequestsFetcher
+
+        return RequestsFetcher(options, on_exchange)
+    return Fetcher(options, on_exchange)
 
 
 def decodes(content_encoding: str) -> bool:

@@ -61,6 +61,9 @@ class Options:
     max_bytes: int = opt(10 * 1024 * 1024, "largest body read, after decompression; longer "
                          "bodies are cut and recorded as errors", "Workers",
                          low=1, high=MAX_BODY_BYTES)
+    http: str = opt("http.client", "HTTP client: http.client (today's), or requests (the core's "
+                    "fetcher, which will replace it)", "Workers",
+                    choices=("http.client", "requests"))
 
     # -- visited
     visited: str = opt("bloom", "Visited filter: bloom (fixed size, sized for expected-urls), "

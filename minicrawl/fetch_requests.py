@@ -1,0 +1,65 @@
+"""run.py's fetching on the core's :class:`minicrawl.core.fetch.Fetcher`: ``requests``.
+
+``--http requests`` puts every fetch of run.py's crawler (pages, robots.txt, sitemaps) through the
+core's fetcher, behind the interface of :class:`minicrawl.fetch.Fetcher`, so the two can be run
+against the same tests while run.py moves onto ``requests`` (issue 30, step 1). What the core's
+answer lacks for run.py is made here, from nothing but that answer: the lower-cased header dict,
+whether an error is worth a retry, and the exchange the WARC archive records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
+from urllib.parse import urlsplit
+
+from minicrawl.core.fetch import Fetcher as CoreFetcher
+from minicrawl.fetch import Response
+from minicrawl.options import Options
+
+# The network's failures: a later attempt may not meet them (as minicrawl.fetch.describe_error).
+TRANSIENT = ("ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError", "ProxyError")
+
+
+class RequestsFetcher:
+    """One worker's fetcher on ``requests``, with :class:`minicrawl.fetch.Fetcher`'s interface."""
+
+    def __init__(self, options: Options,
+                 on_exchange: Callable[[Response], None] | None = None) -> None:
+        self.options = options
+        self.on_exchange = on_exchange  # hears every finished fetch (the WARC archive)
+        self.core = CoreFetcher(options.user_agent, timeout=options.timeout,
+                                deadline=3 * options.timeout, max_bytes=options.max_bytes)
+
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None,
+              max_bytes: int | None = None) -> Response:
+        """GET ``url`` once; network failures come back as ``Response.error``, never raised."""
+        self.core.max_bytes = self.options.max_bytes if max_bytes is None else max_bytes
+        answer = self.core.fetch(url, headers)
+        fields = list(answer.headers.items())  # as received: repeated names kept
+        result = Response(url, answer.status, {name.lower(): value for name, value in fields},
+                          answer.body, round(answer.elapsed * 1000, 1), answer.error,
+                          transient=(answer.error or "").split(":", 1)[0] in TRANSIENT)
+        if self.on_exchange is not None:
+            parts = urlsplit(url)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            result.request_line = f"GET {target} HTTP/1.1"
+            result.request_headers = [("Host", parts.netloc.rpartition("@")[2]),
+                                      *self.core.session.headers.items(),
+                                      *(headers or {}).items()]
+            if answer.status is not None:
+                result.http_version = "HTTP/1.1"
+                result.reason = _reason(answer.status)
+                result.raw_headers = fields
+            self.on_exchange(result)
+        return result
+
+    def close(self) -> None:
+        self.core.session.close()
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
