@@ -59,7 +59,7 @@ class Fetcher:
                 body, error = self._read_body(answer, start)
                 return Response(answer.status_code, answer.headers.get("Content-Type", ""), body,
                                 self.session.get_redirect_target(answer),  # UTF-8 read as such
-                                error, time.monotonic() - start, answer.headers)
+                                error, time.monotonic() - start, answer.raw.headers)
         except (requests.RequestException, OSError, ValueError) as exc:
             return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
 

@@ -28,7 +28,7 @@ class Response:
     location: str | None = None  # a 3xx answer's Location header, as sent
     error: str | None = None
     elapsed: float = 0.0  # seconds, request to last byte
-    headers: Mapping[str, str] = field(default_factory=dict)  # the answer's, any name's case
+    headers: Mapping[str, str] = field(default_factory=dict)  # any case; repeats kept in items()
 
 
 @dataclass(slots=True)

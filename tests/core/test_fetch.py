@@ -168,6 +168,26 @@ def test_headers_go_out_and_come_back(server):
     assert "if-none-match" not in server.requests[-1].headers  # one request's, not the session's
 
 
+class TwoCookies(RawSocketServer):
+    """Answers with one header name twice, in two cases."""
+
+    def serve(self, conn: socket.socket) -> None:
+        if read_request(conn) is not None:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nContent-Length: 2\r\n"
+                         b"set-cookie: b=2\r\nConnection: close\r\n\r\nok")
+
+
+def test_a_repeated_header_is_kept_twice_and_read_as_one():
+    """The archive needs each field as received; a reader asks for one value."""
+    server = TwoCookies()
+    try:
+        response, _ = fetch(server.url("/"))
+    finally:
+        server.close()
+    assert [v for k, v in response.headers.items() if k.lower() == "set-cookie"] == ["a=1", "b=2"]
+    assert response.headers["SET-COOKIE"] == "a=1, b=2"
+
+
 def test_a_location_in_utf8_is_read_as_utf8(server):
     """Servers send a Location's non-ASCII bytes raw, as UTF-8; http.client reads header bytes as
     Latin-1 ('cafÃ©'). The Location handed back is 'café', which the worker then percent-encodes
