@@ -69,7 +69,7 @@ class Fetcher:
         return proxies
 
     def _read_body(self, answer: requests.Response, start: float) -> tuple[bytes, str | None]:
-        """The decoded body and None, or ``b""`` and why there is no usable body."""
+        """The decoded body and None, or as much as came (≤ cap) and why it is not all of it."""
         # Not stripped: urllib3 inflates "gzip" but hands "gzip " over as sent.
         coding = answer.headers.get("Content-Encoding", "identity").lower()
         if coding not in ("identity", "", *HTTPResponse.CONTENT_DECODERS):
@@ -77,18 +77,18 @@ class Fetcher:
         declared = answer.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             return b"", f"body of {declared} bytes is over the {self.max_bytes} cap"
-        chunks, size = [], 0
+        chunks, size, error = [], 0, None
         try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece
-            while chunk := answer.raw.read1(CHUNK, decode_content=True):
+            while error is None and (chunk := answer.raw.read1(CHUNK, decode_content=True)):
                 chunks.append(chunk)
                 size += len(chunk)  # the cap counts decoded bytes
                 if size > self.max_bytes:
-                    return b"", f"body over the {self.max_bytes} byte cap"
-                if time.monotonic() - start > self.deadline:
-                    return b"", f"answer took over {self.deadline:g} s"
+                    error = f"body over the {self.max_bytes} byte cap"
+                elif time.monotonic() - start > self.deadline:
+                    error = f"answer took over {self.deadline:g} s"
         except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
-            return b"", describe(exc)
-        return b"".join(chunks), None
+            error = describe(exc)
+        return b"".join(chunks)[: self.max_bytes], error  # cut short: what came, and why
 
 
 # Kinds are the names of requests' and urllib3's exceptions, as run.py's records count them.

@@ -20,7 +20,7 @@ class Item:
 @dataclass(slots=True)
 class Response:
     """What one GET brought back. ``status`` is None when no answer came (then ``error`` says
-    why); with an answer, ``error`` says why the body is unusable (cut, undecodable), if it is."""
+    why); with an answer, ``error`` says why the body is not all of it (what came is kept)."""
 
     status: int | None
     content_type: str = ""
