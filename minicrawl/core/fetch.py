@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 import requests
 import urllib3
+from requests.cookies import extract_cookies_to_jar
 from requests.utils import get_environ_proxies
 from urllib3.response import HTTPResponse
 
@@ -36,14 +37,12 @@ class Fetcher:
         self.timeout, self.deadline, self.max_bytes = timeout, deadline, max_bytes
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent
-        # requests would read the proxy and CA variables (and ~/.netrc) for every request: ~0.5 ms
-        # each. Here: once (the CA bundle), and once per origin (proxies depend on no_proxy).
-        self.session.trust_env = False
+        # requests reads the proxy and CA variables (and ~/.netrc) for each request, ~0.5 ms: here
+        # the CA bundle is read once, the proxies once per origin (they depend on no_proxy).
         self.session.verify = (os.environ.get("REQUESTS_CA_BUNDLE")
                                or os.environ.get("CURL_CA_BUNDLE") or True)
         self._proxies: dict[str, dict[str, str]] = {}
-        # Session.get() would merge the session's settings into a new request for every URL (a
-        # quarter of requests' CPU): one prepared request is copied instead, URL and cookies set.
+        # One prepared request, copied for each URL: Session.get merges settings anew (¼ of its CPU)
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
 
     def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> Response:
@@ -54,8 +53,11 @@ class Fetcher:
             request.prepare_url(url, None)
             request.prepare_cookies(self.session.cookies)
             request.headers.update(headers or {})
-            with self.session.send(request, stream=True, allow_redirects=False,
-                                   timeout=self.timeout, proxies=self._proxies_for(url)) as answer:
+            # The adapter: Session.send would prepare a redirect's next request, even unfollowed
+            with self.session.get_adapter(url).send(request, stream=True, timeout=self.timeout,
+                                                    verify=self.session.verify,
+                                                    proxies=self._proxies_for(url)) as answer:
+                extract_cookies_to_jar(self.session.cookies, request, answer.raw)
                 body, error = self._read_body(answer, start)
                 return Response(answer.status_code, answer.headers.get("Content-Type", ""), body,
                                 self.session.get_redirect_target(answer),  # UTF-8 read as such
@@ -76,16 +78,16 @@ class Fetcher:
             return b"", f"DecodeError: Content-Encoding {coding[:40]!r} is not undone here"
         declared = answer.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
-            return b"", f"body of {declared} bytes is over the {self.max_bytes} cap"
+            return b"", f"body larger than max_bytes ({self.max_bytes}): Content-Length {declared}"
         chunks, size, error = [], 0, None
         try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece
             while error is None and (chunk := answer.raw.read1(CHUNK, decode_content=True)):
                 chunks.append(chunk)
                 size += len(chunk)  # the cap counts decoded bytes
                 if size > self.max_bytes:
-                    error = f"body over the {self.max_bytes} byte cap"
+                    error = f"body larger than max_bytes ({self.max_bytes})"
                 elif time.monotonic() - start > self.deadline:
-                    error = f"answer took over {self.deadline:g} s"
+                    error = f"body too slow (over the {self.deadline:g} s deadline)"
         except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
             error = describe(exc)
         return b"".join(chunks)[: self.max_bytes], error  # cut short: what came, and why
@@ -98,8 +100,7 @@ _USERINFO = re.compile(r"(?<=://)[^/\s]*@")  # "user:password@" in a URL an erro
 
 
 def describe(exc: BaseException) -> str:
-    """One line for a failed request: its kind and the innermost reason (requests wraps urllib3's
-    error, which wraps the socket's), without a URL's user and password."""
+    """One line for a failed request: its kind, the innermost reason, no URL's user or password."""
     kind = _KINDS.get(type(exc).__name__, type(exc).__name__)
     for _ in range(10):  # a bound, in case a chain of causes loops
         causes = (getattr(exc, "reason", None), exc.__cause__, *exc.args[:1])
