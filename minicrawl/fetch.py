@@ -107,7 +107,7 @@ class Fetcher:
             sent = {**self.headers, **headers} if headers else self.headers
             authority = url.partition("://")[2].split("/", 1)[0]
             if "@" in authority:  # user:password@host: HTTP basic auth, as browsers send it
-                sent = {**sent, "Authorization": _basic_auth(authority.rpartition("@")[0])}
+                sent = {**sent, "Authorization": basic_auth(authority.rpartition("@")[0])}
             wire = self.on_exchange is not None  # the wire fields only for an archive
             if wire:  # http.client sends Host first, then these headers in this order
                 result.request_line = f"GET {target} HTTP/1.1"
@@ -370,7 +370,7 @@ def _host_header(url: str) -> str:
     return url.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
 
 
-def _basic_auth(userinfo: str) -> str:
+def basic_auth(userinfo: str) -> str:
     """The Authorization value for a URL's percent-encoded ``user:password``."""
     user, _, password = userinfo.partition(":")
     pair = f"{unquote(user)}:{unquote(password)}".encode("latin-1", "replace")

@@ -14,7 +14,7 @@ from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from minicrawl.core.fetch import Fetcher as CoreFetcher
-from minicrawl.fetch import Response
+from minicrawl.fetch import Response, basic_auth
 from minicrawl.options import Options
 
 # The network's failures: a later attempt may not meet them (as minicrawl.fetch.describe_error).
@@ -35,6 +35,9 @@ class RequestsFetcher:
               max_bytes: int | None = None) -> Response:
         """GET ``url`` once; network failures come back as ``Response.error``, never raised."""
         self.core.max_bytes = self.options.max_bytes if max_bytes is None else max_bytes
+        authority = url.partition("://")[2].split("/", 1)[0]
+        if "@" in authority:  # user:password@host: HTTP basic auth, as browsers send it
+            headers = {**(headers or {}), "Authorization": basic_auth(authority.rpartition("@")[0])}
         answer = self.core.fetch(url, headers)
         fields = list(answer.headers.items())  # as received: repeated names kept
         result = Response(url, answer.status, {name.lower(): value for name, value in fields},
