@@ -4,7 +4,9 @@
 core's fetcher, behind the interface of :class:`minicrawl.fetch.Fetcher`, so the two can be run
 against the same tests while run.py moves onto ``requests`` (issue 30, step 1). What the core's
 answer lacks for run.py is made here, from nothing but that answer: the lower-cased header dict,
-whether an error is worth a retry, and the exchange the WARC archive records.
+whether an error is worth a retry, and the exchange the WARC archive records (its request
+rebuilt from the session's headers and the URL, its status line's reason the standard phrase:
+requests hands neither over as on the wire; what issue 30's next steps make exact).
 """
 
 from __future__ import annotations
