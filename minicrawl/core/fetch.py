@@ -46,7 +46,7 @@ class Fetcher:
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
 
     def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> Response:
-        """GET ``url`` (canonical) + ``headers``, following no redirect; the body if whole, ≤cap."""
+        """GET ``url`` (canonical) with ``headers`` added, following no redirect."""
         start = time.monotonic()
         try:
             request = self._template.copy()
