@@ -105,13 +105,12 @@ class Fetcher:
         try:
             conn, target = self._connection(url)
             sent = {**self.headers, **headers} if headers else self.headers
-            authority = url.partition("://")[2].split("/", 1)[0]
-            if "@" in authority:  # user:password@host: HTTP basic auth, as browsers send it
-                sent = {**sent, "Authorization": basic_auth(authority.rpartition("@")[0])}
+            if auth := url_auth(url):
+                sent = {**sent, **auth}
             wire = self.on_exchange is not None  # the wire fields only for an archive
             if wire:  # http.client sends Host first, then these headers in this order
                 result.request_line = f"GET {target} HTTP/1.1"
-                result.request_headers = [("Host", _host_header(url)), *sent.items()]
+                result.request_headers = [("Host", host_header(url)), *sent.items()]
             if conn.sock is None:
                 _connect(conn)
             conn.request("GET", target, headers=sent)
@@ -365,9 +364,16 @@ def error_kind(error: str) -> str:
     return error.split(":", 1)[0].split(" (", 1)[0]
 
 
-def _host_header(url: str) -> str:
+def host_header(url: str) -> str:
     """The Host header http.client sends for ``url``: its authority without userinfo."""
     return url.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
+
+
+def url_auth(url: str) -> dict[str, str]:
+    """The Authorization header for a URL's ``user:password@`` (HTTP basic auth, as browsers
+    send it), or none."""
+    authority = url.partition("://")[2].split("/", 1)[0]
+    return {"Authorization": basic_auth(authority.rpartition("@")[0])} if "@" in authority else {}
 
 
 def basic_auth(userinfo: str) -> str:

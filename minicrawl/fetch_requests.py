@@ -16,7 +16,7 @@ from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from minicrawl.core.fetch import Fetcher as CoreFetcher
-from minicrawl.fetch import Response, basic_auth
+from minicrawl.fetch import Response, error_kind, host_header, url_auth
 from minicrawl.options import Options
 
 # The network's failures: a later attempt may not meet them (as minicrawl.fetch.describe_error).
@@ -37,19 +37,18 @@ class RequestsFetcher:
               max_bytes: int | None = None) -> Response:
         """GET ``url`` once; network failures come back as ``Response.error``, never raised."""
         self.core.max_bytes = self.options.max_bytes if max_bytes is None else max_bytes
-        authority = url.partition("://")[2].split("/", 1)[0]
-        if "@" in authority:  # user:password@host: HTTP basic auth, as browsers send it
-            headers = {**(headers or {}), "Authorization": basic_auth(authority.rpartition("@")[0])}
+        if auth := url_auth(url):
+            headers = {**(headers or {}), **auth}
         answer = self.core.fetch(url, headers)
         fields = list(answer.headers.items())  # as received: repeated names kept
         result = Response(url, answer.status, {name.lower(): value for name, value in fields},
                           answer.body, round(answer.elapsed * 1000, 1), answer.error,
-                          transient=(answer.error or "").split(":", 1)[0] in TRANSIENT)
+                          transient=error_kind(answer.error or "") in TRANSIENT)
         if self.on_exchange is not None:
             parts = urlsplit(url)
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             result.request_line = f"GET {target} HTTP/1.1"
-            result.request_headers = [("Host", parts.netloc.rpartition("@")[2]),
+            result.request_headers = [("Host", host_header(url)),
                                       *self.core.session.headers.items(),
                                       *(headers or {}).items()]
             if answer.status is not None:
