@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from minicrawl.core.fetch import Fetcher as CoreFetcher
 from minicrawl.fetch import Response, error_kind, host_header, url_auth
 from minicrawl.options import Options
+from minicrawl.transport import mount
 
 # The network's failures: a later attempt may not meet them (as minicrawl.fetch.describe_error).
 TRANSIENT = ("ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError", "ProxyError")
@@ -32,6 +33,7 @@ class RequestsFetcher:
         self.on_exchange = on_exchange  # hears every finished fetch (the WARC archive)
         self.core = CoreFetcher(options.user_agent, timeout=options.timeout,
                                 deadline=3 * options.timeout, max_bytes=options.max_bytes)
+        mount(self.core.session)  # lookups bounded by the timeout, 1xx answers skipped
 
     def fetch(self, url: str, headers: Mapping[str, str] | None = None,
               max_bytes: int | None = None) -> Response:

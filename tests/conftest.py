@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -59,3 +62,23 @@ def loopback_hosts() -> Iterator:
     yield make
     for s in servers:
         s.stop()
+
+
+@pytest.fixture
+def slow_dns(monkeypatch) -> dict[str, threading.Event]:
+    """Names ending in ``.slow.test`` resolve to 127.0.0.1 after 3 s (the system resolver is
+    really called for 127.0.0.1: only the wait is faked). The event is set once answered."""
+    real = socket.getaddrinfo
+    answered: dict[str, threading.Event] = {}
+
+    def getaddrinfo(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if isinstance(host, str) and host.endswith(".slow.test"):
+            time.sleep(3)
+            try:
+                return real("127.0.0.1", port, *args, **kwargs)
+            finally:
+                answered.setdefault(host, threading.Event()).set()
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answered

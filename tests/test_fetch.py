@@ -110,26 +110,6 @@ def test_an_explicit_max_bytes_reads_the_first_bytes_whatever_the_content_length
     assert prefix.body == b"a" * 100 and "max_bytes (100)" in prefix.error
 
 
-@pytest.fixture
-def slow_dns(monkeypatch) -> dict[str, threading.Event]:
-    """Names ending in ``.slow.test`` resolve to 127.0.0.1 after 3 s (the system resolver is
-    really called for 127.0.0.1: only the wait is faked). The event is set once answered."""
-    real = socket.getaddrinfo
-    answered: dict[str, threading.Event] = {}
-
-    def getaddrinfo(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if isinstance(host, str) and host.endswith(".slow.test"):
-            time.sleep(3)
-            try:
-                return real("127.0.0.1", port, *args, **kwargs)
-            finally:
-                answered.setdefault(host, threading.Event()).set()
-        return real(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    return answered
-
-
 def test_a_slow_host_name_lookup_fails_at_the_timeout_and_its_answer_is_kept(server, slow_dns):
     server.pages["/"] = Resource(b"hello")
     url = f"http://one.slow.test:{server.port}/"

@@ -4,12 +4,17 @@ against real local servers: the same pages, records and counters as with http.cl
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from rawserver import RawSocketServer, read_request
 
+from minicrawl import Crawler
 from minicrawl.fetch import Fetcher, fetcher_for
 from minicrawl.fetch_requests import RequestsFetcher
 from minicrawl.local.site import Resource
@@ -73,3 +78,66 @@ def test_headers_are_lower_cased_and_repeats_kept_for_the_archive(server) -> Non
     assert response.request_headers[0] == ("Host", server.origin.split("//")[1])
     assert ("ETag", '"v1"') in response.raw_headers and response.reason == "OK"
     assert server.requests[-1].headers["if-none-match"] == '"v0"'
+
+
+def test_a_slow_lookup_fails_at_the_timeout_and_its_answer_is_kept(server, slow_dns) -> None:
+    server.pages["/"] = Resource(b"hello")
+    url = f"http://one.slow.test:{server.port}/"
+    fetcher = RequestsFetcher(Options(timeout=0.5))
+    started = time.monotonic()
+    first = fetcher.fetch(url)
+    waited = time.monotonic() - started
+    assert first.status is None and first.transient, first.error
+    assert first.error.startswith("ConnectTimeout: DNS lookup of one.slow.test timed out")
+    assert waited < 2.5  # the fake lookup takes 3 s: the fetch did not wait for it
+    assert slow_dns.setdefault("one.slow.test", threading.Event()).wait(10)
+    second = fetcher.fetch(url)  # the answer that came late is used
+    assert second.status == 200 and second.body == b"hello"
+
+
+def test_a_crawl_on_requests_records_a_slow_lookup_as_a_timeout_and_goes_on(
+        server, slow_dns) -> None:
+    server.pages["/"] = Resource(
+        f'<a href="http://two.slow.test:{server.port}/x">x</a><a href="/y">y</a>'.encode())
+    server.pages["/y"] = Resource(b"y")
+    pages = []
+    Crawler([server.url("/")], on_page=pages.append, timeout=0.5, retries=0, delay=0,
+            ignore_robots=True, allow_domain=["slow.test"], http="requests").run()
+    errors = {p.url: p.error for p in pages}
+    slow = errors[f"http://two.slow.test:{server.port}/x"]
+    assert slow.startswith("ConnectTimeout") and "DNS lookup" in slow
+    assert errors[server.url("/y")] is None
+
+
+def test_a_name_that_does_not_resolve_is_a_connection_error() -> None:
+    response = RequestsFetcher(Options(timeout=2)).fetch("http://no-such-host.invalid/")
+    assert response.error.startswith("ConnectionError") and response.transient
+
+
+class EarlyHintsServer(RawSocketServer):
+    """Answers each request with interim answers first (a 103 with a Link, a 102), then the
+    page: ``/`` is a 200 whose body names the path, on one kept connection."""
+
+    def serve(self, conn: socket.socket) -> None:
+        pending = b""
+        while (request := read_request(conn, pending)) is not None:
+            path, pending = request
+            body = f'<a href="{path}next">{path}</a>'.encode()
+            conn.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                         b"HTTP/1.1 102 Processing\r\n\r\n"
+                         b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+def test_interim_answers_are_not_the_page() -> None:
+    server = EarlyHintsServer()
+    fetcher = RequestsFetcher(Options(timeout=5))
+    try:
+        first, second = fetcher.fetch(server.url("/a")), fetcher.fetch(server.url("/b"))
+    finally:
+        server.close()
+    for response, path in ((first, "/a"), (second, "/b")):
+        assert response.error is None and response.status == 200
+        assert response.body == f'<a href="{path}next">{path}</a>'.encode()
+        assert "link" not in response.headers  # the 103's fields are not the page's
+    assert server.connections == 1  # the final answer was read to its end: the connection kept

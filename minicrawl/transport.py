@@ -1,0 +1,99 @@
+"""The connections under run.py's ``requests``: what a crawler needs that urllib3 does not do.
+
+:class:`CrawlAdapter` is a ``requests`` transport adapter, mounted on each worker's session, whose
+connections differ from urllib3's in two ways, each a promise of the crawler:
+
+- **a host name lookup is bounded by the connect timeout.** ``getaddrinfo`` has no timeout, so
+  urllib3's connect timeout starts only after it returns and a hanging DNS server holds a worker
+  for the resolver's own retries; here the lookup goes to :mod:`minicrawl.dns`' resolver threads
+  and the worker waits at most its timeout (the answer, when it comes, is cached for the next).
+- **an interim 1xx answer is not the page.** ``http.client`` skips only ``100 Continue``; a
+  ``103 Early Hints`` (RFC 8297, sent by CDNs unasked) would come back as the response, its real
+  answer left unread on the connection. The response here reads past every 1xx but 101.
+
+urllib3 takes its connection class from the pool and the pool from the manager, so reaching
+them takes a pool class per scheme and the manager told to use them (proxied managers too).
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.poolmanager import PoolManager
+
+from minicrawl.dns import LookupTimeout, connect
+
+SWITCHING_PROTOCOLS = 101  # the one 1xx that is final: the connection is no longer HTTP
+
+
+class InterimSkippingResponse(http.client.HTTPResponse):
+    """``http.client``'s response, reading on past interim (1xx) answers to the final one."""
+
+    def begin(self) -> None:
+        super().begin()
+        while 100 <= self.status < 200 and self.status != SWITCHING_PROTOCOLS:
+            self.headers = self.msg = None  # type: ignore[assignment]  # begin() reads anew
+            super().begin()
+
+
+class BoundedConnection(HTTPConnection):
+    """urllib3's connection with the lookup bounded and 1xx answers skipped."""
+
+    response_class = InterimSkippingResponse
+
+    def _new_conn(self) -> socket.socket:
+        # urllib3's own _new_conn, with minicrawl.dns.connect for socket.create_connection.
+        timeout = self.timeout if isinstance(self.timeout, (int, float)) else None
+        try:
+            return connect(self._dns_host, self.port, timeout, self.socket_options)
+        except LookupTimeout as e:
+            raise ConnectTimeoutError(self, str(e)) from e
+        except socket.gaierror as e:
+            raise NameResolutionError(self.host, self, e) from e
+        except TimeoutError as e:
+            raise ConnectTimeoutError(
+                self, f"Connection to {self.host} timed out. (connect timeout={timeout})") from e
+        except OSError as e:
+            raise NewConnectionError(self, f"Failed to establish a new connection: {e}") from e
+
+
+class BoundedTLSConnection(BoundedConnection, HTTPSConnection):
+    """The same over TLS (urllib3 wraps the socket :meth:`BoundedConnection._new_conn` made)."""
+
+
+class Pool(HTTPConnectionPool):
+    ConnectionCls = BoundedConnection
+
+
+class TLSPool(HTTPSConnectionPool):
+    ConnectionCls = BoundedTLSConnection
+
+
+POOLS = {"http": Pool, "https": TLSPool}
+
+
+class CrawlAdapter(HTTPAdapter):
+    """``requests``' adapter whose pools (direct or through a proxy) make the connections above."""
+
+    def init_poolmanager(self, *args: object, **kwargs: object) -> None:
+        super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
+        self.poolmanager.pool_classes_by_scheme = POOLS
+
+    def proxy_manager_for(self, proxy: str, **kwargs: object) -> PoolManager:
+        manager = super().proxy_manager_for(proxy, **kwargs)
+        if isinstance(manager, PoolManager) and not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = POOLS
+        return manager
+
+
+def mount(session: requests.Session) -> None:
+    """Make ``session`` connect through :class:`CrawlAdapter`."""
+    adapter = CrawlAdapter()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
