@@ -38,7 +38,9 @@ class RequestsFetcher:
     def fetch(self, url: str, headers: Mapping[str, str] | None = None,
               max_bytes: int | None = None) -> Response:
         """GET ``url`` once; network failures come back as ``Response.error``, never raised."""
+        # An explicit max_bytes asks for the body's first bytes whatever its size (robots.txt)
         self.core.max_bytes = self.options.max_bytes if max_bytes is None else max_bytes
+        self.core.read_prefix = max_bytes is not None
         if auth := url_auth(url):
             headers = {**(headers or {}), **auth}
         answer = self.core.fetch(url, headers)

@@ -18,7 +18,7 @@ import pytest
 from rawserver import RawSocketServer, read_head, read_request
 
 from minicrawl import Crawler
-from minicrawl.fetch import Fetcher
+from minicrawl.fetch import Fetcher, fetcher_for
 from minicrawl.local.site import Resource
 from minicrawl.options import Options
 
@@ -81,7 +81,8 @@ def test_a_cut_body_is_retried_and_the_last_attempt_keeps_what_it_read(cut_serve
     assert cut_server.paths.count("/") == 2 and cut_server.paths.count("/next") == 1
 
 
-def test_robots_txt_over_500_kib_is_obeyed_as_far_as_its_first_500_kib(server):
+@pytest.mark.parametrize("client", ["http.client", "requests"])
+def test_robots_txt_over_500_kib_is_obeyed_as_far_as_its_first_500_kib(server, client):
     # Content-Length says 700 KiB: the rules on its first lines must still hold.
     rules = b"User-agent: *\nDisallow: /secret\n"
     padding = b"# " + b"x" * 97 + b"\n"
@@ -92,15 +93,16 @@ def test_robots_txt_over_500_kib_is_obeyed_as_far_as_its_first_500_kib(server):
         "/secret": Resource(b"no"), "/open": Resource(b"yes"),
     })
     pages = []
-    stats = Crawler([server.url("/")], on_page=pages.append, delay=0).run()
+    stats = Crawler([server.url("/")], on_page=pages.append, delay=0, http=client).run()
     counts = server.fetch_counts(exclude=())
     assert counts["/robots.txt"] == 1 and counts["/open"] == 1 and "/secret" not in counts
     assert stats["robots_disallowed"] == 1
 
 
-def test_an_explicit_max_bytes_reads_the_first_bytes_whatever_the_content_length(server):
+@pytest.mark.parametrize("client", ["http.client", "requests"])
+def test_an_explicit_max_bytes_reads_the_first_bytes_whatever_the_content_length(server, client):
     server.pages["/big"] = Resource(b"a" * 5000, 200, {"Content-Type": "text/plain"})
-    fetcher = Fetcher(Options(max_bytes=1000))
+    fetcher = fetcher_for(Options(max_bytes=1000, http=client))
     try:
         capped = fetcher.fetch(server.url("/big"))  # the crawl's cap: not read at all
         prefix = fetcher.fetch(server.url("/big"), max_bytes=100)

@@ -35,6 +35,7 @@ class Fetcher:
     def __init__(self, user_agent: str = USER_AGENT, timeout: float = 10.0,
                  deadline: float = 60.0, max_bytes: int = 10 * 2**20) -> None:
         self.timeout, self.deadline, self.max_bytes = timeout, deadline, max_bytes
+        self.read_prefix = False  # True: a body declared over the cap is read up to it, not skipped
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent
         # requests reads the proxy and CA variables (and ~/.netrc) for each request, ~0.5 ms: here
@@ -77,7 +78,7 @@ class Fetcher:
         if coding not in ("identity", "", *HTTPResponse.CONTENT_DECODERS):
             return b"", f"DecodeError: Content-Encoding {coding[:40]!r} is not undone here"
         declared = answer.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
+        if declared.isdigit() and int(declared) > self.max_bytes and not self.read_prefix:
             return b"", f"body larger than max_bytes ({self.max_bytes}): Content-Length {declared}"
         chunks, size, error = [], 0, None
         try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece

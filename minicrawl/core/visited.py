@@ -33,8 +33,7 @@ class BloomVisited:
     def __init__(self, expected: int = 1_000_000, error_rate: float = 0.001,
                  seed: bytes = b"minicrawl") -> None:
         self.size = bits_for(expected, error_rate)
-        self.bits = bitarray(self.size)
-        self.bits.setall(0)
+        self.bits = bitarray(self.size)  # all 0 (bitarray ≥ 3)
         self.seed = seed[:16]  # BLAKE2b takes a salt of up to 16 bytes
         self._lock = threading.Lock()
 

@@ -235,6 +235,17 @@ def test_a_declared_length_over_the_cap_is_refused_without_reading(server):
     assert took < 0.5
 
 
+def test_read_prefix_reads_a_body_declared_over_the_cap_up_to_the_cap(server):
+    """robots.txt's rules are its first 500 KiB whatever its Content-Length says: with
+    ``read_prefix`` the body is read up to the cap and cut there, with the error."""
+    server.pages["/big"] = Resource(b"a" * 5000, 200, {"Content-Type": "text/plain"})
+    fetcher = Fetcher(timeout=2.0, max_bytes=1000)
+    fetcher.read_prefix = True
+    response = fetcher.fetch(server.url("/big"))
+    assert (response.status, response.body) == (200, b"a" * 1000)
+    assert response.error == "body larger than max_bytes (1000)"
+
+
 def test_a_chunked_body_over_the_cap_is_cut(raw_site):
     """20 chunks of 1,000 bytes, no Content-Length, a 5,000-byte cap: cut, what came kept."""
     response, _ = fetch(raw_site.url("/chunked/20"), max_bytes=5000)
