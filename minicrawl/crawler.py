@@ -25,6 +25,7 @@ from typing import Any
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
+from minicrawl.fetch_requests import crawl_cookies
 from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options
 from minicrawl.outpaths import check_output_paths, write_at_end
@@ -106,6 +107,7 @@ class Crawler(WorkerLoop):
         self.politeness = Politeness(opts, self.stats, self.shared.host_gate if self.shared
                                      else LocalPacer(self.todo))
         self.chains = Chains()
+        self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
         # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.
         self.duplicates = open_duplicates(opts, self.state,
                                           self.shared.redis if self.shared else None)

@@ -34,6 +34,8 @@ from minicrawl.options import Options
 from minicrawl.response_head import HeadResponse
 
 if TYPE_CHECKING:
+    from requests.cookies import RequestsCookieJar
+
     from minicrawl.fetch_requests import RequestsFetcher
 
 CHUNK = 64 * 1024
@@ -299,13 +301,14 @@ def _zlib_header(data: bytes) -> bool:
 AnyFetcher: TypeAlias = "Fetcher | RequestsFetcher"  # until run.py fetches with requests only
 
 
-def fetcher_for(options: Options,
-                on_exchange: Callable[[Response], None] | None = None) -> AnyFetcher:
-    """The fetcher ``options.http`` names: this module's, or the core's on ``requests``."""
+def fetcher_for(options: Options, on_exchange: Callable[[Response], None] | None = None,
+                cookies: RequestsCookieJar | None = None) -> AnyFetcher:
+    """The fetcher ``options.http`` names: this module's, or the core's on ``requests`` (with
+    ``cookies``, the crawl's jar, shared by its workers; without, a jar of its own)."""
     if options.http == "requests":
         from minicrawl.fetch_requests import RequestsFetcher
 
-        return RequestsFetcher(options, on_exchange)
+        return RequestsFetcher(options, on_exchange, cookies)
     return Fetcher(options, on_exchange)
 
 

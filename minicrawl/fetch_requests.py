@@ -11,9 +11,13 @@ requests hands neither over as on the wire; what issue 30's next steps make exac
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
+from http.cookiejar import DefaultCookiePolicy
 from urllib.parse import urlsplit
+
+from requests.cookies import RequestsCookieJar
 
 from minicrawl.core.fetch import Fetcher as CoreFetcher
 from minicrawl.fetch import Response, error_kind, host_header, url_auth
@@ -21,6 +25,7 @@ from minicrawl.options import Options
 from minicrawl.transport import mount
 
 # The network's failures: a later attempt may not meet them (as minicrawl.fetch.describe_error).
+_SSL_SOURCE = re.compile(r" \(_ssl\.c:\d+\)$")  # where in CPython's C the error was raised
 TRANSIENT = ("ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError", "ProxyError")
 
 
@@ -28,12 +33,19 @@ class RequestsFetcher:
     """One worker's fetcher on ``requests``, with :class:`minicrawl.fetch.Fetcher`'s interface."""
 
     def __init__(self, options: Options,
-                 on_exchange: Callable[[Response], None] | None = None) -> None:
+                 on_exchange: Callable[[Response], None] | None = None,
+                 cookies: RequestsCookieJar | None = None) -> None:
         self.options = options
         self.on_exchange = on_exchange  # hears every finished fetch (the WARC archive)
         self.core = CoreFetcher(options.user_agent, timeout=options.timeout,
                                 deadline=3 * options.timeout, max_bytes=options.max_bytes)
-        mount(self.core.session)  # lookups bounded by the timeout, 1xx answers skipped
+        session = self.core.session
+        mount(session)  # lookups bounded by the timeout, 1xx answers skipped
+        session.cookies = cookies if cookies is not None else crawl_cookies(options)
+        if options.proxy:  # instead of the environment's proxies
+            session.proxies = {"http": options.proxy, "https": options.proxy}
+        if options.ca_bundle:
+            session.verify = options.ca_bundle
 
     def fetch(self, url: str, headers: Mapping[str, str] | None = None,
               max_bytes: int | None = None) -> Response:
@@ -44,6 +56,9 @@ class RequestsFetcher:
         if auth := url_auth(url):
             headers = {**(headers or {}), **auth}
         answer = self.core.fetch(url, headers)
+        if answer.error and error_kind(answer.error) == "SSLError":  # which host, and why
+            why = _SSL_SOURCE.sub("", answer.error.removeprefix("SSLError: "))
+            answer.error = f"SSLError: {urlsplit(url).hostname}: {why}"
         fields = list(answer.headers.items())  # as received: repeated names kept
         result = Response(url, answer.status, {name.lower(): value for name, value in fields},
                           answer.body, round(answer.elapsed * 1000, 1), answer.error,
@@ -64,6 +79,14 @@ class RequestsFetcher:
 
     def close(self) -> None:
         self.core.session.close()
+
+
+def crawl_cookies(options: Options) -> RequestsCookieJar:
+    """A cookie jar for one crawl, to be shared by its workers' fetchers: a cookie one page sets
+    goes with the next request it applies to, whichever worker makes it (as wget and Scrapy
+    keep cookies). With ``no_cookies`` the jar keeps none. (CookieJar locks itself.)"""
+    return RequestsCookieJar(DefaultCookiePolicy(allowed_domains=[]) if options.no_cookies
+                             else None)
 
 
 def _reason(status: int) -> str:

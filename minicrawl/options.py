@@ -64,6 +64,15 @@ class Options:
     http: str = opt("http.client", "HTTP client: http.client (today's), or requests (the core's "
                     "fetcher, which will replace it)", "Workers",
                     choices=("http.client", "requests"))
+    no_cookies: bool = opt(False, "keep no cookies (by default a cookie a site sets is sent "
+                           "back with its later requests, whichever worker makes them)",
+                           "Workers")
+    proxy: str | None = opt(None, "send every request through this proxy (http://[user:pass@]"
+                            "host:port); by default http_proxy, https_proxy and no_proxy are "
+                            "obeyed", "Workers", metavar="URL")
+    ca_bundle: str | None = opt(None, "check HTTPS certificates against the CAs in this PEM "
+                                "file (by default REQUESTS_CA_BUNDLE or SSL_CERT_FILE, else "
+                                "certifi's)", "Workers", metavar="FILE")
 
     # -- visited
     visited: str = opt("bloom", "Visited filter: bloom (fixed size, sized for expected-urls), "
@@ -187,6 +196,10 @@ class Options:
         for f in dataclasses.fields(self):  # numbers: each field's low/above and high
             _check_bounds(f.name, getattr(self, f.name), f.metadata)
         _check_user_agent(self.user_agent)
+        if self.proxy is not None:
+            _check_proxy(self.proxy)
+        if self.ca_bundle is not None and not os.path.isfile(self.ca_bundle):
+            raise ValueError(_msg("ca_bundle", "must name a readable PEM file", self.ca_bundle))
         # -- visited
         if not 0 < self.error_rate < 1:
             raise ValueError(_msg("error_rate", "must be between 0 and 1 (exclusive)",
@@ -381,6 +394,18 @@ def _check_user_agent(user_agent: str) -> None:
                               user_agent)) from None
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in user_agent):
         raise ValueError(_msg("user_agent", "must not contain control characters", user_agent))
+
+
+def _check_proxy(url: str) -> None:
+    """A proxy ``requests`` can use: http(s)://host:port (socks5 would need PySocks)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as e:
+        raise ValueError(f"--proxy is not a valid URL ({e}), got {shown(redact(url))}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port is None:
+        raise ValueError(f"--proxy must be http://HOST:PORT or https://HOST:PORT, "
+                         f"got {shown(redact(url))}")
 
 
 def _check_domain(domain: str) -> None:

@@ -57,15 +57,19 @@ class Chains:
 
 
 def next_hop(chain: Chain, url: str, response: Response, *, sort_query: bool,
-             max_length: int) -> tuple[str, str | None]:
+             max_length: int, cookies: bool = False) -> tuple[str, str | None]:
     """(canonical target, None) for ``response``'s redirect from ``url``, or (target, error)
-    when the chain must end there: a bad Location, a loop, more than ``MAX_REDIRECTS`` hops."""
+    when the chain must end there: a bad Location, a loop, more than ``MAX_REDIRECTS`` hops.
+
+    Back to a URL of the chain is a loop, unless ``cookies`` are kept and the answer set one:
+    the next request differs (a cookie wall: set a cookie, come back with it), so it is made,
+    within the same bound on hops."""
     try:
         target = canonicalize(response.location or "", response.url, sort_query=sort_query,
                               max_length=max_length)
     except BadURL as e:
         return url, f"bad redirect location ({e.reason})"
-    if target in chain.urls:
+    if target in chain.urls and not (cookies and "set-cookie" in response.headers):
         return target, "redirect loop"
     if len(chain.urls) > MAX_REDIRECTS:
         return target, f"more than {MAX_REDIRECTS} redirects"

@@ -36,6 +36,8 @@ from minicrawl.visited import warn_over_capacity
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from requests.cookies import RequestsCookieJar
+
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
     from minicrawl.resolve import LinkResolver
@@ -57,6 +59,7 @@ class WorkerLoop:
     resolver: LinkResolver
     politeness: Politeness
     chains: Chains
+    cookies: RequestsCookieJar  # the crawl's, shared by its workers' fetchers
     state: Any  # CrawlState, or NoState without --state
     stats: Stats
     events: Events
@@ -74,7 +77,8 @@ class WorkerLoop:
     def _worker(self, n: int) -> None:
         """Worker ``n``: take ToDo items until ToDo says the crawl is over, each in a turn at
         work (only as many workers work at once as keep the CPU busy: ``self.workers``)."""
-        fetcher = fetcher_for(self.options, self.archive.exchange if self.archive else None)
+        fetcher = fetcher_for(self.options, self.archive.exchange if self.archive else None,
+                              self.cookies)
         try:
             while True:
                 with self.workers.shift() as turn:
@@ -212,7 +216,8 @@ class WorkerLoop:
         queued). A chain ends without an error at a target out of scope or already seen."""
         opts = self.options
         target, error = next_hop(chain, item.url, response, sort_query=opts.sort_query,
-                                 max_length=opts.max_url_length)
+                                 max_length=opts.max_url_length,
+                                 cookies=opts.http == "requests" and not opts.no_cookies)
         if error is not None:
             return target, error, False
         unwanted = self._unwanted(target)
@@ -220,7 +225,8 @@ class WorkerLoop:
             self.stats.add({"redirects_" + unwanted: 1})
             self.events.redirected(item.url, target, f"{unwanted.upper()} → drop")
             return target, None, False
-        if not self.visited.add(target):
+        # A hop back into its own chain (a cookie wall) is that page again, not a new one.
+        if target not in chain.urls and not self.visited.add(target):
             self.stats.add(redirects_to_visited=1)
             self.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False

@@ -82,3 +82,15 @@ def slow_dns(monkeypatch) -> dict[str, threading.Event]:
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     return answered
+
+
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_from_the_machine(monkeypatch) -> None:
+    """Tests contact loopback only, directly: a proxy set on the machine that runs them (a CI
+    runner's, say) would take every request elsewhere. A test that wants one sets its own."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)

@@ -27,6 +27,7 @@ from minicrawl.core.urls import origin
 
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
 CHUNK = 256 * 1024
+CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first set is used
 
 
 class Fetcher:
@@ -39,9 +40,8 @@ class Fetcher:
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent
         # requests reads the proxy and CA variables (and ~/.netrc) for each request, ~0.5 ms: here
-        # the CA bundle is read once, the proxies once per origin (they depend on no_proxy).
-        self.session.verify = (os.environ.get("REQUESTS_CA_BUNDLE")
-                               or os.environ.get("CURL_CA_BUNDLE") or True)
+        # the CA bundle is read once, proxies (the session's, else the environment's) per origin.
+        self.session.verify = next(filter(None, map(os.environ.get, CA_VARIABLES)), True)
         self._proxies: dict[str, dict[str, str]] = {}
         # One prepared request, copied for each URL: Session.get merges settings anew (¼ of its CPU)
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
@@ -68,7 +68,7 @@ class Fetcher:
 
     def _proxies_for(self, url: str) -> dict[str, str]:
         if (proxies := self._proxies.get(key := origin(url))) is None:
-            proxies = self._proxies[key] = get_environ_proxies(key)
+            proxies = self._proxies[key] = self.session.proxies or get_environ_proxies(key)
         return proxies
 
     def _read_body(self, answer: requests.Response, start: float) -> tuple[bytes, str | None]:

@@ -11,6 +11,7 @@ ways real servers do, and :func:`sequence` answers differently on each request (
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -51,13 +52,16 @@ class LocalSite:
     """Serves ``pages`` (path → Resource) on ``127.0.0.1`` and a free port, in a thread.
 
     Use as a context manager, or ``start()`` / ``stop()``. ``origin`` is ``http://host:port``
-    (``host`` as given, e.g. ``localhost``); the socket is bound to ``host`` if it is a loopback
-    address (127.0.0.2 is another host for the crawler, on the same machine), else 127.0.0.1.
+    (``https://`` with a ``tls`` server context; ``host`` as given, e.g. ``localhost``); the
+    socket is bound to ``host`` if it is a loopback address (127.0.0.2 is another host for the
+    crawler, on the same machine), else 127.0.0.1.
     """
 
-    def __init__(self, pages: dict[str, Handler] | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(self, pages: dict[str, Handler] | None = None, host: str = "127.0.0.1",
+                 tls: ssl.SSLContext | None = None) -> None:
         self.pages: dict[str, Handler] = dict(pages or {})
         self.host = host
+        self.tls = tls  # a server context: the site is served over HTTPS
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -71,7 +75,7 @@ class LocalSite:
 
     @property
     def origin(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     def url(self, path: str) -> str:
         return self.origin + path
@@ -109,6 +113,13 @@ class LocalSite:
 
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass  # clients hanging up on a drip or a reset are the point, not a failure
+
+            def get_request(self) -> tuple[socket.socket, Any]:
+                conn, address = super().get_request()
+                if site.tls is not None:  # the handshake happens in the request's thread
+                    conn = site.tls.wrap_socket(conn, server_side=True,
+                                                do_handshake_on_connect=False)
+                return conn, address
 
         self._stopping.clear()
         bind = self.host if self.host.startswith("127.") else "127.0.0.1"

@@ -19,21 +19,17 @@ from pathlib import Path
 import pytest
 from rawserver import RawSocketServer, read_head, read_request
 
-from minicrawl.core.fetch import Fetcher
+from minicrawl.core.fetch import CA_VARIABLES, Fetcher
 from minicrawl.local.site import Resource, drip, endless, hang, truncated
 
 pytestmark = pytest.mark.timeout(30)
 
-PROXY_AND_CA_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy",
-                          "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
-
-
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No proxy or CA bundle from the machine running the tests: each test sets its own."""
-    for name in PROXY_AND_CA_VARIABLES:
+def no_ca_bundle_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No CA bundle from the machine running the tests (nor a proxy: tests/conftest.py): each
+    test sets its own."""
+    for name in CA_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
 
 
 def fetch(url: str, **options: float) -> tuple:
@@ -465,6 +461,8 @@ def test_no_proxy_sends_a_host_direct(server, proxy, monkeypatch):
 
 def test_the_ca_bundle_comes_from_the_environment(monkeypatch, tmp_path):
     assert Fetcher().session.verify is True
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "openssl.pem"))
+    assert Fetcher().session.verify == str(tmp_path / "openssl.pem")
     monkeypatch.setenv("CURL_CA_BUNDLE", str(tmp_path / "curl.pem"))
     assert Fetcher().session.verify == str(tmp_path / "curl.pem")
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "requests.pem"))

@@ -1,0 +1,191 @@
+"""What users need from HTTP (issue 30), through run.py on requests, against real local servers:
+cookies kept per crawl (a cookie wall passes), proxies (the environment's and --proxy), an
+HTTPS site with its own CA (--ca-bundle, REQUESTS_CA_BUNDLE, SSL_CERT_FILE), a certificate
+failure in one line naming the host, and br/zstd bodies decoded or recorded as undecodable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from forwardproxy import ForwardingProxy
+from tlsca import make_ca
+
+from minicrawl.local.site import LocalSite, Request, Resource
+
+ROOT = Path(__file__).resolve().parent.parent
+# The machine's own (this one sets REQUESTS_CA_BUNDLE): each test names the CA it means.
+CA_VARIABLES = {"REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE"}
+
+
+def run_py(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args, "--delay", "0",
+                           "--quiet", "--http", "requests"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**{k: v for k, v in os.environ.items() if k not in CA_VARIABLES},
+                               **(env or {})})
+
+
+def records(out: Path) -> dict[str, dict]:
+    return {r["url"]: r for r in map(json.loads, out.read_text().splitlines())}
+
+
+# -- cookies ---------------------------------------------------------------------------------
+
+
+def cookie_wall(server: LocalSite) -> None:
+    """Every page wants the cookie ``wall=passed``: without it, a 302 back to the same URL that
+    sets it (as consent and bot walls do); with it, the page, linking to five more."""
+    def page(body: bytes):  # noqa: ANN202
+        def answer(request: Request) -> Resource:
+            if "wall=passed" in request.headers.get("cookie", ""):
+                return Resource(body)
+            return Resource(b"", 302, {"Location": request.path,
+                                       "Set-Cookie": "wall=passed; Path=/"})
+        return answer
+
+    server.pages["/"] = page(b"".join(b'<a href="/p%d">p</a>' % i for i in range(5)))
+    for i in range(5):
+        server.pages[f"/p{i}"] = page(b"<p>behind the wall</p>")
+
+
+def test_a_cookie_wall_is_passed_and_its_cookie_goes_with_every_worker(server, tmp_path):
+    cookie_wall(server)
+    done = run_py(server.url("/"), "--threads", "4", "--out", str(tmp_path / "o.jsonl"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    got = records(tmp_path / "o.jsonl")
+    assert {url: (r["status"], r["error"]) for url, r in got.items()} == {
+        server.url(p): (200, None) for p in ["/", *(f"/p{i}" for i in range(5))]}
+    counts = server.fetch_counts()
+    # The wall once (no cookie yet), then the page with it; every other page once, with it.
+    assert counts["/"] == 2 and all(counts[f"/p{i}"] == 1 for i in range(5))
+    asked = [r for r in server.requests if r.path != "/robots.txt"]
+    assert [("cookie" in r.headers) for r in asked] == [False] + [True] * 6
+
+
+def test_no_cookies_keeps_none_and_a_wall_is_a_redirect_loop(server, tmp_path):
+    cookie_wall(server)
+    done = run_py(server.url("/"), "--no-cookies", "--out", str(tmp_path / "o.jsonl"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    got = records(tmp_path / "o.jsonl")
+    assert list(got) == [server.url("/")] and "redirect loop" in got[server.url("/")]["error"]
+    assert not any("cookie" in r.headers for r in server.requests)
+    assert server.fetch_counts()["/"] == 1
+
+
+def test_a_wall_whose_cookie_never_sticks_ends_after_the_redirect_bound(server, tmp_path):
+    """A cookie the jar refuses (for another domain) would loop forever: the chain ends at the
+    bound on redirects, each hop one request."""
+    server.pages["/"] = Resource(b"", 302, {"Location": "/",
+                                            "Set-Cookie": "wall=passed; Domain=example.org"})
+    done = run_py(server.url("/"), "--out", str(tmp_path / "o.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert "more than 10 redirects" in records(tmp_path / "o.jsonl")[server.url("/")]["error"]
+    assert server.fetch_counts()["/"] == 11
+
+
+# -- proxies ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def proxy():
+    proxy = ForwardingProxy()
+    yield proxy
+    proxy.close()
+
+
+def small_site(server: LocalSite) -> set[str]:
+    server.pages["/"] = Resource(b'<a href="/a">a</a><a href="/b">b</a>')
+    server.pages["/a"] = server.pages["/b"] = Resource(b"<p>leaf</p>")
+    return {server.url(p) for p in ("/", "/a", "/b")}
+
+
+def test_a_crawl_goes_through_the_proxy_the_environment_names(server, proxy, tmp_path):
+    urls = small_site(server)
+    done = run_py(server.url("/"), "--out", str(tmp_path / "o.jsonl"),
+                  env={"http_proxy": proxy.url})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert {u for u, r in records(tmp_path / "o.jsonl").items() if r["status"] == 200} == urls
+    # Every request went through the proxy, in the absolute form, robots.txt included.
+    assert sorted(proxy.request_lines) == sorted(
+        f"GET {u} HTTP/1.1" for u in [*urls, server.url("/robots.txt")])
+
+
+def test_no_proxy_sends_the_crawl_direct(server, proxy, tmp_path):
+    urls = small_site(server)
+    done = run_py(server.url("/"), "--out", str(tmp_path / "o.jsonl"),
+                  env={"HTTP_PROXY": proxy.url, "NO_PROXY": "127.0.0.1"})
+    assert done.returncode == 0, done.stderr
+    assert {u for u, r in records(tmp_path / "o.jsonl").items() if r["status"] == 200} == urls
+    assert proxy.request_lines == []
+
+
+def test_proxy_option_wins_over_the_environment_and_its_password_is_not_shown(
+        server, proxy, tmp_path):
+    urls = small_site(server)
+    with_password = proxy.url.replace("://", "://crawler:s3cret-pw@")
+    done = run_py(server.url("/"), "--out", str(tmp_path / "o.jsonl"), "--proxy", with_password,
+                  "--stats", str(tmp_path / "stats.json"),
+                  env={"http_proxy": "http://127.0.0.1:9", "no_proxy": "127.0.0.1"})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert {u for u, r in records(tmp_path / "o.jsonl").items() if r["status"] == 200} == urls
+    assert len(proxy.request_lines) == 4
+    assert all(auth and auth.startswith("Basic ") for auth in proxy.proxy_auth)
+    for path in tmp_path.iterdir():
+        assert "s3cret-pw" not in path.read_text(), path
+    assert "s3cret-pw" not in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("proxy_url, problem", [
+    ("127.0.0.1:3128", "must be http://HOST:PORT"),
+    ("socks5://127.0.0.1:1080", "must be http://HOST:PORT"),
+    ("http://127.0.0.1:99999", "not a valid URL"),
+])
+def test_a_wrong_proxy_option_is_one_line_and_exit_2(proxy_url, problem):
+    done = run_py("http://127.0.0.1:1/", "--proxy", proxy_url)
+    assert done.returncode == 2 and problem in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+# -- certificates ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def https_site(tmp_path):
+    ca = make_ca(tmp_path)
+    site = LocalSite(tls=ca.server_context()).start()
+    site.pages["/"] = Resource(b'<a href="/a">a</a>')
+    site.pages["/a"] = Resource(b"<p>secure</p>")
+    yield site, ca
+    site.stop()
+
+
+@pytest.mark.parametrize("how", ["--ca-bundle", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"])
+def test_an_https_site_with_its_own_ca_is_crawled_given_the_ca(https_site, tmp_path, how):
+    site, ca = https_site
+    flags, env = (["--ca-bundle", str(ca.ca)], {}) if how == "--ca-bundle" else ([],
+                                                                              {how: str(ca.ca)})
+    done = run_py(site.url("/"), "--out", str(tmp_path / "o.jsonl"), *flags, env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    got = records(tmp_path / "o.jsonl")
+    assert {u: r["status"] for u, r in got.items()} == {site.url("/"): 200, site.url("/a"): 200}
+
+
+def test_a_certificate_no_ca_vouches_for_fails_in_one_line_naming_host_and_problem(
+        https_site, tmp_path):
+    site, _ = https_site
+    done = run_py(site.url("/"), "--out", str(tmp_path / "o.jsonl"), "--retries", "0")
+    assert "Traceback" not in done.stderr
+    error = records(tmp_path / "o.jsonl")[site.url("/")]["error"]  # robots.txt's, first
+    assert error == ("robots.txt unreachable: SSLError: 127.0.0.1: [SSL: CERTIFICATE_VERIFY_FAILED]"
+                     " certificate verify failed: unable to get local issuer certificate")
+
+
+def test_a_missing_ca_bundle_is_one_line_and_exit_2(tmp_path):
+    done = run_py("http://127.0.0.1:1/", "--ca-bundle", str(tmp_path / "nope.pem"))
+    assert done.returncode == 2 and "--ca-bundle" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
