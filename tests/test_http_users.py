@@ -189,3 +189,58 @@ def test_a_missing_ca_bundle_is_one_line_and_exit_2(tmp_path):
     done = run_py("http://127.0.0.1:1/", "--ca-bundle", str(tmp_path / "nope.pem"))
     assert done.returncode == 2 and "--ca-bundle" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+# -- br and zstd -----------------------------------------------------------------------------
+
+LINKS = b'<html><body><a href="/a">a</a><a href="/b">b</a></body></html>'
+
+
+def encoded_site(server: LocalSite, coding: str) -> None:
+    """``/`` sent with ``coding`` whatever the request asked for (as misconfigured servers do)."""
+    if coding == "br":
+        import brotli
+        body = brotli.compress(LINKS)
+    else:
+        from backports import zstd  # the compression extra, as urllib3 finds it before 3.14
+        body = zstd.compress(LINKS)
+    server.pages["/"] = Resource(body, 200, {"Content-Type": "text/html",
+                                             "Content-Encoding": coding})
+    server.pages["/a"] = server.pages["/b"] = Resource(b"<p>leaf</p>")
+
+
+@pytest.mark.parametrize("coding", ["br", "zstd"])
+def test_br_and_zstd_are_decoded_with_the_compression_extra(server, tmp_path, coding):
+    encoded_site(server, coding)
+    done = run_py(server.url("/"), "--out", str(tmp_path / "o.jsonl"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    got = records(tmp_path / "o.jsonl")
+    assert {u: (r["status"], r["error"]) for u, r in got.items()} == {
+        server.url(p): (200, None) for p in ("/", "/a", "/b")}
+    asked = next(r for r in server.requests if r.path == "/").headers["accept-encoding"]
+    assert coding in asked.split(", ")
+
+
+WITHOUT_THE_EXTRA = """
+import runpy, sys
+for name in ("brotli", "brotlicffi", "backports.zstd", "compression.zstd", "zstandard"):
+    sys.modules[name] = None  # as if not installed
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("coding", ["br", "zstd"])
+def test_without_the_extra_such_a_body_is_a_decode_error_never_html(server, tmp_path, coding):
+    encoded_site(server, coding)
+    out = tmp_path / "o.jsonl"
+    done = subprocess.run([sys.executable, "-c", WITHOUT_THE_EXTRA, str(ROOT / "run.py"),
+                           server.url("/"), "--out", str(out), "--delay", "0", "--quiet",
+                           "--http", "requests"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    page = records(out)[server.url("/")]
+    assert page["error"] == f"DecodeError: Content-Encoding '{coding}' is not undone here"
+    assert page["links"] == 0 and set(server.fetch_counts()) == {"/"}
+    asked = next(r for r in server.requests if r.path == "/").headers["accept-encoding"]
+    assert asked == "gzip, deflate"
