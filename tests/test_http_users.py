@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,32 @@ def test_without_the_extra_such_a_body_is_a_decode_error_never_html(server, tmp_
     assert page["links"] == 0 and set(server.fetch_counts()) == {"/"}
     asked = next(r for r in server.requests if r.path == "/").headers["accept-encoding"]
     assert asked == "gzip, deflate"
+
+
+# -- open files ------------------------------------------------------------------------------
+
+
+def test_open_files_stay_bounded_while_crawling_many_hosts(loopback_hosts, tmp_path):
+    """120 hosts, 4 workers: each worker keeps connections to its 10 most recent hosts, so the
+    process never holds anything like one socket per host (sampled from /proc, outside it;
+    about 45 here, and near 300 with the pools unbounded)."""
+    sites = loopback_hosts(120, 2)
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(site.url("/") + "\n" for site in sites))
+    env = {k: v for k, v in os.environ.items() if k not in CA_VARIABLES}
+    crawl = subprocess.Popen([sys.executable, str(ROOT / "run.py"), str(seeds), "--delay", "0",
+                              "--quiet", "--http", "requests", "--threads", "4",
+                              "--out", str(tmp_path / "o.jsonl")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             cwd=ROOT, env=env)
+    fds = Path(f"/proc/{crawl.pid}/fd")
+    most = 0
+    while crawl.poll() is None:
+        try:
+            most = max(most, len(list(fds.iterdir())))
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        time.sleep(0.005)
+    assert crawl.wait(120) == 0, crawl.stderr.read()
+    assert sum(1 for _ in (tmp_path / "o.jsonl").open()) == 360
+    assert 0 < most <= 4 * 10 + 30, most  # 4 workers × 10 pools, and the files of the crawl
