@@ -1,19 +1,18 @@
 """run.py's fetching on the core's :class:`minicrawl.core.fetch.Fetcher`: ``requests``.
 
-``--http requests`` puts every fetch of run.py's crawler (pages, robots.txt, sitemaps) through the
-core's fetcher, behind the interface of :class:`minicrawl.fetch.Fetcher`, so the two can be run
-against the same tests while run.py moves onto ``requests`` (issue 30, step 1). What the core's
-answer lacks for run.py is made here, from nothing but that answer: the lower-cased header dict,
-whether an error is worth a retry, and the exchange the WARC archive records (its request
-rebuilt from the session's headers and the URL, its status line's reason the standard phrase:
-requests hands neither over as on the wire; what issue 30's next steps make exact).
+Every fetch of run.py's crawler (pages, robots.txt, sitemaps) goes through the core's fetcher,
+behind the interface of :class:`minicrawl.fetch.Fetcher`. What run.py needs beyond the core's
+answer is added here: the connections of :mod:`minicrawl.transport` (a bounded DNS lookup, 1xx
+answers skipped), the crawl's cookie jar, ``--proxy`` and ``--ca-bundle``; the lower-cased
+header dict, whether an error is worth a retry, a certificate failure naming its host, and the
+exchange the WARC archive records (the request as ``requests`` sent it, the status line as
+received, both kept by the transport adapter).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from http import HTTPStatus
 from http.cookiejar import DefaultCookiePolicy
 from urllib.parse import urlsplit
 
@@ -40,7 +39,7 @@ class RequestsFetcher:
         self.core = CoreFetcher(options.user_agent, timeout=options.timeout,
                                 deadline=3 * options.timeout, max_bytes=options.max_bytes)
         session = self.core.session
-        mount(session)  # lookups bounded by the timeout, 1xx answers skipped
+        self.adapter = mount(session)  # lookups bounded by the timeout, 1xx answers skipped
         session.cookies = cookies if cookies is not None else crawl_cookies(options)
         if options.proxy:  # instead of the environment's proxies
             session.proxies = {"http": options.proxy, "https": options.proxy}
@@ -55,6 +54,7 @@ class RequestsFetcher:
         self.core.read_prefix = max_bytes is not None
         if auth := url_auth(url):
             headers = {**(headers or {}), **auth}
+        self.adapter.last_request = None  # set again if the request goes out
         answer = self.core.fetch(url, headers)
         if answer.error and error_kind(answer.error) == "SSLError":  # which host, and why
             why = _SSL_SOURCE.sub("", answer.error.removeprefix("SSLError: "))
@@ -63,17 +63,15 @@ class RequestsFetcher:
         result = Response(url, answer.status, {name.lower(): value for name, value in fields},
                           answer.body, round(answer.elapsed * 1000, 1), answer.error,
                           transient=error_kind(answer.error or "") in TRANSIENT)
-        if self.on_exchange is not None:
+        if self.on_exchange is not None and (sent := self.adapter.last_request) is not None:
             parts = urlsplit(url)
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             result.request_line = f"GET {target} HTTP/1.1"
-            result.request_headers = [("Host", host_header(url)),
-                                      *self.core.session.headers.items(),
-                                      *(headers or {}).items()]
+            result.request_headers = [("Host", host_header(url)), *sent.headers.items()]
             if answer.status is not None:
-                result.http_version = "HTTP/1.1"
-                result.reason = _reason(answer.status)
+                result.http_version, result.reason = self.adapter.last_status_line
                 result.raw_headers = fields
+        if self.on_exchange is not None:
             self.on_exchange(result)
         return result
 
@@ -87,10 +85,3 @@ def crawl_cookies(options: Options) -> RequestsCookieJar:
     keep cookies). With ``no_cookies`` the jar keeps none. (CookieJar locks itself.)"""
     return RequestsCookieJar(DefaultCookiePolicy(allowed_domains=[]) if options.no_cookies
                              else None)
-
-
-def _reason(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""

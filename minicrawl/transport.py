@@ -26,9 +26,11 @@ from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.poolmanager import PoolManager
+from urllib3.response import BaseHTTPResponse
 
 from minicrawl.dns import LookupTimeout, connect
 
+HTTP_VERSIONS = {10: "HTTP/1.0", 11: "HTTP/1.1"}  # http.client's numbers
 SWITCHING_PROTOCOLS = 101  # the one 1xx that is final: the connection is no longer HTTP
 
 
@@ -79,7 +81,26 @@ POOLS = {"http": Pool, "https": TLSPool}
 
 
 class CrawlAdapter(HTTPAdapter):
-    """``requests``' adapter whose pools (direct or through a proxy) make the connections above."""
+    """``requests``' adapter whose pools (direct or through a proxy) make the connections above.
+
+    It also keeps what its last exchange looked like on the wire, for the WARC archive: the
+    request as sent (``requests`` hands urllib3 these headers in this order; ``Host`` goes
+    first) and the answer's status line as received. One adapter per worker's session: no
+    other thread sends through it.
+    """
+
+    last_request: requests.PreparedRequest | None = None
+    last_status_line: tuple[str, str] = ("", "")  # ("HTTP/1.1", "OK"): version, reason
+
+    def send(self, request: requests.PreparedRequest, *args: object,
+             **kwargs: object) -> requests.Response:
+        self.last_request, self.last_status_line = request, ("", "")
+        return super().send(request, *args, **kwargs)  # type: ignore[arg-type]
+
+    def build_response(self, req: requests.PreparedRequest,
+                       resp: BaseHTTPResponse) -> requests.Response:
+        self.last_status_line = (HTTP_VERSIONS.get(resp.version, "HTTP/1.1"), resp.reason or "")
+        return super().build_response(req, resp)
 
     def init_poolmanager(self, *args: object, **kwargs: object) -> None:
         super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
@@ -92,8 +113,9 @@ class CrawlAdapter(HTTPAdapter):
         return manager
 
 
-def mount(session: requests.Session) -> None:
-    """Make ``session`` connect through :class:`CrawlAdapter`."""
+def mount(session: requests.Session) -> CrawlAdapter:
+    """Make ``session`` connect through a :class:`CrawlAdapter` (returned)."""
     adapter = CrawlAdapter()
     session.mount("http://", adapter)
     session.mount("https://", adapter)
+    return adapter

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from rawserver import RawSocketServer, read_request
+from rawserver import RawSocketServer, read_head, read_request
 
 from minicrawl import Crawler
 from minicrawl.fetch import Fetcher, fetcher_for
@@ -141,3 +141,37 @@ def test_interim_answers_are_not_the_page() -> None:
         assert response.body == f'<a href="{path}next">{path}</a>'.encode()
         assert "link" not in response.headers  # the 103's fields are not the page's
     assert server.connections == 1  # the final answer was read to its end: the connection kept
+
+
+class WireServer(RawSocketServer):
+    """Keeps each request's head as received; answers ``HTTP/1.0 200 Fine`` with a cookie and
+    two ``X-Two`` fields (a reason phrase and version no table would give)."""
+
+    def __init__(self) -> None:
+        self.heads: list[bytes] = []
+        super().__init__()
+
+    def serve(self, conn: socket.socket) -> None:
+        if (request := read_head(conn)) is not None:
+            self.heads.append(request[0])
+            conn.sendall(b"HTTP/1.0 200 Fine\r\nSet-Cookie: s=1; Path=/\r\nX-Two: a\r\n"
+                         b"X-Two: b\r\nContent-Length: 2\r\n\r\nok")
+
+
+def test_the_archive_gets_the_exchange_as_sent_and_received() -> None:
+    server = WireServer()
+    exchanges = []
+    fetcher = RequestsFetcher(Options(timeout=5), on_exchange=exchanges.append)
+    try:
+        fetcher.fetch(server.url("/a?q=1"))
+        fetcher.fetch(server.url("/b"), headers={"If-None-Match": '"v0"'})
+    finally:
+        server.close()
+    for exchange, head in zip(exchanges, server.heads, strict=True):
+        lines = head.decode().split("\r\n")
+        assert exchange.request_line == lines[0]
+        assert [f"{k}: {v}" for k, v in exchange.request_headers] == lines[1:]
+        assert (exchange.http_version, exchange.reason) == ("HTTP/1.0", "Fine")
+        assert exchange.raw_headers[:4] == [("Set-Cookie", "s=1; Path=/"), ("X-Two", "a"),
+                                            ("X-Two", "b"), ("Content-Length", "2")]
+    assert "Cookie: s=1" in server.heads[1].decode().split("\r\n")  # the cookie went back
