@@ -311,23 +311,20 @@ def test_a_link_is_offered_to_visited_once_and_the_crawl_is_unchanged(make_site)
     assert stats["links_filtered"] > len(visited.asked)
 
 
-def test_no_cookies_and_no_proxy_from_the_environment(server, monkeypatch):
-    """Every worker fetches a URL the same way: a cookie one response sets is not sent back
-    (a crawl's result must not depend on which worker took which page first), and proxy
-    variables of the environment are ignored (the crawl goes where the seeds say)."""
-    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
-    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
-    for name in ("NO_PROXY", "no_proxy"):  # else loopback might be exempted anyway
-        monkeypatch.delenv(name, raising=False)
+@pytest.mark.parametrize("no_cookies", [False, True])
+def test_a_cookie_one_page_sets_goes_with_the_next_pages_unless_no_cookies(server, no_cookies):
+    """The crawl keeps the cookies sites set, as wget and Scrapy do (one jar for all workers:
+    tests/test_http_users.py); ``no_cookies`` keeps none. The User-Agent is always minicrawl's."""
     server.pages["/"] = Resource(b'<a href="/a">a</a>', headers={
         "Content-Type": "text/html", "Set-Cookie": "session=abc; Path=/"})
     server.pages["/a"] = Resource(b'<a href="/b">b</a>')
     server.pages["/b"] = Resource(b"end")
-    stats = Crawler([server.url("/")], threads=1, **FAST).run()
+    stats = Crawler([server.url("/")], threads=1, no_cookies=no_cookies, **FAST).run()
     assert stats["pages"] == 3 and stats.get("errors", 0) == 0
     asked = [r for r in server.requests if r.path != "/robots.txt"]
     assert [r.path for r in asked] == ["/", "/a", "/b"]
-    assert not any("cookie" in {k.lower() for k in r.headers} for r in asked)
+    sent = [r.headers.get("cookie") for r in asked]
+    assert sent == ([None] * 3 if no_cookies else [None, "session=abc", "session=abc"])
     assert all(r.headers["user-agent"].startswith("minicrawl/") for r in asked)
 
 

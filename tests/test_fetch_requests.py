@@ -34,8 +34,8 @@ def records(out: Path) -> dict[str, dict]:
 
 
 def test_the_flag_picks_the_fetcher() -> None:
-    assert isinstance(fetcher_for(Options()), Fetcher)
-    assert isinstance(fetcher_for(Options(http="requests")), RequestsFetcher)
+    assert isinstance(fetcher_for(Options()), RequestsFetcher)  # the default
+    assert isinstance(fetcher_for(Options(http="http.client")), Fetcher)
 
 
 def test_run_py_on_requests_fetches_what_http_client_fetches_once(make_site, tmp_path) -> None:
