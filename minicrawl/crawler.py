@@ -25,7 +25,7 @@ from typing import Any
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
-from minicrawl.fetch_requests import crawl_cookies
+from minicrawl.fetch import crawl_cookies
 from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options
 from minicrawl.outpaths import check_output_paths, write_at_end

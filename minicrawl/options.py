@@ -61,9 +61,6 @@ class Options:
     max_bytes: int = opt(10 * 1024 * 1024, "largest body read, after decompression; longer "
                          "bodies are cut and recorded as errors", "Workers",
                          low=1, high=MAX_BODY_BYTES)
-    http: str = opt("requests", "HTTP client: requests (the core's fetcher), or http.client "
-                    "(the old one, going away: no proxies, cookies or --ca-bundle)", "Workers",
-                    choices=("requests", "http.client"))
     no_cookies: bool = opt(False, "keep no cookies (by default a cookie a site sets is sent "
                            "back with its later requests, whichever worker makes them)",
                            "Workers")

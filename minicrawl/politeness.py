@@ -38,7 +38,7 @@ from typing import Protocol
 
 from protego import Protego
 
-from minicrawl.fetch import AnyFetcher, Response
+from minicrawl.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
@@ -187,7 +187,7 @@ class Politeness:
 
     # -- the question --------------------------------------------------------------------------
 
-    def admit(self, url: str, fetcher: AnyFetcher) -> Admission:
+    def admit(self, url: str, fetcher: Fetcher) -> Admission:
         """GO, WAIT or DENY for the canonical ``url``; may fetch its origin's robots.txt first
         (with ``fetcher``, the asking worker's)."""
         host = host_of(url)
@@ -233,7 +233,7 @@ class Politeness:
         asked = robots.gap if robots is not None else 0.0
         return max(self.options.delay, min(asked, self.options.max_crawl_delay))
 
-    def sitemaps(self, origin: str, fetcher: AnyFetcher) -> list[str]:
+    def sitemaps(self, origin: str, fetcher: Fetcher) -> list[str]:
         """The ``Sitemap:`` lines of ``origin``'s robots.txt, fetched now (paced like any
         request, waiting if need be) unless already known; empty if it has none or is
         unreachable."""
@@ -301,7 +301,7 @@ class Politeness:
                 return robots.rules, None, False
         return None, Admission(Verdict.WAIT, time.monotonic() + wait), False
 
-    def _fetch_robots(self, origin: str, host: str, fetcher: AnyFetcher) -> None:
+    def _fetch_robots(self, origin: str, host: str, fetcher: Fetcher) -> None:
         """Fetch and parse ``origin``'s robots.txt (this worker claimed it), then record the
         outcome. The claim and the slot are always released, or the origin's URLs would wait
         forever."""
@@ -318,7 +318,7 @@ class Politeness:
             self._robots_done(origin, started, rules, unreachable, response)
             self.pacer.release(host, self.gap(origin), 0.0)
 
-    def _get_robots(self, origin: str, fetcher: AnyFetcher) -> Response | None:
+    def _get_robots(self, origin: str, fetcher: Fetcher) -> Response | None:
         """The robots.txt response after redirects, or None if they went on too long (or to a
         bad location): then there is no usable robots.txt, like a 404."""
         url = origin + "/robots.txt"

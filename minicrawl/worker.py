@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.fetch import AnyFetcher, Response, error_kind, fetcher_for
+from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.links import extract_links, is_html
 from minicrawl.page import Page, now
 from minicrawl.politeness import Politeness, Verdict
@@ -77,8 +77,8 @@ class WorkerLoop:
     def _worker(self, n: int) -> None:
         """Worker ``n``: take ToDo items until ToDo says the crawl is over, each in a turn at
         work (only as many workers work at once as keep the CPU busy: ``self.workers``)."""
-        fetcher = fetcher_for(self.options, self.archive.exchange if self.archive else None,
-                              self.cookies)
+        fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None,
+                          self.cookies)
         try:
             while True:
                 with self.workers.shift() as turn:
@@ -92,7 +92,7 @@ class WorkerLoop:
         finally:
             fetcher.close()
 
-    def _handle(self, item: Item, fetcher: AnyFetcher, n: int) -> None:
+    def _handle(self, item: Item, fetcher: Fetcher, n: int) -> None:
         """Visit ``item``; whatever goes wrong is recorded, and ToDo hears the item is done."""
         try:
             self._visit(item, fetcher, n)
@@ -113,7 +113,7 @@ class WorkerLoop:
         finally:
             self.todo.task_done()
 
-    def _visit(self, item: Item, fetcher: AnyFetcher, n: int) -> None:
+    def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
         """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         chain = self.chains.waiting_at(item.url)
@@ -217,7 +217,7 @@ class WorkerLoop:
         opts = self.options
         target, error = next_hop(chain, item.url, response, sort_query=opts.sort_query,
                                  max_length=opts.max_url_length,
-                                 cookies=opts.http == "requests" and not opts.no_cookies)
+                                 cookies=not opts.no_cookies)
         if error is not None:
             return target, error, False
         unwanted = self._unwanted(target)

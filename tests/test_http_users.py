@@ -25,7 +25,7 @@ CA_VARIABLES = {"REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE"}
 
 def run_py(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(ROOT / "run.py"), *args, "--delay", "0",
-                           "--quiet", "--http", "requests"],
+                           "--quiet"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT,
                           env={**{k: v for k, v in os.environ.items() if k not in CA_VARIABLES},
                                **(env or {})})
@@ -236,8 +236,7 @@ def test_without_the_extra_such_a_body_is_a_decode_error_never_html(server, tmp_
     encoded_site(server, coding)
     out = tmp_path / "o.jsonl"
     done = subprocess.run([sys.executable, "-c", WITHOUT_THE_EXTRA, str(ROOT / "run.py"),
-                           server.url("/"), "--out", str(out), "--delay", "0", "--quiet",
-                           "--http", "requests"],
+                           server.url("/"), "--out", str(out), "--delay", "0", "--quiet"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     page = records(out)[server.url("/")]
@@ -259,7 +258,7 @@ def test_open_files_stay_bounded_while_crawling_many_hosts(loopback_hosts, tmp_p
     seeds.write_text("".join(site.url("/") + "\n" for site in sites))
     env = {k: v for k, v in os.environ.items() if k not in CA_VARIABLES}
     crawl = subprocess.Popen([sys.executable, str(ROOT / "run.py"), str(seeds), "--delay", "0",
-                              "--quiet", "--http", "requests", "--threads", "4",
+                              "--quiet", "--threads", "4",
                               "--out", str(tmp_path / "o.jsonl")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              cwd=ROOT, env=env)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from minicrawl.fetch import Response, fetcher_for
+from minicrawl.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.page import Page, now
 from minicrawl.politeness import Politeness, Verdict
@@ -119,7 +119,7 @@ class SitemapReader:
         self.stats = stats
         self.wanted = wanted  # the crawl's scope for a canonical page URL
         self.now = now  # the crawl's timestamps for records
-        self.fetcher = fetcher_for(options)
+        self.fetcher = Fetcher(options)
 
     def read(self, seeds: Sequence[str]) -> Found:
         found = Found()

@@ -2,10 +2,12 @@
 
 What each record holds, and what is reconstructed (the README's WARC section says the same):
 
-* ``request``: the request line and headers exactly as sent (the fetcher builds them the way
-  http.client sends them: ``Host`` first, then its headers in order).
+* ``request``: the request line and headers exactly as sent (the fetcher builds them from the
+  request ``requests`` prepared, the way urllib3 sends them: ``Host`` first, then its headers in
+  order).
 * ``response``: the status line (HTTP version and reason phrase as received) and the headers as
-  received (their case and order, a repeated header on each of its lines), then the body. The
+  received (their case and order, a repeated header on each of its lines, grouped under its
+  first spelling by urllib3), then the body. The
   fetcher gets the body *after* the transfer coding (chunked) and the content coding (gzip,
   deflate) are undone, so when either was used the recorded headers say so consistently:
   ``Transfer-Encoding`` and ``Content-Encoding`` are dropped,
@@ -75,7 +77,7 @@ def payload_digest(body: bytes) -> str:
 
 
 class _WireHeaders(StatusAndHeaders):
-    """Headers written back as the Latin-1 bytes http.client decoded them from (warcio would
+    """Headers written back as the Latin-1 bytes they were decoded from (warcio would
     percent-encode any non-ASCII value, which is not what was sent)."""
 
     def compute_headers_buffer(self, header_filter: Any = None) -> None:
