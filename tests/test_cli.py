@@ -53,6 +53,16 @@ def test_demo_crawls_the_whole_demo_site_offline():
     assert "pages_per_s" in result.stdout
 
 
+def test_demo_crawls_its_loopback_site_even_with_a_proxy_in_the_environment(monkeypatch):
+    """The demo site is the process's own, on loopback: a proxy the machine names (nothing
+    listens at this one) is not asked for it, and NO_PROXY's own entries are kept."""
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "example.org")
+    result = run("--demo", "--quiet", "--max-depth", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "missed 0, fetched twice 0" in result.stdout
+
+
 def test_demo_with_a_filter_too_small_names_the_missed_pages_and_why():
     result = run("--demo", "--expected-urls", "100", "--error-rate", "0.01", "--quiet")
     assert result.returncode == 1, result.stdout + result.stderr

@@ -156,8 +156,8 @@ def test_a_wrong_proxy_option_is_one_line_and_exit_2(proxy_url, problem):
 
 
 @pytest.fixture
-def https_site(tmp_path):
-    ca = make_ca(tmp_path)
+def https_site(tmp_path, request):
+    ca = make_ca(tmp_path, self_signed=getattr(request, "param", False))
     site = LocalSite(tls=ca.server_context()).start()
     site.pages["/"] = Resource(b'<a href="/a">a</a>')
     site.pages["/a"] = Resource(b"<p>secure</p>")
@@ -176,14 +176,17 @@ def test_an_https_site_with_its_own_ca_is_crawled_given_the_ca(https_site, tmp_p
     assert {u: r["status"] for u, r in got.items()} == {site.url("/"): 200, site.url("/a"): 200}
 
 
+@pytest.mark.parametrize("https_site, problem", [
+    (False, "unable to get local issuer certificate"), (True, "self-signed certificate")],
+    indirect=["https_site"], ids=["own-ca", "self-signed"])
 def test_a_certificate_no_ca_vouches_for_fails_in_one_line_naming_host_and_problem(
-        https_site, tmp_path):
+        https_site, problem, tmp_path):
     site, _ = https_site
     done = run_py(site.url("/"), "--out", str(tmp_path / "o.jsonl"), "--retries", "0")
     assert "Traceback" not in done.stderr
     error = records(tmp_path / "o.jsonl")[site.url("/")]["error"]  # robots.txt's, first
     assert error == ("robots.txt unreachable: SSLError: 127.0.0.1: [SSL: CERTIFICATE_VERIFY_FAILED]"
-                     " certificate verify failed: unable to get local issuer certificate")
+                     f" certificate verify failed: {problem}")
 
 
 def test_a_missing_ca_bundle_is_one_line_and_exit_2(tmp_path):

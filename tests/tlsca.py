@@ -22,7 +22,9 @@ class TestCA:
         return context
 
 
-def make_ca(directory: Path) -> TestCA:
+def make_ca(directory: Path, self_signed: bool = False) -> TestCA:
+    """A CA and a site certificate it signs; ``self_signed``: the site's certificate is the CA's
+    own (a self-signed server), ``ca`` and ``cert`` one file."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -37,10 +39,10 @@ def make_ca(directory: Path) -> TestCA:
                    .not_valid_before(now - datetime.timedelta(hours=1))
                    .not_valid_after(now + datetime.timedelta(hours=1))
                    .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-        if not ca:
+        if not ca or self_signed:
             builder = builder.add_extension(x509.SubjectAlternativeName(
                 [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        else:
+        if ca:
             builder = builder.add_extension(x509.KeyUsage(
                 digital_signature=True, key_cert_sign=True, crl_sign=True,
                 content_commitment=False, key_encipherment=False, data_encipherment=False,
@@ -51,6 +53,8 @@ def make_ca(directory: Path) -> TestCA:
         ec.SECP256R1())
     ca_cert = build("minicrawl test CA", None, ca_key, ca_key, ca=True)
     site_cert = build("127.0.0.1", ca_cert.subject, site_key, ca_key, ca=False)
+    if self_signed:
+        site_cert, site_key = ca_cert, ca_key
     paths = TestCA(directory / "ca.pem", directory / "site.pem", directory / "site-key.pem")
     paths.ca.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
     paths.cert.write_bytes(site_cert.public_bytes(serialization.Encoding.PEM))

@@ -13,6 +13,7 @@ over that graph says exactly which pages a correct crawl fetches.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import random
 from collections import deque
@@ -190,6 +191,9 @@ def run_demo(crawl: Callable[[list[str]], tuple[int, Container[str] | None]], pa
     it must fetch: ``sitemaps`` (the page only the sitemap lists is expected too),
     ``max_depth``, and ``capped`` (a cap on pages: which ones it leaves out is not foreseen, so
     none counts as missed)."""
+    # The site is this process's, on loopback: a proxy the environment names could not reach it.
+    bypass = os.environ.get("no_proxy") or os.environ.get("NO_PROXY")
+    os.environ["no_proxy"] = ",".join(filter(None, [bypass, "127.0.0.1"]))
     with LocalSite() as server:
         site = generate_site(server.origin, pages=pages, robots=True, duplicates=5,
                              sitemap=True)
