@@ -231,8 +231,7 @@ class Crawler(WorkerLoop):
         return observers
 
     def _put_seeds(self) -> None:
-        fresh = self._offer.add_many(self.seeds)
-        new = [url for url, is_new in zip(self.seeds, fresh, strict=True) if is_new]
+        new = self._offer.add_new(self.seeds)  # the door every link takes (core SeenSet)
         self.events.seeds_queued(new, [url for url in self.seeds if url not in new])
         items = [Item(url, 0, None) for url in new]
         self.state.journal(items)
@@ -253,9 +252,12 @@ class Crawler(WorkerLoop):
             self._interrupted()
             return
         urls = [url for url, _ in found.urls]
-        fresh = self._offer.add_many(urls) if urls else []
-        items = [Item(url, 0, sitemap) for (url, sitemap), is_new
-                 in zip(found.urls, fresh, strict=True) if is_new]
+        new = set(self._offer.add_new(urls))
+        items = []
+        for url, sitemap in found.urls:  # a URL two sitemaps list: queued once, the first
+            if url in new:
+                new.discard(url)
+                items.append(Item(url, 0, sitemap))
         self.state.journal(items)
         self.todo.put_many(items)
         self.stats.add(sitemap_urls=len(items))

@@ -54,15 +54,15 @@ class LinkDecisions:
     """What the crawl decided for each link of one page (for ``links_decided``).
 
     ``page.links`` are the page's distinct canonical links; ``rejected`` the hrefs that are no
-    URL to crawl, with why; ``in_scope`` and ``fresh`` the links offered to Visited and its
-    answers (True: never seen, so into ToDo); ``unwanted`` why each other link was dropped.
+    URL to crawl, with why; ``in_scope`` the links offered to Visited and ``new`` those it had
+    never seen (into ToDo), in order; ``unwanted`` why each other link was dropped.
     """
 
     depth: int
     too_deep: bool
     max_depth: int | None
     in_scope: list[str] = field(default_factory=list)
-    fresh: list[bool] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
     unwanted: dict[str, str] = field(default_factory=dict)
     repeats: int = 0  # hrefs that repeat a link already on the page

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
+from minicrawl.bloom.filter import new_urls
 from minicrawl.bloom.hashes import not_a_url
 from minicrawl.memo import MemoSet
 from minicrawl.options import Options
@@ -34,6 +35,7 @@ class Visited(Protocol):
 
     def add(self, url: str) -> bool: ...
     def add_many(self, urls: Iterable[str]) -> list[bool]: ...
+    def add_new(self, urls: list[str]) -> list[str]: ...  # the core's SeenSet
     def __contains__(self, url: object) -> bool: ...
     def __len__(self) -> int: ...
 
@@ -54,6 +56,10 @@ class ExactVisited:
                 return False
             self._seen.add(url)
             return True
+
+    def add_new(self, urls: list[str]) -> list[str]:
+        """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` not seen before."""
+        return new_urls(urls, self.add_many(urls))
 
     def add_many(self, urls: Iterable[str]) -> list[bool]:
         """``add`` for each URL in order, under one lock acquisition."""
@@ -98,19 +104,16 @@ class OfferedOnce:
         self.visited = visited
         self._offered = MemoSet(limit, visited.__len__)
 
-    def add_many(self, urls: list[str]) -> list[bool]:
-        """Visited's answers for ``urls``, asking it only about those never offered before."""
+    def add_new(self, urls: list[str]) -> list[str]:
+        """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` it had not seen,
+        asking it only about those never offered before."""
         offered = self._offered.data
         ask = [url for url in urls if url not in offered]
         if not ask:
-            return [False] * len(urls)
-        fresh = {url for url, new in zip(ask, self.visited.add_many(ask), strict=True) if new}
+            return []
+        new = self.visited.add_new(ask)  # a URL given twice is new once, as Visited answers
         self._offered.update(ask)
-        answers = []
-        for url in urls:  # a URL given twice is new once, like Visited's own answers
-            answers.append(url in fresh)
-            fresh.discard(url)
-        return answers
+        return new
 
 
 def make_visited(options: Options) -> Visited:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from requests.cookies import RequestsCookieJar
 
+    from minicrawl.core.interfaces import SeenSet
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
     from minicrawl.resolve import LinkResolver
@@ -55,7 +56,7 @@ class WorkerLoop:
     options: Options
     todo: Any  # ToDo, or the shared crawl's RedisToDo
     visited: Visited
-    _offer: Any  # Visited, asked each URL once per process (minicrawl.visited.OfferedOnce)
+    _offer: SeenSet  # Visited, asked each URL once per process (minicrawl.visited.OfferedOnce)
     resolver: LinkResolver
     politeness: Politeness
     chains: Chains
@@ -226,7 +227,7 @@ class WorkerLoop:
             self.events.redirected(item.url, target, f"{unwanted.upper()} → drop")
             return target, None, False
         # A hop back into its own chain (a cookie wall) is that page again, not a new one.
-        if target not in chain.urls and not self.visited.add(target):
+        if target not in chain.urls and not self._offer.add_new([target]):
             self.stats.add(redirects_to_visited=1)
             self.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False
@@ -264,12 +265,11 @@ class WorkerLoop:
                     counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
                     decisions.unwanted[url] = unwanted
             if decisions.in_scope:  # Visited: test-and-insert, one atomic step per batch
-                decisions.fresh = self._offer.add_many(decisions.in_scope)
+                decisions.new = self._offer.add_new(decisions.in_scope)
             if not self._over_capacity_told and getattr(self.visited, "over_capacity", False):
                 self._over_capacity_told = True
                 warn_over_capacity(self.visited)
-        fresh = [url for url, new in zip(decisions.in_scope, decisions.fresh, strict=True)
-                 if new]
+        fresh = decisions.new
         counts["links_filtered"] = len(decisions.in_scope) - len(fresh)
         counts["links_new"] = page.new = len(fresh)
         # Before the links enter ToDo, so no TAKES line of the trace precedes its TODO line.

@@ -397,8 +397,8 @@ def test_offering_a_url_twice_in_one_batch_answers_new_once():
     from minicrawl.visited import OfferedOnce
 
     offer = OfferedOnce(ExactVisited())
-    assert offer.add_many(["a", "b", "a"]) == [True, True, False]
-    assert offer.add_many(["a", "c", "c"]) == [False, True, False]
+    assert offer.add_new(["a", "b", "a"]) == ["a", "b"]
+    assert offer.add_new(["a", "c", "c"]) == ["c"]
 
 
 def test_ctrl_c_while_the_workers_start_still_finishes_the_crawl(make_site):

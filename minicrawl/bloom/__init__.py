@@ -6,7 +6,8 @@ k = (m/n)·ln 2), reporting its expected and current false-positive rate — plu
 and scalable variants, the hash families, and the ``minicrawl bloom`` command that measures them.
 
 The one seam where the crawl uses it: :func:`minicrawl.visited.make_visited` builds a filter
-from the options; the crawler only ever calls ``add`` / ``add_many`` on it.
+from the options; the crawler only ever calls ``add_new`` on it (the core's ``SeenSet``: the
+URLs of a batch not seen before), which ``add_many`` (one answer per URL) serves.
 
     >>> from minicrawl.bloom import BloomFilter
     >>> bf = BloomFilter(capacity=1_000_000, error_rate=0.001)

@@ -31,6 +31,12 @@ from minicrawl.bloom.sizing import SizedFilter, estimate_count
 
 if TYPE_CHECKING:
     import numpy as np
+def new_urls(urls: list[str], answers: list[bool]) -> list[str]:
+    """The core's ``SeenSet.add_new`` answer from ``add_many``'s: the URLs answered new, in
+    order (a filter's ``add_many`` says True only for a URL's first time)."""
+    return [url for url, new in zip(urls, answers, strict=True) if new]
+
+
 class BloomFileError(ValueError):
     """A saved filter file that cannot be loaded; the message names the problem."""
 
@@ -136,6 +142,10 @@ class BloomFilter(SizedFilter):
         return bool(bits[x::step].all() and bits[y:end - m + 1:step].all())
 
     # ----------------------------------------------------------------- batches
+
+    def add_new(self, urls: list[str]) -> list[str]:
+        """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` not seen before."""
+        return new_urls(urls, self.add_many(urls))
 
     def add_many(self, urls: Iterable[str]) -> list[bool]:
         """Insert many URLs; element j is what ``add(urls[j])`` would have returned in order.

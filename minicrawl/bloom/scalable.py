@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from minicrawl.bloom.filter import BloomFilter
+from minicrawl.bloom.filter import BloomFilter, new_urls
 from minicrawl.bloom.hashes import DEFAULT, get_family
 from minicrawl.bloom.sizing import check_np
 
@@ -58,6 +58,10 @@ class ScalableBloomFilter:
                 cur = self._grow()
             cur.add(url)
             return True
+
+    def add_new(self, urls: list[str]) -> list[str]:
+        """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` not seen before."""
+        return new_urls(urls, self.add_many(urls))
 
     def add_many(self, urls: Iterable[str]) -> list[bool]:
         """``add`` for each URL in order, under one lock acquisition."""

@@ -36,6 +36,7 @@ from typing import Any
 import mmh3
 import numpy as np
 
+from minicrawl.bloom.filter import new_urls
 from minicrawl.bloom.hashes import MAX_BITS, hash_keys, indices_many
 from minicrawl.bloom.sizing import FilterNumbers, optimal_bits
 from minicrawl.errors import RedisUnavailable, VisitedMismatch
@@ -178,6 +179,10 @@ class RedisBloomVisited(FilterNumbers):
     def add(self, url: str) -> bool:
         """Insert ``url``; True if no process had offered it before (or a false positive)."""
         return self.add_many([url])[0]
+
+    def add_new(self, urls: list[str]) -> list[str]:
+        """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` no process offered."""
+        return new_urls(urls, self.add_many(urls))
 
     def add_many(self, urls: Iterable[str]) -> list[bool]:
         """``add`` for each URL, in order; one pipelined round trip for a page's links."""

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from minicrawl.bloom.filter import new_urls
 from minicrawl.visited import Visited
 
 
@@ -41,6 +42,11 @@ class ForgettingVisited:
 
     def add(self, url: str) -> bool:
         return self.inner.add(url) or (bool(self._forgotten) and self._revive(url))
+
+    def add_new(self, urls: list[str]) -> list[str]:
+        """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` not seen before (or
+        forgotten: then seen anew, once)."""
+        return new_urls(urls, self.add_many(urls))
 
     def add_many(self, urls: Iterable[str]) -> list[bool]:
         urls = list(urls)

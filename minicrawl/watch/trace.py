@@ -185,17 +185,17 @@ class Tracer(CrawlObserver):
     def links_decided(self, page: Page, decisions: LinkDecisions) -> None:
         """The fate of every link on one page, as the crawler decided it."""
         d = decisions
-        answers = dict(zip(d.in_scope, d.fresh, strict=True))
+        offered, new = set(d.in_scope), set(d.new)
         lines = []
         for url in page.links:
             lines.append(f"{INDENT}EXTRACT {url} from {page.final_url}")
             if d.too_deep:
                 lines.append(f"{INDENT}TOO DEEP (depth {d.depth} > max depth {d.max_depth}) "
                              "→ drop")
-            elif url not in answers:
+            elif url not in offered:
                 why = d.unwanted.get(url, "out_of_scope").replace("_", " ").upper()
                 lines.append(f"{INDENT}{why} → drop")
-            elif answers[url]:
+            elif url in new:
                 lines.append(f"{INDENT}VISITED? no → TODO (depth {d.depth})")
             else:
                 lines.append(f"{INDENT}VISITED? yes → drop")

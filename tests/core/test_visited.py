@@ -1,21 +1,61 @@
-"""Visited's contract (interfaces.SeenSet), run over every implementation, and the Bloom filter's
-own promises: its size, its eight stable positions, its false-positive rate."""
+"""Visited's contract (interfaces.SeenSet), run over every implementation — the core's and
+run.py's: its Bloom filters, the exact set, the Redis filter a shared crawl uses, and the
+wrappers (asked once per process; a recrawl's forgotten URLs) — and the core Bloom filter's own
+promises: its size, its eight stable positions, its false-positive rate."""
 
 from __future__ import annotations
 
 import threading
+import uuid
+from collections.abc import Callable, Iterator
 
 import pytest
 
+from minicrawl.bloom import BloomFilter, ScalableBloomFilter
+from minicrawl.core.interfaces import SeenSet
 from minicrawl.core.visited import HASHES, BloomVisited, bits_for
+from minicrawl.local.redis_server import RedisServer, require_binaries
+from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.visited import RedisBloomVisited
+from minicrawl.state.forgetting import ForgettingVisited
+from minicrawl.visited import ExactVisited, OfferedOnce
 
-IMPLEMENTATIONS = {
-    "bloom": lambda: BloomVisited(expected=10_000, error_rate=0.001),
+
+def run_py_bloom() -> BloomFilter:
+    return BloomFilter(capacity=10_000, error_rate=0.001, hashes=8)
+
+
+def forgetting() -> ForgettingVisited:
+    """A recrawl's Visited: the URL it forgot is in the filter, yet new once more."""
+    inner = run_py_bloom()
+    inner.add_many(["http://a.test/x"])
+    return ForgettingVisited(inner, {"http://a.test/x"})
+
+
+IMPLEMENTATIONS: dict[str, Callable[[], SeenSet]] = {
+    "core-bloom": lambda: BloomVisited(expected=10_000, error_rate=0.001),
+    "bloom": run_py_bloom,
+    # Grows three times in the race below; a rate of 1e-6 so that no false positive blurs it.
+    "scalable": lambda: ScalableBloomFilter(initial_capacity=500, error_rate=1e-6, hashes=8),
+    "exact": ExactVisited,
+    "offered-once": lambda: OfferedOnce(run_py_bloom()),
+    "forgetting": forgetting,
 }
 
 
-@pytest.fixture(params=sorted(IMPLEMENTATIONS))
-def visited(request: pytest.FixtureRequest):
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    require_binaries()  # a clear failure, not a skip, when redis-server is missing
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture(params=[*sorted(IMPLEMENTATIONS), "redis"])
+def visited(request: pytest.FixtureRequest) -> SeenSet:
+    if request.param == "redis":  # the shared crawl's, in a real redis-server
+        url = request.getfixturevalue("redis_server").url
+        return RedisBloomVisited(SharedRedis(url, "t" + uuid.uuid4().hex[:8]), capacity=10_000,
+                                 error_rate=0.001, shards=4)
     return IMPLEMENTATIONS[request.param]()
 
 
