@@ -41,7 +41,7 @@ from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats
 from minicrawl.todo import Item, ToDo
-from minicrawl.visited import OfferedOnce, Visited, describe, make_visited
+from minicrawl.visited import Visited, describe, make_visited
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
@@ -95,8 +95,6 @@ class Crawler(WorkerLoop):
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
         self.visited = visited_filter
-        # A shared crawl asks Redis about every link: a page's link list is its replay token.
-        self._offer = self.visited if self.shared else OfferedOnce(self.visited)
         self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
         # Its memories hold at most a share of Visited's URLs (minicrawl.memo).
         self.resolver = LinkResolver(opts, self.scope,
@@ -231,7 +229,7 @@ class Crawler(WorkerLoop):
         return observers
 
     def _put_seeds(self) -> None:
-        new = self._offer.add_new(self.seeds)  # the door every link takes (core SeenSet)
+        new = self.visited.add_new(self.seeds)  # the door every link takes (core SeenSet)
         self.events.seeds_queued(new, [url for url in self.seeds if url not in new])
         items = [Item(url, 0, None) for url in new]
         self.state.journal(items)
@@ -252,7 +250,7 @@ class Crawler(WorkerLoop):
             self._interrupted()
             return
         urls = [url for url, _ in found.urls]
-        new = set(self._offer.add_new(urls))
+        new = set(self.visited.add_new(urls))
         items = []
         for url, sitemap in found.urls:  # a URL two sitemaps list: queued once, the first
             if url in new:

@@ -1,4 +1,4 @@
-"""Bounded memories of work already done on links: resolved hrefs, canonical URLs, URLs offered.
+"""Bounded memories of work already done on links: resolved hrefs, canonical URLs.
 
 A crawl meets the same links again and again (a site's navigation is on every page), so the
 crawler remembers what it worked out for each. Those memories hold URL strings, and a crawler

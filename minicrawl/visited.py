@@ -24,7 +24,6 @@ from typing import Any, Protocol
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.bloom.filter import new_urls
 from minicrawl.bloom.hashes import not_a_url
-from minicrawl.memo import MemoSet
 from minicrawl.options import Options
 
 log = logging.getLogger("minicrawl")
@@ -87,33 +86,6 @@ class ExactVisited:
     @property
     def count(self) -> int:
         return len(self._seen)
-
-
-class OfferedOnce:
-    """Asks a Visited filter about each URL once per process.
-
-    Visited never forgets, so once it has answered for a URL the answer for that URL is known
-    ("seen") without hashing it again: over 99 % of a page's links on a real site. The URLs
-    already offered are kept in a :class:`minicrawl.memo.MemoSet` of at most a third of the URLs
-    Visited holds (and ``limit``): never more strings than an exact Visited set would hold.
-    Not for a shared crawl, where a page's whole link list is its replay token (see
-    :class:`minicrawl.shared.conn.ReplayTokens`).
-    """
-
-    def __init__(self, visited: Visited, limit: int = 200_000) -> None:
-        self.visited = visited
-        self._offered = MemoSet(limit, visited.__len__)
-
-    def add_new(self, urls: list[str]) -> list[str]:
-        """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` it had not seen,
-        asking it only about those never offered before."""
-        offered = self._offered.data
-        ask = [url for url in urls if url not in offered]
-        if not ask:
-            return []
-        new = self.visited.add_new(ask)  # a URL given twice is new once, as Visited answers
-        self._offered.update(ask)
-        return new
 
 
 def make_visited(options: Options) -> Visited:

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
     from requests.cookies import RequestsCookieJar
 
-    from minicrawl.core.interfaces import SeenSet
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
     from minicrawl.resolve import LinkResolver
@@ -56,7 +55,6 @@ class WorkerLoop:
     options: Options
     todo: Any  # ToDo, or the shared crawl's RedisToDo
     visited: Visited
-    _offer: SeenSet  # Visited, asked each URL once per process (minicrawl.visited.OfferedOnce)
     resolver: LinkResolver
     politeness: Politeness
     chains: Chains
@@ -227,7 +225,7 @@ class WorkerLoop:
             self.events.redirected(item.url, target, f"{unwanted.upper()} → drop")
             return target, None, False
         # A hop back into its own chain (a cookie wall) is that page again, not a new one.
-        if target not in chain.urls and not self._offer.add_new([target]):
+        if target not in chain.urls and not self.visited.add_new([target]):
             self.stats.add(redirects_to_visited=1)
             self.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False
@@ -265,7 +263,7 @@ class WorkerLoop:
                     counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
                     decisions.unwanted[url] = unwanted
             if decisions.in_scope:  # Visited: test-and-insert, one atomic step per batch
-                decisions.new = self._offer.add_new(decisions.in_scope)
+                decisions.new = self.visited.add_new(decisions.in_scope)
             if not self._over_capacity_told and getattr(self.visited, "over_capacity", False):
                 self._over_capacity_told = True
                 warn_over_capacity(self.visited)

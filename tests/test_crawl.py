@@ -292,40 +292,22 @@ class CountingVisited(ExactVisited):
         super().__init__()
         self.asked: list[str] = []
 
-    def add_many(self, urls):
-        urls = list(urls)
+    def add_new(self, urls):
         self.asked += urls
-        return super().add_many(urls)
+        return super().add_new(urls)
 
 
-def test_a_link_is_offered_to_visited_once_and_the_crawl_is_unchanged(make_site):
-    """Visited never forgets, so a link it has answered for is not hashed again on the next page
-    that has it (most links of a real site are on every page): each URL reaches Visited once."""
+def test_a_visited_of_ones_own_is_asked_about_every_link_through_add_new(make_site):
+    """The crawl asks Visited through the core's SeenSet door only (``add_new``): seeds, every
+    page's in-scope links, redirect targets; each reachable page is fetched once."""
     visited = CountingVisited()
     server, site = make_site()
     stats = Crawler([server.url(site.start)], visited_filter=visited, threads=1, **FAST).run()
     counts = server.fetch_counts()
     assert set(counts) == set(site.reachable()) and set(counts.values()) == {1}
-    assert len(visited.asked) == len(set(visited.asked))
-    # Visited still answers for every link of every page: the repeats count as filtered.
-    assert stats["links_filtered"] > len(visited.asked)
-
-
-@pytest.mark.parametrize("no_cookies", [False, True])
-def test_a_cookie_one_page_sets_goes_with_the_next_pages_unless_no_cookies(server, no_cookies):
-    """The crawl keeps the cookies sites set, as wget and Scrapy do (one jar for all workers:
-    tests/test_http_users.py); ``no_cookies`` keeps none. The User-Agent is always minicrawl's."""
-    server.pages["/"] = Resource(b'<a href="/a">a</a>', headers={
-        "Content-Type": "text/html", "Set-Cookie": "session=abc; Path=/"})
-    server.pages["/a"] = Resource(b'<a href="/b">b</a>')
-    server.pages["/b"] = Resource(b"end")
-    stats = Crawler([server.url("/")], threads=1, no_cookies=no_cookies, **FAST).run()
-    assert stats["pages"] == 3 and stats.get("errors", 0) == 0
-    asked = [r for r in server.requests if r.path != "/robots.txt"]
-    assert [r.path for r in asked] == ["/", "/a", "/b"]
-    sent = [r.headers.get("cookie") for r in asked]
-    assert sent == ([None] * 3 if no_cookies else [None, "session=abc", "session=abc"])
-    assert all(r.headers["user-agent"].startswith("minicrawl/") for r in asked)
+    assert set(visited.asked) == set(visited._seen)
+    assert len(visited.asked) == stats["links_filtered"] + stats["links_new"] + stats["seeds"] \
+        + stats.get("redirects_followed", 0) + stats.get("redirects_to_visited", 0)
 
 
 def test_a_links_fragment_never_makes_it_malformed(server):
@@ -389,16 +371,6 @@ def test_a_seed_given_twice_is_crawled_once(server):
     stats = Crawler(seeds, threads=2, **FAST).run()
     assert server.fetch_counts() == {"/": 1, "/a": 1}
     assert stats["seeds"] == 2 and stats["pages"] == 2
-
-
-def test_offering_a_url_twice_in_one_batch_answers_new_once():
-    """OfferedOnce (the crawler's shortcut in front of Visited) answers like Visited itself: a
-    URL twice in one batch is new the first time only, and never lost."""
-    from minicrawl.visited import OfferedOnce
-
-    offer = OfferedOnce(ExactVisited())
-    assert offer.add_new(["a", "b", "a"]) == ["a", "b"]
-    assert offer.add_new(["a", "c", "c"]) == ["c"]
 
 
 def test_ctrl_c_while_the_workers_start_still_finishes_the_crawl(make_site):

@@ -45,8 +45,8 @@ def test_a_bloom_crawl_holds_fewer_url_strings_than_an_exact_set_would(server, m
     counts = server.fetch_counts()
     assert all(c == 1 for c in counts.values())
     assert len(counts) == 1 + 300 + 300 * 20  # /q/ pages answer 404, still fetched once
-    resolver, offer = crawler.resolver, crawler._offer
-    held = len(resolver._by_href) + len(resolver._by_target) + len(offer._offered)
+    resolver = crawler.resolver
+    held = len(resolver._by_href) + len(resolver._by_target)
     assert held <= len(crawler.visited) + 3 * memo.FLOOR, (held, len(crawler.visited))
 
 

@@ -1,7 +1,7 @@
 """Visited's contract (interfaces.SeenSet), run over every implementation — the core's and
-run.py's: its Bloom filters, the exact set, the Redis filter a shared crawl uses, and the
-wrappers (asked once per process; a recrawl's forgotten URLs) — and the core Bloom filter's own
-promises: its size, its eight stable positions, its false-positive rate."""
+run.py's: its Bloom filters, the exact set, the Redis filter a shared crawl uses, and a
+recrawl's filter that forgets gone pages — and the core Bloom filter's own promises: its size,
+its eight stable positions, its false-positive rate."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from minicrawl.local.redis_server import RedisServer, require_binaries
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.visited import RedisBloomVisited
 from minicrawl.state.forgetting import ForgettingVisited
-from minicrawl.visited import ExactVisited, OfferedOnce
+from minicrawl.visited import ExactVisited
 
 
 def run_py_bloom() -> BloomFilter:
@@ -38,7 +38,6 @@ IMPLEMENTATIONS: dict[str, Callable[[], SeenSet]] = {
     # Grows three times in the race below; a rate of 1e-6 so that no false positive blurs it.
     "scalable": lambda: ScalableBloomFilter(initial_capacity=500, error_rate=1e-6, hashes=8),
     "exact": ExactVisited,
-    "offered-once": lambda: OfferedOnce(run_py_bloom()),
     "forgetting": forgetting,
 }
 
