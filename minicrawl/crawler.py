@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
+from minicrawl.core.interfaces import Item
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
@@ -40,7 +41,7 @@ from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats
-from minicrawl.todo import Item, ToDo
+from minicrawl.todo import ToDo
 from minicrawl.visited import Visited, describe, make_visited
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
@@ -200,7 +201,7 @@ class Crawler(WorkerLoop):
     def stop(self) -> None:
         """Ask the workers to stop after their current fetch; what is left in ToDo stays there."""
         self._stopping.set()
-        self.todo.close()
+        self.todo.stop()
 
     def summary(self) -> dict[str, Any]:
         """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left."""

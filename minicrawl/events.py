@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Item
     from minicrawl.fetch import Response
     from minicrawl.page import Page
     from minicrawl.stats import Stats
-    from minicrawl.todo import Item
 
 log = logging.getLogger("minicrawl")
 

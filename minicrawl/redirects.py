@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from minicrawl.urls import BadURL, canonicalize
 
 if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Item
     from minicrawl.fetch import Response
     from minicrawl.state.recrawl import Prior
-    from minicrawl.todo import Item
 
 MAX_REDIRECTS = 10
 

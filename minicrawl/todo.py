@@ -1,25 +1,26 @@
 """The ToDo queue: URLs waiting to be fetched, by host, and how the crawl knows it is over.
 
-It behaves like :class:`queue.Queue` — ``put``, ``get``, ``task_done`` and an unfinished-task
-count — with what a polite crawler needs (the Mercator design: one FIFO queue per host, and
-hosts ordered by the time they may next be asked):
+It is the core's ``Frontier`` (:mod:`minicrawl.core.interfaces`: ``put``, ``take``, ``done``,
+``stop``; its contract suite is ``tests/core/test_todo.py``) with what a polite crawler needs
+(the Mercator design: one FIFO queue per host, and hosts ordered by the time they may next be
+asked):
 
-* ``get()`` hands out only a URL whose host may be asked *now*: its gap since the host's last
+* ``take()`` hands out only a URL whose host may be asked *now*: its gap since the host's last
   request has passed and it has fewer than ``per_host`` requests in flight. Taking the URL takes
   that slot (the next start on the host is booked one gap later). Among the hosts that may be
   asked, the oldest URL comes first, so with no pacing the order is the order of ``put``:
   breadth-first. Within a host it always is.
 * ``claim``/``release`` are the slot's two ends for :mod:`minicrawl.politeness`: a request
-  starts (on the slot ``get`` gave, or a new one), a request ended (the host's next start is
+  starts (on the slot ``take`` gave, or a new one), a request ended (the host's next start is
   then at least ``gap`` after the end with ``per_host=1``, and after a ``pause``).
   A slot given with a URL and never used (robots.txt says no) is handed back unbooked by
-  ``put_back`` or ``task_done``, so a refused URL costs its host no gap.
+  ``put_back`` or ``done``, so a refused URL costs its host no gap.
 * ``put_back(item)``: the URL could not be fetched yet (its robots.txt was just fetched, or is
   being fetched): it goes back to the *head* of its host's queue, in its old turn.
 * ``put(item, not_before=t)`` holds an item back until time ``t`` (a retry with backoff)
   without any worker sleeping on it; it then joins the tail of its host's queue.
-* ``get()`` returns ``None`` when the crawl is over: nothing is queued *and* no worker is busy
-  (every item handed out has been marked ``task_done``), or ``close()`` was called.
+* ``take()`` returns ``None`` when the crawl is over: nothing is queued *and* no worker is busy
+  (every item handed out has been marked ``done``), or ``stop()`` was called.
 
 That last rule is the whole termination argument: a busy worker may still put new links, so
 an empty queue alone does not mean the crawl is done.
@@ -36,20 +37,11 @@ import threading
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
+from minicrawl.core.interfaces import Item
 from minicrawl.urls import host_of
 
 MAX_HOSTS = 50_000  # idle host records kept at most (a few hundred bytes each)
-
-
-class Item(NamedTuple):
-    """One ToDo entry: a canonical URL, its distance from a seed, and the page linking to it."""
-
-    url: str
-    depth: int
-    referrer: str | None = None
-    attempt: int = 0
 
 
 @dataclass(eq=False)
@@ -59,7 +51,7 @@ class _Host:
     gap: float
     queue: deque[tuple[int, Item]] = field(default_factory=deque)  # (seq, item), FIFO
     back: list[tuple[int, Item]] = field(default_factory=list)  # put back: heap by old seq
-    in_flight: int = 0  # slots taken (by get or claim) and not yet released
+    in_flight: int = 0  # slots taken (by take or claim) and not yet released
     next_start: float = 0.0  # no request starts before this time
     epoch: int = 0  # heap entries with another epoch are stale
 
@@ -78,7 +70,7 @@ class _Lease:
 
     name: str
     host: _Host
-    item: Item | None  # the item ``get`` gave with the slot (None: a slot ``claim`` took)
+    item: Item | None  # the item ``take`` gave with the slot (None: a slot ``claim`` took)
     seq: int  # the item's turn, kept if it is put back
     prev: float  # the host's next_start before this slot booked its own
     booked: float  # the next_start this slot booked
@@ -106,7 +98,7 @@ class ToDo:
         self._later: list[tuple[float, int, Item]] = []  # heap of (not_before, seq, item)
         self._seq = itertools.count()
         self._waiting = 0  # items in host queues
-        self._unfinished = 0  # queued + delayed + handed out and not yet task_done
+        self._unfinished = 0  # queued + delayed + handed out and not yet done
         self._closed = False
         self._cond = threading.Condition()
         self._local = threading.local()
@@ -134,7 +126,7 @@ class ToDo:
             self._cond.notify(len(items))
 
     def put_back(self, item: Item, not_before: float | None = None) -> None:
-        """Give back ``item`` (from this thread's ``get``) unfetched: it returns to the head of
+        """Give back ``item`` (from this thread's ``take``) unfetched: it returns to the head of
         its host's queue in its old turn; with ``not_before`` the host waits until then."""
         with self._cond:
             self._unfinished += 1
@@ -160,7 +152,7 @@ class ToDo:
 
     # -- taking --------------------------------------------------------------------------------
 
-    def get(self) -> Item | None:
+    def take(self) -> Item | None:
         """The next item whose host may be asked now, waiting if needed (its slot on the host
         is taken); ``None`` once the crawl is over."""
         with self._cond:
@@ -206,12 +198,12 @@ class ToDo:
         self._schedule(name, host)
         return item
 
-    def task_done(self) -> None:
-        """Mark one item from ``get`` as finished (after its links were put); its slot on the
-        host, if still held, is handed back."""
+    def done(self, item: Item) -> None:
+        """Mark ``item``, which this thread took, as finished (after its links were put); its
+        slot on the host, if still held, is handed back."""
         with self._cond:
             if self._unfinished <= 0:
-                raise ValueError("task_done() called more times than items were put")
+                raise ValueError("done() called more times than items were put")
             lease = self._drop_lease(lambda lease: lease.item is not None)
             if lease is not None and not lease.released:
                 self._free(lease)
@@ -223,7 +215,7 @@ class ToDo:
 
     def claim(self, name: str, gap: float) -> float:
         """A request to host ``name`` starts now: 0.0 if this thread holds an unused slot on it
-        (from ``get``) or one is free now (taken); else the seconds until its gap is over
+        (from ``take``) or one is free now (taken); else the seconds until its gap is over
         (a tiny positive number when its slots are all in flight)."""
         with self._cond:
             host = self._host(name)
@@ -336,8 +328,8 @@ class ToDo:
 
     # -- stopping ------------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Stop handing out items: every ``get`` now returns ``None`` (Ctrl-C, page cap)."""
+    def stop(self) -> None:
+        """Stop handing out items: every ``take`` now returns ``None`` (Ctrl-C, page cap)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
@@ -374,5 +366,5 @@ class ToDo:
         return self._unfinished
 
     @property
-    def closed(self) -> bool:
+    def stopped(self) -> bool:
         return self._closed

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
 from minicrawl.fetch import Fetcher, Response, error_kind
@@ -30,7 +32,6 @@ from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_befor
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
-from minicrawl.todo import Item
 from minicrawl.visited import warn_over_capacity
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class WorkerLoop:
             while True:
                 with self.workers.shift() as turn:
                     while True:  # the turn is kept from item to item, until the gate narrows
-                        item = self.todo.get()
+                        item = self.todo.take()
                         if item is None:
                             return
                         self._handle(item, fetcher, n)
@@ -110,7 +111,7 @@ class WorkerLoop:
                             error=f"internal error: {type(e).__name__}: {e}"[:300],
                             fetched_at=now()))
         finally:
-            self.todo.task_done()
+            self.todo.done(item)
 
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
         """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""
@@ -151,7 +152,7 @@ class WorkerLoop:
                 counts["retries"] = 1
                 self.stats.add(counts)
                 self.events.retrying(n, item, opts.retries + 1, wait)
-                self.todo.put(item._replace(attempt=item.attempt + 1),
+                self.todo.put(replace(item, attempt=item.attempt + 1),
                               not_before=time.monotonic() + wait)
                 return
             error = failure_reason(response, item.attempt + 1)
@@ -304,7 +305,7 @@ class WorkerLoop:
             return True
         count = self.page_count.take(cap)
         if count in (0, cap):
-            self.todo.close()  # the fetches in flight finish; no new one starts
+            self.todo.stop()  # the fetches in flight finish; no new one starts
         return count > 0
 
     def _sitemap_unchanged(self, item: Item, n: int) -> bool:

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
+from minicrawl.core.interfaces import Item
 from minicrawl.digests import LocalDigests
 from minicrawl.local.site import LocalSite, Resource
 from minicrawl.options import Options
 from minicrawl.page import Page
 from minicrawl.state.recrawl import body_md5
 from minicrawl.state.store import CrawlState, crawl_config
-from minicrawl.todo import Item
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = {"delay": 0, "per_host": 8, "threads": 4}

@@ -5,55 +5,56 @@ from __future__ import annotations
 import threading
 import time
 
-from minicrawl.todo import Item, ToDo
+from minicrawl.core.interfaces import Item
+from minicrawl.todo import ToDo
 
 
 def test_fifo_is_breadth_first():
     todo = ToDo()
     todo.put_many([Item(f"u{i}", 0) for i in range(3)])
     todo.put(Item("deeper", 1))
-    assert [todo.get().url for _ in range(4)] == ["u0", "u1", "u2", "deeper"]
+    assert [todo.take().url for _ in range(4)] == ["u0", "u1", "u2", "deeper"]
 
 
 def test_get_returns_none_only_when_empty_and_no_worker_busy():
     todo = ToDo()
     todo.put(Item("seed", 0))
-    todo.get()
+    seed = todo.take()
     result: list = []
-    waiter = threading.Thread(target=lambda: result.append(todo.get()))
+    waiter = threading.Thread(target=lambda: result.append(todo.take()))
     waiter.start()
     time.sleep(0.1)
     assert waiter.is_alive(), "an empty queue with a busy worker is not the end"
     todo.put(Item("child", 1))  # the busy worker found a link
-    todo.task_done()
+    todo.done(seed)
     waiter.join(2)
     assert result[0].url == "child"
-    todo.task_done()
-    assert todo.get() is None and todo.unfinished == 0
+    todo.done(result[0])
+    assert todo.take() is None and todo.unfinished == 0
 
 
 def test_delayed_items_wait_without_blocking_ready_ones():
     todo = ToDo()
     todo.put(Item("later", 0), not_before=time.monotonic() + 0.3)
     todo.put(Item("now", 0))
-    assert todo.get().url == "now"
-    todo.task_done()
+    assert (now := todo.take()).url == "now"
+    todo.done(now)
     started = time.monotonic()
-    assert todo.get().url == "later"
+    assert (later := todo.take()).url == "later"
     assert time.monotonic() - started >= 0.25
-    todo.task_done()
-    assert todo.get() is None
+    todo.done(later)
+    assert todo.take() is None
 
 
-def test_close_wakes_every_waiting_worker():
+def test_stop_wakes_every_waiting_worker():
     todo = ToDo()
     todo.put(Item("busy", 0))
-    todo.get()
+    todo.take()
     results: list = []
-    threads = [threading.Thread(target=lambda: results.append(todo.get())) for _ in range(5)]
+    threads = [threading.Thread(target=lambda: results.append(todo.take())) for _ in range(5)]
     for t in threads:
         t.start()
-    todo.close()
+    todo.stop()
     for t in threads:
         t.join(2)
     assert results == [None] * 5
@@ -72,32 +73,32 @@ def test_drain_returns_what_was_left():
 def test_a_host_is_handed_out_once_its_gap_is_over_and_others_meanwhile():
     todo = ToDo(per_host=1, delay=0.2)
     todo.put_many([Item("http://a/1", 0), Item("http://a/2", 0), Item("http://b/1", 0)])
-    assert todo.get().url == "http://a/1"
-    assert todo.claim("a", 0.2) == 0.0  # the slot get() gave: the request starts
+    assert (a1 := todo.take()).url == "http://a/1"
+    assert todo.claim("a", 0.2) == 0.0  # the slot take() gave: the request starts
     todo.release("a", 0.2)
-    todo.task_done()
-    assert todo.get().url == "http://b/1"  # a must wait its gap; b need not
+    todo.done(a1)
+    assert (b1 := todo.take()).url == "http://b/1"  # a must wait its gap; b need not
     todo.claim("b", 0.2)
     todo.release("b", 0.2)
-    todo.task_done()
+    todo.done(b1)
     started = time.monotonic()
-    assert todo.get().url == "http://a/2"
+    assert (a2 := todo.take()).url == "http://a/2"
     assert time.monotonic() - started >= 0.18
-    todo.task_done()
-    assert todo.get() is None and todo.unfinished == 0
+    todo.done(a2)
+    assert todo.take() is None and todo.unfinished == 0
 
 
 def test_per_host_slots_and_breadth_first_order_across_hosts():
     todo = ToDo(per_host=2)
     todo.put_many([Item(f"http://a/{i}", 0) for i in range(3)] + [Item("http://b/0", 0)])
-    got = [todo.get().url for _ in range(3)]
-    assert got == ["http://a/0", "http://a/1", "http://b/0"]  # a's third waits for a slot
+    got = [todo.take() for _ in range(3)]
+    assert [i.url for i in got] == ["http://a/0", "http://a/1", "http://b/0"]  # a's third waits
     result: list = []
-    waiter = threading.Thread(target=lambda: result.append(todo.get()))
+    waiter = threading.Thread(target=lambda: result.append(todo.take()))
     waiter.start()
     time.sleep(0.1)
     assert waiter.is_alive()
-    todo.task_done()  # frees one of a's slots (an unused slot costs no gap)
+    todo.done(got[0])  # frees one of a's slots (an unused slot costs no gap)
     waiter.join(2)
     assert result[0].url == "http://a/2"
 
@@ -105,15 +106,15 @@ def test_per_host_slots_and_breadth_first_order_across_hosts():
 def test_a_url_put_back_keeps_its_turn_and_an_unused_slot_costs_no_gap():
     todo = ToDo(per_host=1, delay=5.0)
     todo.put_many([Item(f"http://a/{i}", 0) for i in range(3)])
-    first = todo.get()
+    first = todo.take()
     todo.put_back(first)  # e.g. robots.txt is being fetched: not now
-    todo.task_done()
-    assert todo.get().url == "http://a/0"  # at once (no request was made), and first in line
-    todo.task_done()  # refused (robots.txt disallows): again no gap
-    assert todo.get().url == "http://a/1"
+    todo.done(first)
+    assert (again := todo.take()).url == "http://a/0"  # at once (no request was made), first
+    todo.done(again)  # refused (robots.txt disallows): again no gap
+    assert (a1 := todo.take()).url == "http://a/1"
     assert todo.claim("a", 5.0) == 0.0
     todo.release("a", 5.0)
-    todo.task_done()
+    todo.done(a1)
     assert todo.claim("a", 5.0) > 4.9  # now the host's gap runs
 
 
@@ -121,7 +122,6 @@ def test_idle_host_records_are_bounded():
     todo = ToDo(max_hosts=10)
     for n in range(100):
         todo.put(Item(f"http://h{n}/", 0))
-        todo.get()
-        todo.task_done()
+        todo.done(todo.take())
     assert todo.hosts <= 10
-    assert todo.get() is None
+    assert todo.take() is None

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
+from minicrawl.core.interfaces import Item
 from minicrawl.local.demo import generate_site
 from minicrawl.local.redis_server import RedisCluster, RedisServer, require_binaries
 from minicrawl.local.site import LocalSite
@@ -30,7 +31,6 @@ from minicrawl.shared.conn import SharedRedis, shard_tags
 from minicrawl.shared.gate import RedisHostGate
 from minicrawl.shared.todo import RedisToDo
 from minicrawl.shared.visited import RedisBloomVisited, VisitedMismatch
-from minicrawl.todo import Item
 
 ROOT = Path(__file__).resolve().parent.parent
 # The per-host delay would make one-host test crawls slow: off, where politeness exists.
@@ -210,16 +210,16 @@ def test_todo_reclaims_the_items_of_a_dead_consumer(redis_server):
     dead = RedisToDo(shared, reclaim_after=0.3)
     dead.put_many([Item("u1", 0), Item("u2", 1, "u1")])
     assert len(dead) == 2 and dead.unfinished == 2
-    taken = dead.get()
+    taken = dead.take()
     assert taken == Item("u1", 0, None)
     dead._inflight.clear()  # as if the process were killed: no more heartbeats
     alive = RedisToDo(shared, reclaim_after=0.3)
-    got = [alive.get(), alive.get()]
+    got = [alive.take(), alive.take()]
     assert sorted(i.url for i in got) == ["u1", "u2"]  # u1 reclaimed after 0.3 s idle
-    alive.task_done()
-    alive.task_done()
-    assert alive.get() is None and alive.unfinished == 0
-    dead.task_done()  # the slow original finishing late is not counted twice
+    alive.done(got[0])
+    alive.done(got[1])
+    assert alive.take() is None and alive.unfinished == 0
+    dead.done(taken)  # the slow original finishing late is not counted twice
     assert alive.unfinished == 0
 
 
@@ -227,14 +227,14 @@ def test_todo_heartbeat_keeps_a_slow_item(redis_server):
     shared = SharedRedis(redis_server.url, crawl_name())
     slow = RedisToDo(shared, reclaim_after=0.4)
     slow.put(Item("slow", 0))
-    assert slow.get().url == "slow"
+    assert (item := slow.take()).url == "slow"
     other = RedisToDo(shared, reclaim_after=0.4)
     result: list = []
-    thread = threading.Thread(target=lambda: result.append(other.get()))
+    thread = threading.Thread(target=lambda: result.append(other.take()))
     thread.start()
     time.sleep(1.5)  # well past reclaim_after: only the heartbeat keeps it here
     assert result == [] and thread.is_alive()
-    slow.task_done()
+    slow.done(item)
     thread.join(5)
     assert result == [None]
 
@@ -244,10 +244,10 @@ def test_delayed_items_wait_for_their_time(redis_server):
     todo = RedisToDo(shared)
     todo.put(Item("later", 0), not_before=time.monotonic() + 0.3)
     start = time.monotonic()
-    assert todo.get().url == "later"
+    assert (later := todo.take()).url == "later"
     assert time.monotonic() - start >= 0.25
-    todo.task_done()
-    assert todo.get() is None
+    todo.done(later)
+    assert todo.take() is None
 
 
 def test_host_gate_books_slots_in_turn_across_clients(redis_server):

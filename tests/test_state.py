@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
+from minicrawl.core.interfaces import Item
 from minicrawl.options import Options
 from minicrawl.state.store import FILTER_NAME, CrawlState, StateError, crawl_config
-from minicrawl.todo import Item
 
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 16

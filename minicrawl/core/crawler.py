@@ -52,10 +52,9 @@ class Crawler:
         given = list(seeds)
         self.seeds = [url for url in map(canonicalize, given) if url is not None]
         self.bad_seeds = [seed for seed in given if canonicalize(seed) is None]
-        self.threads = threads
+        self.threads, self.admission = threads, admission
         self.todo = todo if todo is not None else ToDo()
         self.visited = visited if visited is not None else BloomVisited()
-        self.admission = admission
         self.summary = Summary()
         self.observers = [self.summary, *observers]
         self.politeness = Politeness(delay) if delay > 0 else None

@@ -15,6 +15,7 @@ class Item:
     url: str
     depth: int = 0  # hops from a seed
     referrer: str | None = None  # the page that linked here (None for a seed)
+    attempt: int = 0  # fetches of it that failed so far (a crawler that retries counts them)
 
 
 @dataclass(slots=True)
@@ -49,7 +50,7 @@ class Frontier(Protocol):
     first). ``take`` waits while the frontier is empty but some worker is busy (a busy worker may
     still ``put`` links); it returns None once the frontier is empty and no worker is busy
     — the crawl is over — or after ``stop``. A worker calls ``done`` once for every item it took,
-    after putting that page's links.
+    after putting that page's links (it, not another worker: a shared ToDo ties an item to it).
     """
 
     def put(self, item: Item) -> None: ...

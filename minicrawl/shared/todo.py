@@ -1,8 +1,8 @@
 """ToDo in Redis: one queue for many processes, nothing lost when one of them dies.
 
-:class:`RedisToDo` has the interface of :class:`minicrawl.todo.ToDo` (``put``, ``put_many``,
-``get``, ``task_done``, ``close``, ``drain``, ``len``, ``unfinished``), so the crawl loop does not
-know which one it has.
+:class:`RedisToDo` is the core's ``Frontier`` (``put``, ``take``, ``done``, ``stop``; its contract
+suite is ``tests/core/test_todo.py``) with :class:`minicrawl.todo.ToDo`'s additions (``put_many``,
+``drain``, ``len``, ``unfinished``), so the crawl loop does not know which one it has.
 
 Why a Stream with a consumer group (and not an LMOVE reliable queue)
 --------------------------------------------------------------------
@@ -24,9 +24,9 @@ Termination across processes
 ToDo's counter: incremented in the same script that adds entries, decremented in the same script
 that acknowledges one — and only if ``XACK`` really removed it from the PEL, so an entry processed
 twice (reclaimed from a slow but live process) is counted down once. A killed process's entries
-stay counted until whoever reclaims them acknowledges them. ``get`` returns ``None`` when, in one
+stay counted until whoever reclaims them acknowledges them. ``take`` returns ``None`` when, in one
 atomic script, nothing is ready, nothing is reclaimable, the counter is 0 and no process is still
-putting its seeds (``todo:starting``: each process registers there until its first ``get``, so a
+putting its seeds (``todo:starting``: each process registers there until its first ``take``, so a
 process started a moment after another cannot see an empty crawl before the first one's seeds are
 in and quit).
 
@@ -47,14 +47,14 @@ import time
 import uuid
 from typing import Any
 
+from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
 from minicrawl.shared.conn import SharedRedis
-from minicrawl.todo import Item
 
 log = logging.getLogger("minicrawl")
 
 GROUP = "workers"
-#: How long a process counts as "still putting its seeds" if it dies before its first get.
+#: How long a process counts as "still putting its seeds" if it dies before its first take.
 STARTING_GRACE_MS = 30_000
 #: Items per script call when putting many.
 BATCH = 1000
@@ -164,14 +164,14 @@ return out
 
 
 def _encode(item: Item, nonce: str | None = None) -> str:
-    fields: list[Any] = list(item)  # url, depth, referrer, attempt (and any later field)
+    fields: list[Any] = [item.url, item.depth, item.referrer, item.attempt]
     if nonce is not None:  # delayed items are sorted-set members, which must be unique
         fields.append(nonce)
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
 
 
 def _decode(payload: str) -> Item:
-    return Item(*json.loads(payload)[:len(Item._fields)])
+    return Item(*json.loads(payload)[:4])  # a delayed item's nonce follows its four fields
 
 
 class RedisToDo:
@@ -235,9 +235,9 @@ class RedisToDo:
 
     # ----------------------------------------------------------------- taking
 
-    def get(self) -> Item | None:
+    def take(self) -> Item | None:
         """The next item (possibly one reclaimed from a dead process); ``None`` once the crawl is
-        over everywhere, after ``close()``, or when Redis is lost (see ``failure``)."""
+        over everywhere, after ``stop()``, or when Redis is lost (see ``failure``)."""
         keys = [self._stream, self._delayed, self._unfinished, self._starting, self._cursor,
                 self._meta, self._stats]
         pause = 0.002
@@ -273,12 +273,12 @@ class RedisToDo:
             pause = min(pause * 2, 0.02)
         return None
 
-    def task_done(self) -> None:
-        """Acknowledge the item this thread took first and has not finished (after its links
+    def done(self, item: Item) -> None:
+        """Acknowledge ``item``, the one this thread took and has not finished (after its links
         were put). Without Redis it stays unacknowledged, for another process to reclaim."""
         ids = self._ids()
         if not ids:
-            raise ValueError("task_done() called more times than items were taken")
+            raise ValueError("done() called more times than items were taken")
         entry_id = ids.pop(0)
         self._shared.tokens.end()
         with self._lock:
@@ -322,7 +322,7 @@ class RedisToDo:
             self.failure = error
         self._closed.set()
 
-    def close(self) -> None:
+    def stop(self) -> None:
         """Stop handing out items in this process (Ctrl-C, page cap); the crawl goes on elsewhere.
         Items in flight here are still acknowledged when their workers finish."""
         self._closed.set()
@@ -358,5 +358,5 @@ class RedisToDo:
             return 0
 
     @property
-    def closed(self) -> bool:
+    def stopped(self) -> bool:
         return self._closed.is_set()

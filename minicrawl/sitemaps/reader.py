@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from minicrawl.core.interfaces import Item
 from minicrawl.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.page import Page, now
@@ -47,7 +48,6 @@ from minicrawl.sitemaps.parse import (
 )
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.stats import Stats
-from minicrawl.todo import Item
 from minicrawl.urls import BadURL, canonicalize, origin_of
 
 log = logging.getLogger("minicrawl")

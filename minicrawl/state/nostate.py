@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from minicrawl.events import CrawlObserver
 
 if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Item
     from minicrawl.output import Output
     from minicrawl.page import Page
     from minicrawl.state.recrawl import Prior
-    from minicrawl.todo import Item
     from minicrawl.visited import Visited
 
 

@@ -34,8 +34,8 @@ from minicrawl.events import CrawlObserver
 from minicrawl.outpaths import cannot_write
 
 if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Item
     from minicrawl.page import Page
-    from minicrawl.todo import Item
 
 log = logging.getLogger("minicrawl")
 

@@ -73,6 +73,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.options import Options
 from minicrawl.output import Outbox, Output
@@ -89,7 +90,6 @@ from minicrawl.state.opening import (
 )
 from minicrawl.state.recrawl import GONE, Prior, note_change
 from minicrawl.state.writer import GroupCommit, Write
-from minicrawl.todo import Item
 from minicrawl.visited import Visited
 
 if TYPE_CHECKING:

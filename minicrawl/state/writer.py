@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from minicrawl.state.db import StateError
 
 if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Item
     from minicrawl.page import Page
-    from minicrawl.todo import Item
 
 BATCH = 1024  # writes in one transaction at the most
 

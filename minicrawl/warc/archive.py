@@ -40,8 +40,8 @@ from minicrawl.options import Options
 from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
 
 if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Item
     from minicrawl.page import Page
-    from minicrawl.todo import Item
 
 log = logging.getLogger("minicrawl")
 

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from minicrawl.events import CrawlObserver, LinkDecisions
 
 if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Item
     from minicrawl.fetch import Response
     from minicrawl.page import Page
-    from minicrawl.todo import Item
 
 from minicrawl.outpaths import cannot_write
 from minicrawl.redact import redact

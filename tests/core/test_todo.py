@@ -1,22 +1,45 @@
-"""ToDo's contract (interfaces.Frontier), run over every implementation: FIFO hand-out, each
-item once, and the end of the crawl — empty *and* no worker busy."""
+"""ToDo's contract (interfaces.Frontier), run over every implementation — the core's, run.py's
+host-aware one, and the shared crawl's in Redis: FIFO hand-out, each item once, and the end of
+the crawl — empty *and* no worker busy."""
 
 from __future__ import annotations
 
 import threading
 import time
+import uuid
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from minicrawl.core.interfaces import Item
+from minicrawl.core.interfaces import Frontier, Item
 from minicrawl.core.todo import ToDo
+from minicrawl.local.redis_server import RedisServer, require_binaries
+from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.todo import RedisToDo
+from minicrawl.todo import ToDo as HostToDo
 
-IMPLEMENTATIONS = {"todo": ToDo}
+IMPLEMENTATIONS: dict[str, Callable[[], Frontier]] = {
+    "core": ToDo,
+    "run.py": HostToDo,  # no politeness asked: a plain breadth-first queue
+}
 
 
-@pytest.fixture(params=sorted(IMPLEMENTATIONS))
-def todo(request: pytest.FixtureRequest):
-    return IMPLEMENTATIONS[request.param]()
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    require_binaries()  # a clear failure, not a skip, when redis-server is missing
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture(params=[*sorted(IMPLEMENTATIONS), "redis"])
+def todo(request: pytest.FixtureRequest) -> Iterator[Frontier]:
+    if request.param != "redis":
+        yield IMPLEMENTATIONS[request.param]()
+        return
+    url = request.getfixturevalue("redis_server").url  # the shared crawl's, in a real server
+    shared = RedisToDo(SharedRedis(url, "t" + uuid.uuid4().hex[:8]))
+    yield shared
+    shared.stop()
 
 
 def in_thread(fn) -> tuple[threading.Thread, list]:
@@ -44,15 +67,24 @@ def test_empty_and_nobody_busy_is_the_end(todo) -> None:
 def test_waits_while_a_worker_is_busy_then_gets_its_link(todo) -> None:
     todo.put(Item("http://a.test/"))
     seed = todo.take()
-    t, out = in_thread(todo.take)  # another worker: ToDo is empty but the seed is in flight
+    finish = threading.Event()
+
+    def other_worker() -> Item | None:  # ToDo is empty, but the seed is in flight
+        item = todo.take()
+        finish.wait(5)
+        if item is not None:
+            todo.done(item)  # the worker that took an item is the one that finishes it
+        return item
+
+    t, out = in_thread(other_worker)
     time.sleep(0.2)
     assert t.is_alive() and out == []  # it waits rather than ending the crawl
     link = Item("http://a.test/x", 1, "http://a.test/")
     todo.put(link)  # the busy worker found a link
+    todo.done(seed)
+    finish.set()
     t.join(5)
     assert out == [link]
-    todo.done(seed)
-    todo.done(link)
     assert todo.take() is None
 
 
