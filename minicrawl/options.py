@@ -18,7 +18,7 @@ import numbers
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from minicrawl.redact import redact
@@ -40,8 +40,12 @@ MAX_BODY_BYTES = 2**30  # each worker holds its page's body in memory
 MAX_COUNT = 10**12  # counts kept in SQLite and Redis (64-bit; exact as Lua numbers)
 
 
-def opt(default: Any, help: str, group: str, **extra: Any) -> Any:
-    """A dataclass field that also describes its command-line option."""
+T = TypeVar("T")
+
+
+def opt(default: T, help: str, group: str, **extra: object) -> T:
+    """A dataclass field that also describes its command-line option (typed as its value, as
+    ``dataclasses.field`` is)."""
     meta = {"help": help, "group": group, **extra}
     if isinstance(default, (list, dict, set)):
         return field(default_factory=lambda: type(default)(default), metadata=meta)
@@ -174,7 +178,7 @@ class Options:
     def __post_init__(self) -> None:
         self.validate()
 
-    def replace(self, **changes: Any) -> Options:
+    def replace(self, **changes: object) -> Options:
         """A copy with some fields changed (validated like a new one)."""
         return dataclasses.replace(self, **changes)
 
@@ -242,11 +246,11 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _msg(name: str, problem: str, value: Any) -> str:
+def _msg(name: str, problem: str, value: object) -> str:
     return f"{_flag(name)} {problem}, got {shown(value)}"
 
 
-def shown(value: Any, limit: int = 80) -> str:
+def shown(value: object, limit: int = 80) -> str:
     """``repr(value)`` for a message: cut to ``limit`` characters (a 5000-digit int, a
     megabyte of text), never failing."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
@@ -297,7 +301,7 @@ def bounds_text(meta: Any) -> str:
     return f"{meta['low']:,} to {high}"
 
 
-def _check_type(name: str, value: Any, annotation: str) -> None:
+def _check_type(name: str, value: object, annotation: str) -> None:
     """``value`` fits the field's annotation (``int``, ``float``, ``str``, ``bool``,
     ``list[str]``, each maybe ``| None``); a float must be finite."""
     kind, optional = annotation.removesuffix(" | None"), annotation.endswith(" | None")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
@@ -42,7 +42,12 @@ if TYPE_CHECKING:
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
     from minicrawl.resolve import LinkResolver
-    from minicrawl.stats import Stats
+    from minicrawl.shared.caps import RedisPageCap
+    from minicrawl.shared.todo import RedisToDo
+    from minicrawl.state.nostate import NoState
+    from minicrawl.state.store import CrawlState
+    from minicrawl.stats import PageCount, Stats
+    from minicrawl.todo import ToDo
     from minicrawl.visited import Visited
     from minicrawl.warc.archive import WarcArchive
     from minicrawl.workers import Workers
@@ -54,18 +59,18 @@ class WorkerLoop:
     """The worker's side of the crawl. The parts it uses, built by the crawler:"""
 
     options: Options
-    todo: Any  # ToDo, or the shared crawl's RedisToDo
+    todo: ToDo | RedisToDo  # a core Frontier: this process's, or the shared crawl's
     visited: Visited
     resolver: LinkResolver
     politeness: Politeness
     chains: Chains
     cookies: RequestsCookieJar  # the crawl's, shared by its workers' fetchers
-    state: Any  # CrawlState, or NoState without --state
+    state: CrawlState | NoState  # NoState without --state
     stats: Stats
     events: Events
     duplicates: Duplicates | None
     archive: WarcArchive | None
-    page_count: Any  # .take(cap): this process's fetches, or the shared crawl's
+    page_count: PageCount | RedisPageCap  # .take(cap): this process's fetches, or all's
     workers: Workers  # the threads; .shift(): a turn at work
     failure: StateError | RedisUnavailable | None
     _lastmod: dict[str, datetime]
