@@ -51,7 +51,7 @@ class Response:
     http_version: str = ""  # of the answer: "HTTP/1.1"
     reason: str = ""  # the reason phrase: "OK"
     raw_headers: list[tuple[str, str]] = field(default_factory=list)  # as received: case,
-    # order and repeated names kept (``headers`` above is lower-cased and merged)
+    # order and repeated names kept (``headers`` above is lower-cased; a repeat's last value)
 
     @property
     def content_type(self) -> str | None:

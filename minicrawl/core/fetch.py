@@ -7,8 +7,8 @@ Visited like any link, so a redirect can never fetch a page twice.
 
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
 decompression (a 10 KB gzip bomb can inflate to gigabytes); connecting and each read wait at
-most ``timeout`` seconds, the whole body at most ``deadline`` (a byte a second never trips a
-read time-out).
+most ``timeout`` seconds, the whole body ``deadline``, checked between reads (a byte a second
+never trips a read time-out).
 """
 
 import os

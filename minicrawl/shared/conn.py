@@ -11,10 +11,13 @@ Everything the shared crawl keeps in Redis goes through one :class:`SharedRedis`
   lost Redis stops quickly instead of waiting ``retry_for`` again for each call.
 * **Replay tokens.** A retried write must not be applied twice, and an item reclaimed from a killed
   process must replay the Visited answers the dead process got (else the links it had marked seen
-  but not yet queued would be lost). Both are the same problem, solved once: every write script
-  takes a token, stores its answer under it for ``token_ttl`` seconds, and returns the stored
-  answer when it sees the token again. :class:`ReplayTokens` makes the tokens from what is
-  written and for which page, so whoever handles that page again makes the same ones.
+  but not yet queued would be lost). Both are the same problem, solved once: the scripts that
+  mark URLs seen or put items (Visited's add, ToDo's put) take a token, store their answer under
+  it for ``token_ttl`` seconds, and return the stored answer when they see the token again.
+  :class:`ReplayTokens` makes the tokens from what is written and for which page, so whoever
+  handles that page again within ``token_ttl`` — and finds the same links — makes the same ones.
+  ToDo's poll and acknowledgement need none (an entry taken twice is reclaimed, acknowledged
+  once); draining ToDo has none, so a drain whose answer is lost and retried loses those items.
 
 Key names (NAME is the crawl's name, ``{...}`` is a Redis Cluster hash tag):
 
@@ -199,8 +202,9 @@ class SharedRedis:
     def call(self, what: str, fn: Callable[[], T]) -> T:
         """``fn()``, retried with backoff while Redis is unreachable, for ``retry_for`` seconds.
 
-        ``fn`` must be safe to run twice (the scripts are, through their tokens). After giving
-        up, this and every later call raise :class:`RedisUnavailable` at once.
+        ``fn`` should be safe to run twice (the add and put scripts are, through their tokens;
+        see the module doc for the others). After giving up, this and every later call raise
+        :class:`RedisUnavailable` at once.
         """
         if self.failure is not None:
             raise self.failure

@@ -2,7 +2,10 @@
 
 :class:`RedisToDo` is the core's ``Frontier`` (``put``, ``take``, ``done``, ``stop``; its contract
 suite is ``tests/core/test_todo.py``) with :class:`minicrawl.todo.ToDo`'s additions (``put_many``,
-``drain``, ``len``, ``unfinished``), so the crawl loop does not know which one it has.
+``drain``, ``len``, ``unfinished``), so the crawl loop does not know which one it has. Two
+differences the contract allows for: an item a killed process held is handed out again (to be
+fetched again; the replay tokens of :mod:`minicrawl.shared.conn` keep its effects from doubling),
+and ``stop`` stops this process only: the queue stays for the others.
 
 Why a Stream with a consumer group (and not an LMOVE reliable queue)
 --------------------------------------------------------------------
@@ -192,7 +195,8 @@ class RedisToDo:
         #: Whether the crawl was under way (or over) before this process came: not started here.
         self.joined = self._epoch != proposed
         self._first_poll = True
-        self._local = threading.local()  # ids this thread took and has not finished, oldest first
+        self._local = threading.local()  # ids this thread took and has not finished (a worker
+        # holds one; ``done`` acknowledges the oldest)
         self._inflight: set[str] = set()
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -275,7 +279,9 @@ class RedisToDo:
 
     def done(self, item: Item) -> None:
         """Acknowledge ``item``, the one this thread took and has not finished (after its links
-        were put). Without Redis it stays unacknowledged, for another process to reclaim."""
+        were put). It is found by thread, not by value: the Frontier contract has the worker
+        that took an item finish it. Without Redis it stays unacknowledged, for another process
+        to reclaim."""
         ids = self._ids()
         if not ids:
             raise ValueError("done() called more times than items were taken")
