@@ -11,20 +11,22 @@ used, and memory follows the size of Visited, not the number of pages crawled.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 FLOOR = 1024  # entries a memory may always hold
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
-class Memo:
+class Memo(Generic[K, V]):
     """A dict (``data``: read it directly on hot paths) whose size follows a budget."""
 
     __slots__ = ("budget", "data", "limit", "room", "share")
 
     def __init__(self, limit: int, budget: Callable[[], int] | None = None,
                  share: float = 1 / 3) -> None:
-        self.data: dict[Hashable, Any] = {}
+        self.data: dict[K, V] = {}
         self.limit = limit
         self.budget = budget  # how many URLs Visited holds; None: only ``limit`` bounds
         self.share = share
@@ -36,7 +38,7 @@ class Memo:
             return self.limit
         return min(self.limit, max(FLOOR, int(self.budget() * self.share)))
 
-    def put(self, key: Hashable, value: Any) -> Any:
+    def put(self, key: K, value: V) -> V:
         """Remember ``value`` for ``key`` (forgetting the older half first if full); return it."""
         if len(self.data) >= self.room and len(self.data) >= self._recount():
             self.data = _newer_half(self.data)
@@ -51,32 +53,7 @@ class Memo:
         return len(self.data)
 
 
-class MemoSet:
-    """A set (``data``) whose size follows a budget, like :class:`Memo`."""
-
-    __slots__ = ("memo",)
-
-    def __init__(self, limit: int, budget: Callable[[], int] | None = None,
-                 share: float = 1 / 3) -> None:
-        self.memo = Memo(limit, budget, share)
-
-    @property
-    def data(self) -> dict[Hashable, Any]:
-        """The members, as the keys of a dict (insertion-ordered: the older half goes first)."""
-        return self.memo.data
-
-    def update(self, items: Iterable[Hashable]) -> None:
-        for item in items:
-            self.memo.put(item, None)
-
-    def __contains__(self, item: object) -> bool:
-        return item in self.memo.data
-
-    def __len__(self) -> int:
-        return len(self.memo.data)
-
-
-def _newer_half(data: dict[Hashable, Any]) -> dict[Hashable, Any]:
+def _newer_half(data: dict[K, V]) -> dict[K, V]:
     # Other threads may write to ``data`` meanwhile (no lock: a lock on every write made
     # 16 workers queue behind one that lost the GIL mid-copy). Copying is not one step under
     # the GIL (a garbage collection in the middle may run another thread), so a write during

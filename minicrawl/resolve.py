@@ -48,8 +48,9 @@ class LinkResolver:
         """``budget``: how many URLs Visited holds (the caches' bound follows it)."""
         self.options = options
         self.scope = scope
-        self._by_href = Memo(CACHE_SIZE, budget)  # (base, directory or scheme; href) → verdict
-        self._by_target = Memo(CACHE_SIZE, budget)  # absolute URL → verdict
+        # (base, directory or scheme; href) → verdict, and absolute URL → verdict
+        self._by_href: Memo[tuple[str, str], Verdict] = Memo(CACHE_SIZE, budget)
+        self._by_target: Memo[str, Verdict] = Memo(CACHE_SIZE, budget)
 
     def resolve(self, hrefs: Iterable[str], base: str, counts: dict[str, int]
                 ) -> tuple[dict[str, str | None], list[tuple[str, str]]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from minicrawl import Crawler, memo
 from minicrawl.local.site import Resource
-from minicrawl.memo import Memo, MemoSet
+from minicrawl.memo import Memo
 
 
 def test_a_memo_holds_a_share_of_the_budget_and_forgets_its_older_half():
@@ -19,12 +19,6 @@ def test_a_memo_holds_a_share_of_the_budget_and_forgets_its_older_half():
     for n in range(1000):
         capped.put(n, n)
     assert len(capped) <= 100 and 999 in capped.data
-
-
-def test_a_memo_set_follows_its_budget_too():
-    s = MemoSet(limit=10_000, budget=lambda: 3000, share=1 / 3)
-    s.update(range(5000))
-    assert len(s) <= 1000 and 4999 in s and 0 not in s
 
 
 def test_a_bloom_crawl_holds_fewer_url_strings_than_an_exact_set_would(server, monkeypatch):
