@@ -1,10 +1,12 @@
 """A forward HTTP proxy on loopback that really forwards: a client using it sends the absolute
 form (``GET http://host:port/path HTTP/1.1``); the proxy makes the request itself and relays the
-answer. It keeps each request line, so a test sees what went through it."""
+answer; for https it opens a tunnel (``CONNECT host:port``) and relays the TLS bytes as they
+are. It keeps each request line, so a test sees what went through it."""
 
 from __future__ import annotations
 
 import http.client
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -12,6 +14,21 @@ from urllib.parse import urlsplit
 
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization",
               "transfer-encoding", "te", "trailer", "upgrade"}
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    """Copy bytes from ``source`` to ``sink`` until either side closes."""
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (source, sink):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 class ForwardingProxy:
@@ -46,6 +63,24 @@ class ForwardingProxy:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def do_CONNECT(self) -> None:  # noqa: N802 - https: a tunnel, bytes relayed as they are
+                proxy.request_lines.append(self.requestline)
+                proxy.proxy_auth.append(self.headers.get("Proxy-Authorization"))
+                host, _, port = self.path.rpartition(":")
+                try:
+                    upstream = socket.create_connection((host, int(port)), timeout=10)
+                except (OSError, ValueError):
+                    self.send_error(502, "cannot reach " + self.path)
+                    return
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                self.close_connection = True
+                relay = threading.Thread(target=_pipe, args=(upstream, self.connection),
+                                         daemon=True)
+                relay.start()
+                _pipe(self.connection, upstream)
+                relay.join(10)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

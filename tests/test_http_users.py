@@ -141,6 +141,20 @@ def test_proxy_option_wins_over_the_environment_and_its_password_is_not_shown(
     assert "s3cret-pw" not in done.stderr + done.stdout
 
 
+def test_an_https_crawl_goes_through_the_https_proxy_in_a_tunnel(https_site, proxy, tmp_path):
+    """https_proxy: the proxy sees only CONNECT lines (the pages travel in TLS through it), and
+    the certificate is still checked against the site's CA, end to end."""
+    site, ca = https_site
+    done = run_py(site.url("/"), "--out", str(tmp_path / "o.jsonl"), "--ca-bundle", str(ca.ca),
+                  env={"https_proxy": proxy.url})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    got = records(tmp_path / "o.jsonl")
+    assert {u: r["status"] for u, r in got.items()} == {site.url("/"): 200, site.url("/a"): 200}
+    authority = site.origin.removeprefix("https://")
+    assert proxy.request_lines  # one tunnel or more (http.client asks in HTTP/1.0), nothing else
+    assert all(line.startswith(f"CONNECT {authority} HTTP/1.") for line in proxy.request_lines)
+
+
 @pytest.mark.parametrize("proxy_url, problem", [
     ("127.0.0.1:3128", "must be http://HOST:PORT"),
     ("socks5://127.0.0.1:1080", "must be http://HOST:PORT"),
