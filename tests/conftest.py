@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from minicrawl.local.demo import Site, generate_site
+from minicrawl.local.redis_server import RedisServer, require_binaries
 from minicrawl.local.site import LocalSite, Resource
 
 
@@ -94,3 +95,11 @@ def no_proxy_from_the_machine(monkeypatch) -> None:
     for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server on a free loopback port, without persistence, for a test module."""
+    require_binaries()  # a clear failure, not a skip, when redis-server is missing
+    with RedisServer() as server:
+        yield server

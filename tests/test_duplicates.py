@@ -225,15 +225,6 @@ def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
 # -- a shared crawl ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def redis_server():
-    from minicrawl.local.redis_server import RedisServer, require_binaries
-
-    require_binaries()
-    with RedisServer() as server:
-        yield server
-
-
 @pytest.mark.timeout(120)
 def test_a_shared_crawl_shares_the_digests_first_wins(redis_server, make_site, tmp_path):
     import uuid

@@ -16,14 +16,13 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from minicrawl import Crawler
 from minicrawl.local.demo import Site, generate_site
-from minicrawl.local.redis_server import RedisServer, require_binaries
 from minicrawl.local.site import LocalSite, Request, Resource
 from minicrawl.output import cut_torn_line, keys_at_end, record_line
 
@@ -179,13 +178,6 @@ def test_a_resume_writes_what_a_killed_run_recorded_but_did_not_write(make_site,
 
 
 # --------------------------------------------------------------------------- shared crawl
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    require_binaries()  # a clear failure, not a skip, when redis-server is missing
-    with RedisServer() as server:
-        yield server
 
 
 @pytest.mark.timeout(180)

@@ -41,13 +41,6 @@ POLITE_FLAGS = tuple(x for k, v in POLITE_OFF.items() for x in ("--" + k.replace
 
 
 @pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    require_binaries()  # a clear failure, not a skip, when redis-server is missing
-    with RedisServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def redis_cluster() -> Iterator[RedisCluster]:
     require_binaries()
     with RedisCluster() as cluster:

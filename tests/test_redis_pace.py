@@ -11,25 +11,16 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from minicrawl.local.redis_server import RedisServer, require_binaries
 from minicrawl.local.site import Resource, Slow
 
 ROOT = Path(__file__).resolve().parent.parent
 # Three gaps in four within this much of the delay: wake-ups, Redis round trips of 3 processes
 # (not the mean: on this shared 2-core machine one starved thread can stall a host a second).
 SLACK = 0.08
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    require_binaries()  # a clear failure, not a skip, when redis-server is missing
-    with RedisServer() as server:
-        yield server
 
 
 def html(*hrefs: str) -> Resource:

@@ -13,7 +13,6 @@ import pytest
 
 from minicrawl.core.interfaces import Frontier, Item
 from minicrawl.core.todo import ToDo
-from minicrawl.local.redis_server import RedisServer, require_binaries
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.todo import RedisToDo
 from minicrawl.todo import ToDo as HostToDo
@@ -22,13 +21,6 @@ IMPLEMENTATIONS: dict[str, Callable[[], Frontier]] = {
     "core": ToDo,
     "run.py": HostToDo,  # no politeness asked: a plain breadth-first queue
 }
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    require_binaries()  # a clear failure, not a skip, when redis-server is missing
-    with RedisServer() as server:
-        yield server
 
 
 @pytest.fixture(params=[*sorted(IMPLEMENTATIONS), "redis"])

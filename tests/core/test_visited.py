@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.core.interfaces import SeenSet
 from minicrawl.core.visited import HASHES, BloomVisited, bits_for
-from minicrawl.local.redis_server import RedisServer, require_binaries
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.visited import RedisBloomVisited
 from minicrawl.state.forgetting import ForgettingVisited
@@ -40,13 +39,6 @@ IMPLEMENTATIONS: dict[str, Callable[[], SeenSet]] = {
     "exact": ExactVisited,
     "forgetting": forgetting,
 }
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    require_binaries()  # a clear failure, not a skip, when redis-server is missing
-    with RedisServer() as server:
-        yield server
 
 
 @pytest.fixture(params=[*sorted(IMPLEMENTATIONS), "redis"])
