@@ -27,12 +27,13 @@ from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
 from minicrawl.fetch import crawl_cookies
+from minicrawl.hosts import Hosts
 from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
 from minicrawl.page import Page, now
-from minicrawl.politeness import LocalPacer, Politeness
+from minicrawl.politeness import Politeness
 from minicrawl.redirects import Chains
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
@@ -91,7 +92,9 @@ class Crawler(WorkerLoop):
             from minicrawl.shared.crawl import open_shared_crawl
 
             self.shared = open_shared_crawl(opts, self.seeds)
-        self.todo = self.shared.todo if self.shared else ToDo(opts.per_host, opts.delay)
+        # The hosts' pace: one process's states, or kept in Redis if shared (minicrawl.hosts).
+        self.pace = self.shared.host_gate if self.shared else Hosts(opts.per_host, opts.delay)
+        self.todo = self.shared.todo if self.shared else ToDo(self.pace)
         if visited_filter is None:  # (not `or`: an empty filter is falsy)
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
@@ -102,9 +105,8 @@ class Crawler(WorkerLoop):
                                      budget=None if self.shared else self.visited.__len__)
         limit_heaps()  # see minicrawl.malloc: the C heap must not grow with the thread count
         self.stats = self.shared.stats if self.shared else Stats()
-        # robots.txt and per-host pace: kept by the host-aware ToDo, or through Redis if shared.
-        self.politeness = Politeness(opts, self.stats, self.shared.host_gate if self.shared
-                                     else LocalPacer(self.todo))
+        # robots.txt, and each request asks the hosts' pace for a slot
+        self.politeness = Politeness(opts, self.stats, self.pace)
         self.chains = Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
         # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.

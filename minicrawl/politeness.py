@@ -19,10 +19,10 @@ DENY with a reason (recorded, never fetched).
   so the server sees every gap whole; at most ``per_host`` requests in flight; a
   Retry-After keeps the whole host quiet; at most ``max_pages_per_host`` requests in all. The gap
   is ``delay``, raised by the site's Crawl-delay or Request-rate, capped at ``max_crawl_delay``.
-  In one process the pacer is the host-aware ToDo itself (:class:`LocalPacer`): it hands a
-  worker a URL only when its host may be asked, so a URL waits in its host's line, in its turn,
-  and starts when its host's gap is over. In a shared crawl it is
-  :class:`minicrawl.shared.gate.RedisHostGate`, the same promise across processes.
+  In one process the pacer is :class:`minicrawl.hosts.Hosts`, whose host states the polite ToDo
+  asks before it hands a URL out, so a URL waits in its host's line, in its turn, and starts when
+  its host is READY. In a shared crawl it is :class:`minicrawl.shared.gate.RedisHostGate`, the
+  same promise across processes. Either way a slot is held by the ToDo item it is for.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from typing import Protocol
 
 from protego import Protego
 
+from minicrawl.core.interfaces import Item
 from minicrawl.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
-from minicrawl.todo import ToDo
 from minicrawl.urls import BadURL, canonicalize, host_of, origin_of
 
 log = logging.getLogger("minicrawl")
@@ -52,7 +52,6 @@ ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 2.3.1.2: follow at least five
 ROBOTS_TTL = 24 * 3600.0  # RFC 9309 2.4: do not use a cached robots.txt longer than 24 hours
 ROBOTS_POLL = 0.05  # while another worker fetches an origin's robots.txt, ask again this often
 MAX_ORIGINS = 10_000  # robots.txt rules kept at most (LRU; a few KiB each)
-FULL = -1.0  # what Pacer.take answers when the host had its max_pages_per_host
 
 DISALLOWED = "robots.txt disallows"
 ROBOTS_PENDING = "robots_pending"  # the kind of a WAIT for robots.txt (fetching or failing)
@@ -60,68 +59,32 @@ HOST_FULL = "max_pages_per_host reached"
 
 
 class Pacer(Protocol):
-    """Per-host request slots: the local ToDo's (:class:`LocalPacer`) or a shared crawl's."""
+    """Per-host request slots, held by ToDo items: one process's (:class:`minicrawl.hosts.Hosts`)
+    or a shared crawl's (:class:`minicrawl.shared.gate.RedisHostGate`)."""
 
-    def take(self, host: str, gap: float, url: str, cap: int | None,
+    def take(self, item: Item, host: str, gap: float, cap: int | None,
              robots: bool = False) -> float:
-        """A request for ``url`` (with ``robots``: for its origin's robots.txt, first) to
-        ``host`` starts now: 0.0 (go: a slot is taken, the next start is booked ``gap`` on),
-        the seconds to wait, or :data:`FULL` when ``cap`` (pages per host) is reached."""
+        """A request for ``item`` (with ``robots``: for its origin's robots.txt, first) to
+        ``host`` starts now: 0.0 (go: the item holds a slot, the next start is booked ``gap``
+        on), the seconds to wait, or :data:`FULL` when ``cap`` (pages per host) is reached."""
         ...
 
-    def book(self, host: str, gap: float, url: str) -> float:
-        """``url`` waits for something else (its robots.txt): keep its turn on ``host`` if the
+    def book(self, item: Item, host: str, gap: float) -> float:
+        """``item`` waits for something else (its robots.txt): keep its turn on ``host`` if the
         pacer has turns to keep; the seconds until it (0.0: none kept)."""
         ...
 
-    def release(self, host: str, gap: float, pause: float) -> None:
-        """The request this thread started on ``host`` is over (``pause``: a Retry-After)."""
+    def release(self, item: Item, host: str, gap: float, pause: float) -> None:
+        """``item``'s request to ``host`` is over (``pause``: a Retry-After)."""
         ...
 
-    def forget(self, host: str, url: str) -> None:
-        """``url`` was refused and will not come back: the turn kept for it, if any, goes."""
+    def forget(self, item: Item, host: str) -> None:
+        """``item`` was refused and will not come back: the turn kept for it, if any, goes."""
         ...
 
     def full(self, host: str, cap: int) -> bool:
         """True if ``host`` is known to have had ``cap`` pages (a quick, maybe stale, answer)."""
         ...
-
-
-class LocalPacer:
-    """The pace of one process: slots from the host-aware ToDo, pages counted per host.
-
-    The count per host is not a cache: forgetting it would let a host have more than
-    ``max_pages_per_host`` pages, so it is kept (one int per host) only when that cap is set.
-    """
-
-    def __init__(self, todo: ToDo) -> None:
-        self.todo = todo
-        self._pages: dict[str, int] = {}
-        self._lock = threading.Lock()  # the count check and the slot are one step
-
-    def take(self, host: str, gap: float, url: str, cap: int | None,
-             robots: bool = False) -> float:
-        if robots:
-            cap = None
-        with self._lock:
-            if cap is not None and self._pages.get(host, 0) >= cap:
-                return FULL
-            wait = self.todo.claim(host, gap)
-            if wait == 0 and cap is not None:
-                self._pages[host] = self._pages.get(host, 0) + 1
-            return wait
-
-    def book(self, host: str, gap: float, url: str) -> float:
-        return 0.0  # a URL put back keeps its turn in the ToDo's host line
-
-    def forget(self, host: str, url: str) -> None:
-        pass  # no turns are kept for a URL here
-
-    def release(self, host: str, gap: float, pause: float) -> None:
-        self.todo.release(host, gap, pause)
-
-    def full(self, host: str, cap: int) -> bool:
-        return self._pages.get(host, 0) >= cap
 
 
 class Verdict(Enum):
@@ -187,38 +150,39 @@ class Politeness:
 
     # -- the question --------------------------------------------------------------------------
 
-    def admit(self, url: str, fetcher: Fetcher) -> Admission:
-        """GO, WAIT or DENY for the canonical ``url``; may fetch its origin's robots.txt first
-        (with ``fetcher``, the asking worker's)."""
+    def admit(self, item: Item, fetcher: Fetcher) -> Admission:
+        """GO, WAIT or DENY for ``item`` (its URL canonical); may fetch its origin's robots.txt
+        first (with ``fetcher``, the asking worker's)."""
+        url = item.url
         host = host_of(url)
         origin = origin_of(url)
         if self.obey_robots:
-            rules, answer, claimed = self._robots_state(origin, host, url)
+            rules, answer, claimed = self._robots_state(origin, host, item)
             while claimed:  # this worker fetches it; then the question is asked again
-                self._fetch_robots(origin, host, fetcher)
-                rules, answer, claimed = self._robots_state(origin, host, url)
+                self._fetch_robots(origin, host, item, fetcher)
+                rules, answer, claimed = self._robots_state(origin, host, item)
             if answer is not None:
                 if answer.kind == ROBOTS_PENDING:  # another worker fetches it: keep the turn
-                    booked = self.pacer.book(host, self.gap(origin), url)
+                    booked = self.pacer.book(item, host, self.gap(origin))
                     return Admission(Verdict.WAIT, max(answer.not_before,
                                                        time.monotonic() + booked))
                 if answer.verdict is Verdict.DENY:  # unreachable: a turn kept meanwhile goes
-                    self.pacer.forget(host, url)
+                    self.pacer.forget(item, host)
                 return answer
             if rules is not None and not rules.can_fetch(url, self.token):
-                self.pacer.forget(host, url)
+                self.pacer.forget(item, host)
                 return Admission(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
-        wait = self.pacer.take(host, self.gap(origin), url, self.options.max_pages_per_host)
+        wait = self.pacer.take(item, host, self.gap(origin), self.options.max_pages_per_host)
         if wait == 0:
             return _GO
         if wait < 0:
             return _HOST_FULL
         return Admission(Verdict.WAIT, time.monotonic() + wait)
 
-    def done(self, url: str, pause: float = 0.0) -> None:
-        """The GO request for ``url`` is over; ``pause`` (a Retry-After) keeps the whole host
+    def done(self, item: Item, pause: float = 0.0) -> None:
+        """The GO request for ``item`` is over; ``pause`` (a Retry-After) keeps the whole host
         quiet that long."""
-        self.pacer.release(host_of(url), self.gap(origin_of(url)), pause)
+        self.pacer.release(item, host_of(item.url), self.gap(origin_of(item.url)), pause)
 
     def host_full(self, url: str) -> bool:
         """True once ``url``'s host is known to have had ``max_pages_per_host`` requests (links
@@ -238,11 +202,11 @@ class Politeness:
         request, waiting if need be) unless already known; empty if it has none or is
         unreachable."""
         host = host_of(origin + "/")
-        url = origin + "/robots.txt"
+        item = Item(origin + "/robots.txt")  # what holds the slot while it is fetched
         while True:
-            rules, answer, claimed = self._robots_state(origin, host, url)
+            rules, answer, claimed = self._robots_state(origin, host, item)
             if claimed:
-                self._fetch_robots(origin, host, fetcher)
+                self._fetch_robots(origin, host, item, fetcher)
             elif answer is None or answer.verdict is Verdict.DENY:
                 return list(rules.sitemaps) if rules is not None else []
             else:
@@ -267,7 +231,7 @@ class Politeness:
         return robots
 
     def _robots_state(self, origin: str, host: str,
-                      url: str) -> tuple[Protego | None, Admission | None, bool]:
+                      item: Item) -> tuple[Protego | None, Admission | None, bool]:
         """(rules, answer, claimed): the origin's rules to match against (None: allow all), or
         an answer without matching (WAIT while it is fetched or failing, DENY once given up),
         or claimed=True: the caller must fetch it now (it holds a request slot on the host)."""
@@ -288,7 +252,7 @@ class Politeness:
             robots.fetching = True
         # Fetching robots.txt is a request to the host: it needs a slot like any other.
         try:
-            wait = self.pacer.take(host, self.gap(origin), url, None, robots=True)
+            wait = self.pacer.take(item, host, self.gap(origin), None, robots=True)
         except BaseException:
             with self._lock:
                 robots.fetching = False
@@ -301,7 +265,7 @@ class Politeness:
                 return robots.rules, None, False
         return None, Admission(Verdict.WAIT, time.monotonic() + wait), False
 
-    def _fetch_robots(self, origin: str, host: str, fetcher: Fetcher) -> None:
+    def _fetch_robots(self, origin: str, host: str, item: Item, fetcher: Fetcher) -> None:
         """Fetch and parse ``origin``'s robots.txt (this worker claimed it), then record the
         outcome. The claim and the slot are always released, or the origin's URLs would wait
         forever."""
@@ -316,7 +280,7 @@ class Politeness:
                 rules = self._parse(response, origin)
         finally:
             self._robots_done(origin, started, rules, unreachable, response)
-            self.pacer.release(host, self.gap(origin), 0.0)
+            self.pacer.release(item, host, self.gap(origin), 0.0)
 
     def _get_robots(self, origin: str, fetcher: Fetcher) -> Response | None:
         """The robots.txt response after redirects, or None if they went on too long (or to a

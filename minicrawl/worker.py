@@ -124,7 +124,7 @@ class WorkerLoop:
         chain = self.chains.waiting_at(item.url)
         if chain is None and item.url in self._lastmod and self._sitemap_unchanged(item, n):
             return
-        admission = self.politeness.admit(item.url, fetcher)
+        admission = self.politeness.admit(item, fetcher)
         if admission.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
             self.stats.add(politeness_waits=1)
             self.todo.put_back(item, admission.not_before)
@@ -146,7 +146,7 @@ class WorkerLoop:
             response = fetcher.fetch(item.url, headers=headers)
             self.events.fetched(n, response)
         finally:
-            self.politeness.done(item.url, host_pause(response, self.options.max_backoff))
+            self.politeness.done(item, host_pause(response, self.options.max_backoff))
         opts = self.options
         counts: dict[str, int] = {"requests": 1, "bytes": len(response.body)}
         error = response.error

@@ -6,6 +6,7 @@ import threading
 import time
 
 from minicrawl.core.interfaces import Item
+from minicrawl.hosts import Hosts
 from minicrawl.todo import ToDo
 
 
@@ -71,15 +72,16 @@ def test_drain_returns_what_was_left():
 # -- hosts: per-host lines, paced slots ---------------------------------------------------------
 
 def test_a_host_is_handed_out_once_its_gap_is_over_and_others_meanwhile():
-    todo = ToDo(per_host=1, delay=0.2)
+    hosts = Hosts(per_host=1, delay=0.2)
+    todo = ToDo(hosts)
     todo.put_many([Item("http://a/1", 0), Item("http://a/2", 0), Item("http://b/1", 0)])
     assert (a1 := todo.take()).url == "http://a/1"
-    assert todo.claim("a", 0.2) == 0.0  # the slot take() gave: the request starts
-    todo.release("a", 0.2)
+    assert hosts.take(a1, "a", 0.2, None) == 0.0  # the slot take() gave: the request starts
+    hosts.release(a1, "a", 0.2, 0.0)
     todo.done(a1)
     assert (b1 := todo.take()).url == "http://b/1"  # a must wait its gap; b need not
-    todo.claim("b", 0.2)
-    todo.release("b", 0.2)
+    hosts.take(b1, "b", 0.2, None)
+    hosts.release(b1, "b", 0.2, 0.0)
     todo.done(b1)
     started = time.monotonic()
     assert (a2 := todo.take()).url == "http://a/2"
@@ -89,7 +91,7 @@ def test_a_host_is_handed_out_once_its_gap_is_over_and_others_meanwhile():
 
 
 def test_per_host_slots_and_breadth_first_order_across_hosts():
-    todo = ToDo(per_host=2)
+    todo = ToDo(Hosts(per_host=2))
     todo.put_many([Item(f"http://a/{i}", 0) for i in range(3)] + [Item("http://b/0", 0)])
     got = [todo.take() for _ in range(3)]
     assert [i.url for i in got] == ["http://a/0", "http://a/1", "http://b/0"]  # a's third waits
@@ -104,7 +106,8 @@ def test_per_host_slots_and_breadth_first_order_across_hosts():
 
 
 def test_a_url_put_back_keeps_its_turn_and_an_unused_slot_costs_no_gap():
-    todo = ToDo(per_host=1, delay=5.0)
+    hosts = Hosts(per_host=1, delay=5.0)
+    todo = ToDo(hosts)
     todo.put_many([Item(f"http://a/{i}", 0) for i in range(3)])
     first = todo.take()
     todo.put_back(first)  # e.g. robots.txt is being fetched: not now
@@ -112,16 +115,17 @@ def test_a_url_put_back_keeps_its_turn_and_an_unused_slot_costs_no_gap():
     assert (again := todo.take()).url == "http://a/0"  # at once (no request was made), first
     todo.done(again)  # refused (robots.txt disallows): again no gap
     assert (a1 := todo.take()).url == "http://a/1"
-    assert todo.claim("a", 5.0) == 0.0
-    todo.release("a", 5.0)
+    assert hosts.take(a1, "a", 5.0, None) == 0.0
+    hosts.release(a1, "a", 5.0, 0.0)
     todo.done(a1)
-    assert todo.claim("a", 5.0) > 4.9  # now the host's gap runs
+    assert hosts.take(Item("http://a/x"), "a", 5.0, None) > 4.9  # now the host's gap runs
 
 
 def test_idle_host_records_are_bounded():
-    todo = ToDo(max_hosts=10)
+    hosts = Hosts(max_hosts=10)
+    todo = ToDo(hosts)
     for n in range(100):
         todo.put(Item(f"http://h{n}/", 0))
         todo.done(todo.take())
-    assert todo.hosts <= 10
+    assert len(hosts) <= 10
     assert todo.take() is None

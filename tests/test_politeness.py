@@ -254,13 +254,13 @@ def test_robots_and_host_records_are_bounded_and_a_forgotten_origin_is_asked_aga
             })
         crawler = Crawler([s.url("/") for s in sites], threads=1, **QUICK)
         crawler.politeness.max_origins = 2
-        crawler.todo.max_hosts = 2
+        crawler.pace.max_hosts = 2
         sizes: list[tuple[int, int]] = []
         crawler.on_page = lambda page: sizes.append((len(crawler.politeness._robots),
-                                                     crawler.todo.hosts))
+                                                     len(crawler.pace)))
         crawler.run()
         assert max(r for r, _ in sizes) <= 2
-        assert crawler.todo.hosts <= 2
+        assert len(crawler.pace) <= 2
         robots_asked = sum(paths(s).count("/robots.txt") for s in sites)
         assert robots_asked > 5  # forgotten origins were asked again
         for site in sites:

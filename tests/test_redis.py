@@ -246,16 +246,16 @@ def test_delayed_items_wait_for_their_time(redis_server):
 def test_host_gate_books_slots_in_turn_across_clients(redis_server):
     name = crawl_name()
     gates = [RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(3)]
-    assert gates[0].take("example.org", 0.1, "u0", None) == 0.0
-    first = gates[1].take("example.org", 0.1, "u1", None)  # busy: booked the next slot
-    second = gates[2].take("example.org", 0.1, "u2", None)  # booked one gap after that
+    assert gates[0].take(Item("u0"), "example.org", 0.1, None) == 0.0
+    first = gates[1].take(Item("u1"), "example.org", 0.1, None)  # busy: booked the next slot
+    second = gates[2].take(Item("u2"), "example.org", 0.1, None)  # booked one gap after that
     assert 0.05 < first <= 0.1 and 0.09 <= second - first <= 0.11
-    gates[0].release("example.org", 0.1, 0.0)
+    gates[0].release(Item("u0"), "example.org", 0.1, 0.0)
     # A URL without a booking may not jump the line while others are booked, even once free.
     time.sleep(0.25)
-    assert gates[0].take("example.org", 0.1, "late", None) > 0
-    assert gates[1].take("example.org", 0.1, "u1", None) == 0.0  # its slot: go
-    assert gates[2].take("example.org", 0.1, "u2", None) > 0  # the gap after u1 first
+    assert gates[0].take(Item("late"), "example.org", 0.1, None) > 0
+    assert gates[1].take(Item("u1"), "example.org", 0.1, None) == 0.0  # its slot: go
+    assert gates[2].take(Item("u2"), "example.org", 0.1, None) > 0  # the gap after u1 first
     assert gates[1].in_flight("example.org") == 1
 
 
@@ -264,16 +264,16 @@ def test_a_refused_url_gives_up_its_booking_at_once(redis_server):
     turn goes at once, not after the grace time (3 s), so the host's other URLs do not wait."""
     name = crawl_name()
     gate, other = (RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(2))
-    assert gate.take("h", 0.05, "first", None) == 0.0
-    assert other.book("h", 0.05, "pending") > 0  # waits for robots.txt, its turn kept
-    gate.release("h", 0.05, 0.0)
+    assert gate.take(Item("first"), "h", 0.05, None) == 0.0
+    assert other.book(Item("pending"), "h", 0.05) > 0  # waits for robots.txt, its turn kept
+    gate.release(Item("first"), "h", 0.05, 0.0)
     time.sleep(0.15)  # the host is free and past its gap
-    other.forget("h", "pending")  # robots.txt disallows it: it never comes back
-    assert gate.take("h", 0.05, "next", None) == 0.0  # no one booked ahead of it any more
-    gate.release("h", 0.0, 0.0)
+    other.forget(Item("pending"), "h")  # robots.txt disallows it: it never comes back
+    assert gate.take(Item("next"), "h", 0.05, None) == 0.0  # no one booked ahead of it any more
+    gate.release(Item("next"), "h", 0.0, 0.0)
     # Refused for the host's page cap: the booking goes in the same step.
-    assert other.book("h", 0.0, "capped") > 0
-    assert gate.take("h", 0.0, "capped", 0) == -1.0
+    assert other.book(Item("capped"), "h", 0.0) > 0
+    assert gate.take(Item("capped"), "h", 0.0, 0) == -1.0
     assert other._shared.client.zcard(gate.key("book", "h")) == 0
 
 
@@ -291,9 +291,9 @@ def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
         politeness, fetcher = Politeness(opts, Stats(), gate), Fetcher(opts)
         url = site.url("/private/x")
         host = url.split("/")[2].split(":")[0]
-        assert gate.book(host, 0.0, url) > 0  # as when it waited for robots.txt
+        assert gate.book(Item(url), host, 0.0) > 0  # as when it waited for robots.txt
         try:
-            assert politeness.admit(url, fetcher).verdict is Verdict.DENY
+            assert politeness.admit(Item(url), fetcher).verdict is Verdict.DENY
         finally:
             fetcher.close()
         assert gate._shared.client.zcard(gate.key("book", host)) == 0
@@ -303,14 +303,14 @@ def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server):
     name = crawl_name()
     live = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)
     dead = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)
-    assert dead.take("h", 0.0, "a", 3) == 0.0 and dead.take("h", 0.0, "b", 3) == 0.0
-    assert live.take("h", 0.0, "c", 3) > 0  # two in flight, by another process
+    assert dead.take(Item("a"), "h", 0.0, 3) == 0.0 and dead.take(Item("b"), "h", 0.0, 3) == 0.0
+    assert live.take(Item("c"), "h", 0.0, 3) > 0  # two in flight, by another process
     dead._held.clear()  # as if killed: its leases are no longer renewed
     time.sleep(1.2)
     assert live.in_flight("h") == 0
-    assert live.take("h", 0.0, "c", 3) == 0.0  # the booked URL, once the dead slots lapsed
-    live.release("h", 0.0, 0.0)
-    assert live.take("h", 0.0, "d", 3) == -1.0 and live.full("h", 3)  # 3 pages: the cap
+    assert live.take(Item("c"), "h", 0.0, 3) == 0.0  # the booked URL, once the dead slots lapsed
+    live.release(Item("c"), "h", 0.0, 0.0)
+    assert live.take(Item("d"), "h", 0.0, 3) == -1.0 and live.full("h", 3)  # 3 pages: the cap
 
 
 def test_page_counts_survive_a_retried_call(redis_server):
@@ -327,8 +327,8 @@ def test_page_counts_survive_a_retried_call(redis_server):
     keys = [gate.key(kind, "h") for kind in ("host", "lease", "book", "pages")]
     args = [0, 4, 30_000, "http://h/x", "lease-1", 2, 3000, "page"]
     assert [shared.eval("t", TAKE_SCRIPT, keys, args) for _ in range(2)] == [0, 0]
-    assert gate.take("h", 0.0, "http://h/y", 2) == 0.0  # the second page, not the third
-    assert gate.take("h", 0.0, "http://h/z", 2) == -1.0
+    assert gate.take(Item("http://h/y"), "h", 0.0, 2) == 0.0  # the second page, not the third
+    assert gate.take(Item("http://h/z"), "h", 0.0, 2) == -1.0
 
 
 # --------------------------------------------------------------------------- whole crawls

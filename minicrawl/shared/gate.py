@@ -33,6 +33,7 @@ import threading
 import time
 import uuid
 
+from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
 from minicrawl.shared.conn import SharedRedis
 
@@ -133,7 +134,7 @@ class RedisHostGate:
         self._lease_ms = max(1000, round(lease * 1000))
         self._prefix = uuid.uuid4().hex[:12]
         self._ids = itertools.count()
-        self._local = threading.local()  # host → lease ids this thread holds
+        self._leases: dict[tuple[Item, str], list[str]] = {}  # (item, host) → its lease ids
         self._held: dict[str, str] = {}  # lease id → host, for the heartbeat
         self._lock = threading.Lock()
         self._full: set[str] = set()  # hosts the gate said had their cap (never un-full)
@@ -145,20 +146,21 @@ class RedisHostGate:
         # The host is the hash tag: a host's keys share a cluster slot, hosts spread over nodes.
         return f"mc:{self._shared.name}:{kind}:{{{host.lower()}}}"
 
-    def take(self, host: str, gap: float, url: str, cap: int | None,
+    def take(self, item: Item, host: str, gap: float, cap: int | None,
              robots: bool = False) -> float:
-        """0.0: a request for ``url`` (or, with ``robots``, for its robots.txt first) may start
-        now (slot leased, page counted against ``cap``); -1.0: the host had its ``cap`` pages;
-        else the seconds until the slot booked for ``url`` (the caller puts the URL back in
-        ToDo until then)."""
-        return self._ask(host, gap, url, cap, "robots" if robots else "page")
+        """0.0: a request for ``item`` (or, with ``robots``, for its robots.txt first) may start
+        now (slot leased to the item, page counted against ``cap``); -1.0: the host had its
+        ``cap`` pages; else the seconds until the slot booked for its URL (the caller puts the
+        item back in ToDo until then)."""
+        return self._ask(item, host, gap, cap, "robots" if robots else "page")
 
-    def book(self, host: str, gap: float, url: str) -> float:
-        """Book ``url`` its turn on ``host`` while it waits for something else (its robots.txt,
+    def book(self, item: Item, host: str, gap: float) -> float:
+        """Book ``item`` its turn on ``host`` while it waits for something else (its robots.txt,
         fetched by another worker): the seconds until its slot."""
-        return self._ask(host, gap, url, None, "book")
+        return self._ask(item, host, gap, None, "book")
 
-    def _ask(self, host: str, gap: float, url: str, cap: int | None, mode: str) -> float:
+    def _ask(self, item: Item, host: str, gap: float, cap: int | None, mode: str) -> float:
+        url = item.url
         lease_id = f"{self._prefix}:{next(self._ids)}"
         keys = [self.key(kind, host) for kind in ("host", "lease", "book", "pages")]
         answer = int(self._shared.eval(
@@ -167,8 +169,8 @@ class RedisHostGate:
              -1 if cap is None or mode != "page" else cap,
              max(BOOKING_GRACE_MS, round(4 * gap * 1000)), mode]))
         if answer == 0:
-            self._leases().setdefault(host, []).append(lease_id)
             with self._lock:
+                self._leases.setdefault((item, host), []).append(lease_id)
                 self._held[lease_id] = host
             return 0.0
         if answer < 0:
@@ -176,19 +178,21 @@ class RedisHostGate:
             return -1.0
         return answer / 1000
 
-    def forget(self, host: str, url: str) -> None:
-        """``url`` was refused (robots.txt): the slot booked for it goes now, not after the
+    def forget(self, item: Item, host: str) -> None:
+        """``item`` was refused (robots.txt): the slot booked for it goes now, not after the
         grace time, so the URLs booked after it need not wait behind it."""
         self._shared.call("dropping a host booking",
-                          lambda: self._shared.client.zrem(self.key("book", host), url))
+                          lambda: self._shared.client.zrem(self.key("book", host), item.url))
 
-    def release(self, host: str, gap: float, pause: float) -> None:
-        """The request this thread started on ``host`` is over: its lease is given back."""
-        ids = self._leases().get(host)
-        if not ids:
-            return
-        lease_id = ids.pop(0)
+    def release(self, item: Item, host: str, gap: float, pause: float) -> None:
+        """``item``'s request to ``host`` is over: its lease is given back."""
         with self._lock:
+            ids = self._leases.get((item, host))
+            if not ids:
+                return
+            lease_id = ids.pop(0)
+            if not ids:
+                del self._leases[(item, host)]
             self._held.pop(lease_id, None)
         self._shared.eval("giving back a host slot", RELEASE_SCRIPT,
                           [self.key("host", host), self.key("lease", host)],
@@ -205,12 +209,6 @@ class RedisHostGate:
         now_ms = int(seconds) * 1000 + int(micros) // 1000
         return int(self._shared.call("reading leases", lambda: self._shared.client.zcount(
             self.key("lease", host), now_ms, "+inf")))
-
-    def _leases(self) -> dict[str, list[str]]:
-        leases = getattr(self._local, "leases", None)
-        if leases is None:
-            leases = self._local.leases = {}
-        return leases
 
     def _renew_loop(self) -> None:
         while True:

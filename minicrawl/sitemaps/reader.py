@@ -233,7 +233,8 @@ class SitemapReader:
         opts = self.options
         attempt = hops = 0
         while True:
-            admission = self.politeness.admit(url, self.fetcher)
+            item = Item(url)  # holds the host's slot while it is fetched
+            admission = self.politeness.admit(item, self.fetcher)
             if admission.verdict is Verdict.WAIT:
                 time.sleep(max(0.0, admission.not_before - time.monotonic()))
                 continue
@@ -243,7 +244,7 @@ class SitemapReader:
             try:
                 response = self.fetcher.fetch(url, max_bytes=MAX_BYTES + 1)
             finally:
-                self.politeness.done(url, host_pause(response, opts.max_backoff))
+                self.politeness.done(item, host_pause(response, opts.max_backoff))
             self.stats.add(sitemap_requests=1)
             if is_retryable(response) and attempt < opts.retries:
                 time.sleep(wait_before_retry(response, attempt, opts.retry_backoff,

@@ -1,0 +1,126 @@
+"""The hosts' pace (politeness.Pacer), run over both implementations — one process's host
+states (minicrawl.hosts.Hosts) and the shared crawl's gate in a real Redis: a slot per request,
+held by the item it is for; the gap between starts; per_host slots; Retry-After pauses; the page
+cap per host. Then what only the local one has: named host states the polite ToDo asks."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+
+from minicrawl.core.interfaces import Item
+from minicrawl.hosts import FULL, Hosts, HostState
+from minicrawl.politeness import Pacer
+from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.gate import RedisHostGate
+from minicrawl.todo import ToDo
+
+H = "example.org"
+
+
+@pytest.fixture(params=["local", "redis"])
+def make_pace(request: pytest.FixtureRequest):
+    """A factory: make_pace(per_host) → a Pacer (the Redis ones share one crawl)."""
+    if request.param == "local":
+        yield lambda per_host=1: Hosts(per_host=per_host)
+        return
+    url = request.getfixturevalue("redis_server").url
+    name = "p" + uuid.uuid4().hex[:8]
+    yield lambda per_host=1: RedisHostGate(SharedRedis(url, name), per_host=per_host)
+
+
+def go(pace: Pacer, url: str, gap: float = 0.0, cap: int | None = None) -> Item:
+    item = Item(f"http://{H}/{url}")
+    assert pace.take(item, H, gap, cap) == 0.0
+    return item
+
+
+def test_one_slot_per_host_until_its_request_ends(make_pace):
+    pace = make_pace(1)
+    first = go(pace, "a")
+    assert pace.take(Item(f"http://{H}/b"), H, 0.0, None) > 0  # busy: wait
+    assert pace.take(Item("http://other.org/"), "other.org", 0.0, None) == 0.0  # not its host
+    pace.release(first, H, 0.0, 0.0)
+    go(pace, "b")
+
+
+def test_per_host_requests_in_flight_at_once(make_pace):
+    pace = make_pace(2)
+    items = [go(pace, "a"), go(pace, "b")]
+    assert pace.take(Item(f"http://{H}/c"), H, 0.0, None) > 0
+    pace.release(items[0], H, 0.0, 0.0)
+    go(pace, "c")
+
+
+def test_the_gap_runs_between_starts(make_pace):
+    pace = make_pace(1)
+    pace.release(go(pace, "a", gap=0.3), H, 0.3, 0.0)
+    wait = pace.take(Item(f"http://{H}/b"), H, 0.3, None)
+    assert 0.2 < wait <= 0.31
+    time.sleep(wait + 0.02)
+    go(pace, "b", gap=0.3)
+
+
+def test_a_retry_after_pause_keeps_the_host_quiet(make_pace):
+    pace = make_pace(4)
+    pace.release(go(pace, "a"), H, 0.0, 0.4)  # a 503 with Retry-After: 0.4
+    assert pace.take(Item(f"http://{H}/b"), H, 0.0, None) > 0.3
+
+
+def test_the_page_cap_per_host_and_robots_txt_is_not_a_page(make_pace):
+    pace = make_pace(4)
+    robots = Item(f"http://{H}/robots.txt")
+    assert pace.take(robots, H, 0.0, 2, robots=True) == 0.0
+    pace.release(robots, H, 0.0, 0.0)
+    for url in ("a", "b"):
+        pace.release(go(pace, url, cap=2), H, 0.0, 0.0)
+    assert pace.take(Item(f"http://{H}/c"), H, 0.0, 2) == FULL
+    assert pace.full(H, 2)
+
+
+def test_a_slot_belongs_to_its_item_not_to_a_thread(make_pace):
+    """A worker may start a request in one thread and end it in another (or hand the item on):
+    the slot goes with the item, and an item that holds none releases nothing."""
+    pace = make_pace(1)
+    item = go(pace, "a")
+    pace.release(Item(f"http://{H}/never-started"), H, 0.0, 0.0)  # holds nothing: no-op
+    assert pace.take(Item(f"http://{H}/b"), H, 0.0, None) > 0  # still busy
+    ender = threading.Thread(target=pace.release, args=(item, H, 0.0, 0.0))
+    ender.start()
+    ender.join()
+    go(pace, "b")
+
+
+# -- one process: the host states the polite ToDo asks ------------------------------------------
+
+def test_a_host_is_ready_resting_or_busy():
+    hosts = Hosts(per_host=1)
+    now = time.monotonic()
+    assert hosts.state(H, now) is HostState.READY  # never asked
+    item = go(hosts, "a", gap=5.0)
+    assert hosts.state(H, time.monotonic()) is HostState.BUSY
+    hosts.release(item, H, 5.0, 0.0)
+    assert hosts.state(H, time.monotonic()) is HostState.RESTING
+    assert hosts.state(H, hosts.next_start(H) + 0.001) is HostState.READY
+
+
+def test_the_todo_hands_out_a_url_with_its_slot_and_its_request_uses_it():
+    """take() booked the host for the item: the item's request starts on that slot at once;
+    any other request to the host waits its gap."""
+    hosts = Hosts(per_host=1, delay=5.0)
+    todo = ToDo(hosts)
+    todo.put(Item(f"http://{H}/a"))
+    item = todo.take()
+    assert hosts.state(H, time.monotonic()) is HostState.BUSY  # its slot is out
+    assert hosts.take(Item(f"http://{H}/x"), H, 5.0, None) > 0
+    taken: list[float] = []
+    other = threading.Thread(target=lambda: taken.append(hosts.take(item, H, 5.0, None)))
+    other.start()  # the item's own request, from another thread: its slot
+    other.join()
+    assert taken == [0.0]
+    hosts.release(item, H, 5.0, 0.0)
+    todo.done(item)
+    assert hosts.state(H, time.monotonic()) is HostState.RESTING
