@@ -13,9 +13,9 @@ hands the item out (the host was READY), and the item's first request — its ro
 page — uses it. A slot handed back unused (robots.txt refused the URL, the URL went back to
 ToDo) is unbooked: a URL that made no request costs its host no gap.
 
-:class:`Hosts` is the :class:`~minicrawl.politeness.Pacer` of one process; the ToDo asks it
-"may this host be fetched now?" (:meth:`Hosts.state`) and is told when a host's state changes.
-The two share one lock, so choosing an item and taking its host's slot are one step.
+:class:`Hosts` is one process's pace (the core's :class:`~minicrawl.core.interfaces.Pace`); the
+ToDo asks it "may this host be fetched now?" (:meth:`Hosts.state`) and is told when a host's
+state changes. The two share one lock: choosing an item and booking its host's slot are one step.
 """
 
 from __future__ import annotations
@@ -108,9 +108,9 @@ class Hosts:
             host.in_flight += 1
             self._slots.setdefault(item, []).append(Slot(name, prev, host.next_start))
 
-    # -- the Pacer: asked by politeness for each request ---------------------------------------
+    # -- the Pace: asked by politeness for each request ----------------------------------------
 
-    def take(self, item: Item, host: str, gap: float, cap: int | None,
+    def take(self, item: Item, host: str, gap: float = 0.0, cap: int | None = None,
              robots: bool = False) -> float:
         """A request for ``item`` starts on ``host`` now: 0.0 if ``item`` holds an unused slot
         on it or one is free (taken), else the seconds to wait (a tiny number when BUSY), or
@@ -120,7 +120,7 @@ class Hosts:
                 return FULL
             now = time.monotonic()
             record = self._host(host)
-            record.gap = gap
+            record.gap = gap = max(gap, self.delay)
             slot = next((s for s in self._slots.get(item, ()) if s.host == host and not s.used),
                         None)
             if slot is None:
@@ -138,13 +138,13 @@ class Hosts:
                 self._pages[host] = self._pages.get(host, 0) + 1
             return 0.0
 
-    def book(self, item: Item, host: str, gap: float) -> float:
+    def book(self, item: Item, host: str, gap: float = 0.0) -> float:
         return 0.0  # an item put back keeps its turn in its host's line in ToDo
 
     def forget(self, item: Item, host: str) -> None:
         pass  # no turn is kept for an item here: its unused slot goes back when ToDo hears
 
-    def release(self, item: Item, host: str, gap: float, pause: float) -> None:
+    def release(self, item: Item, host: str, gap: float = 0.0, pause: float = 0.0) -> None:
         """``item``'s request to ``host`` is over: the slot is free. The next start is ``pause``
         from now at the earliest, and with ``per_host=1`` ``gap`` from now. With more in flight
         the gap runs from starts only, or a slow answer would stretch every gap by its time."""
@@ -158,7 +158,7 @@ class Hosts:
                 del self._slots[item]
             record = self._host(host)
             record.in_flight -= 1
-            record.gap = gap
+            record.gap = gap = max(gap, self.delay)
             now = time.monotonic()
             # (the gap may have been raised meanwhile: robots.txt's Crawl-delay)
             record.next_start = max(record.next_start, slot.started + gap, now + pause,

@@ -14,9 +14,9 @@ DENY with a reason (recorded, never fetched).
   again after a backoff, and after ``retries`` more failures deny the origin's URLs as
   "robots.txt unreachable"; up to 5 redirects followed. Rules are kept 24 hours, for the
   ``max_origins`` most recently used origins (an origin forgotten and seen again is asked again).
-* per host, the pace is kept by a :class:`Pacer`: a request starts at least the gap after the
-  previous one started, and with ``per_host=1`` (one at a time) after the previous one ended,
-  so the server sees every gap whole; at most ``per_host`` requests in flight; a
+* per host, the pace is kept by a pacer (the core's ``Pace``): a request starts at least the
+  gap after the previous one started, and with ``per_host=1`` (one at a time) after the
+  previous one ended, so the server sees every gap whole; at most ``per_host`` in flight; a
   Retry-After keeps the whole host quiet; at most ``max_pages_per_host`` requests in all. The gap
   is ``delay``, raised by the site's Crawl-delay or Request-rate, capped at ``max_crawl_delay``.
   In one process the pacer is :class:`minicrawl.hosts.Hosts`, whose host states the polite ToDo
@@ -34,7 +34,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from protego import Protego
 
@@ -44,6 +44,14 @@ from minicrawl.options import Options
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
 from minicrawl.urls import BadURL, canonicalize, host_of, origin_of
+
+if TYPE_CHECKING:
+    from minicrawl.hosts import Hosts
+    from minicrawl.shared.gate import RedisHostGate
+
+    # The core's Pace (take, release), and what both of these have besides: a turn kept
+    # (book) and given up (forget) for a URL that waits, and the page cap per host (full).
+    Pacer = Hosts | RedisHostGate
 
 log = logging.getLogger("minicrawl")
 
@@ -56,35 +64,6 @@ MAX_ORIGINS = 10_000  # robots.txt rules kept at most (LRU; a few KiB each)
 DISALLOWED = "robots.txt disallows"
 ROBOTS_PENDING = "robots_pending"  # the kind of a WAIT for robots.txt (fetching or failing)
 HOST_FULL = "max_pages_per_host reached"
-
-
-class Pacer(Protocol):
-    """Per-host request slots, held by ToDo items: one process's (:class:`minicrawl.hosts.Hosts`)
-    or a shared crawl's (:class:`minicrawl.shared.gate.RedisHostGate`)."""
-
-    def take(self, item: Item, host: str, gap: float, cap: int | None,
-             robots: bool = False) -> float:
-        """A request for ``item`` (with ``robots``: for its origin's robots.txt, first) to
-        ``host`` starts now: 0.0 (go: the item holds a slot, the next start is booked ``gap``
-        on), the seconds to wait, or :data:`FULL` when ``cap`` (pages per host) is reached."""
-        ...
-
-    def book(self, item: Item, host: str, gap: float) -> float:
-        """``item`` waits for something else (its robots.txt): keep its turn on ``host`` if the
-        pacer has turns to keep; the seconds until it (0.0: none kept)."""
-        ...
-
-    def release(self, item: Item, host: str, gap: float, pause: float) -> None:
-        """``item``'s request to ``host`` is over (``pause``: a Retry-After)."""
-        ...
-
-    def forget(self, item: Item, host: str) -> None:
-        """``item`` was refused and will not come back: the turn kept for it, if any, goes."""
-        ...
-
-    def full(self, host: str, cap: int) -> bool:
-        """True if ``host`` is known to have had ``cap`` pages (a quick, maybe stale, answer)."""
-        ...
 
 
 class Verdict(Enum):

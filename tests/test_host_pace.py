@@ -1,7 +1,7 @@
-"""The hosts' pace (politeness.Pacer), run over both implementations — one process's host
-states (minicrawl.hosts.Hosts) and the shared crawl's gate in a real Redis: a slot per request,
-held by the item it is for; the gap between starts; per_host slots; Retry-After pauses; the page
-cap per host. Then what only the local one has: named host states the polite ToDo asks."""
+"""What run.py's two paces have beyond the core's Pace (tests/core/test_pace.py), over both —
+one process's host states (minicrawl.hosts.Hosts) and the shared crawl's gate in a real Redis:
+per_host slots, held until the request ends; the page cap per host, robots.txt not a page.
+Then what only the local one has: named host states, which the polite ToDo asks."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pytest
 
 from minicrawl.core.interfaces import Item
 from minicrawl.hosts import FULL, Hosts, HostState
-from minicrawl.politeness import Pacer
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.gate import RedisHostGate
 from minicrawl.todo import ToDo
@@ -32,7 +31,7 @@ def make_pace(request: pytest.FixtureRequest):
     yield lambda per_host=1: RedisHostGate(SharedRedis(url, name), per_host=per_host)
 
 
-def go(pace: Pacer, url: str, gap: float = 0.0, cap: int | None = None) -> Item:
+def go(pace: Hosts | RedisHostGate, url: str, gap: float = 0.0, cap: int | None = None) -> Item:
     item = Item(f"http://{H}/{url}")
     assert pace.take(item, H, gap, cap) == 0.0
     return item
@@ -55,21 +54,6 @@ def test_per_host_requests_in_flight_at_once(make_pace):
     go(pace, "c")
 
 
-def test_the_gap_runs_between_starts(make_pace):
-    pace = make_pace(1)
-    pace.release(go(pace, "a", gap=0.3), H, 0.3, 0.0)
-    wait = pace.take(Item(f"http://{H}/b"), H, 0.3, None)
-    assert 0.2 < wait <= 0.31
-    time.sleep(wait + 0.02)
-    go(pace, "b", gap=0.3)
-
-
-def test_a_retry_after_pause_keeps_the_host_quiet(make_pace):
-    pace = make_pace(4)
-    pace.release(go(pace, "a"), H, 0.0, 0.4)  # a 503 with Retry-After: 0.4
-    assert pace.take(Item(f"http://{H}/b"), H, 0.0, None) > 0.3
-
-
 def test_the_page_cap_per_host_and_robots_txt_is_not_a_page(make_pace):
     pace = make_pace(4)
     robots = Item(f"http://{H}/robots.txt")
@@ -79,19 +63,6 @@ def test_the_page_cap_per_host_and_robots_txt_is_not_a_page(make_pace):
         pace.release(go(pace, url, cap=2), H, 0.0, 0.0)
     assert pace.take(Item(f"http://{H}/c"), H, 0.0, 2) == FULL
     assert pace.full(H, 2)
-
-
-def test_a_slot_belongs_to_its_item_not_to_a_thread(make_pace):
-    """A worker may start a request in one thread and end it in another (or hand the item on):
-    the slot goes with the item, and an item that holds none releases nothing."""
-    pace = make_pace(1)
-    item = go(pace, "a")
-    pace.release(Item(f"http://{H}/never-started"), H, 0.0, 0.0)  # holds nothing: no-op
-    assert pace.take(Item(f"http://{H}/b"), H, 0.0, None) > 0  # still busy
-    ender = threading.Thread(target=pace.release, args=(item, H, 0.0, 0.0))
-    ender.start()
-    ender.join()
-    go(pace, "b")
 
 
 # -- one process: the host states the polite ToDo asks ------------------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from minicrawl.core.fetch import Fetcher
-from minicrawl.core.interfaces import Admission, Frontier, Observer, Page, SeenSet
+from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet
 from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
 from minicrawl.core.urls import canonicalize
@@ -40,12 +40,13 @@ class Summary:
 class Crawler:
     """A crawl of ``seeds`` by ``threads`` workers: ``Crawler(seeds).run()`` → a :class:`Summary`.
     Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, ``observers`` told
-    about each page, and ``fetcher``, called once per worker to make its own."""
+    about each page, the ``pace`` of hosts (else ``delay`` between starts), and ``fetcher``,
+    called once per worker to make its own."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,
                  admission: Sequence[Admission] = (), observers: Sequence[Observer] = (),
-                 delay: float = 0.0, max_pages: int | None = None,
+                 delay: float = 0.0, pace: Pace | None = None, max_pages: int | None = None,
                  fetcher: Callable[[], Fetcher] = Fetcher) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
@@ -57,7 +58,7 @@ class Crawler:
         self.visited = visited if visited is not None else BloomVisited()
         self.summary = Summary()
         self.observers = [self.summary, *observers]
-        self.politeness = Politeness(delay) if delay > 0 else None
+        self.pace = pace if pace is not None else Politeness(delay) if delay > 0 else None
         # The page cap: a permit per page, never given back; the worker that finds none stops ToDo.
         self.budget = threading.Semaphore(max_pages) if max_pages is not None else None
         self.make_fetcher = fetcher
@@ -66,7 +67,7 @@ class Crawler:
         """Crawl until done (or Ctrl-C: the pages in flight finish, then it is raised)."""
         start = time.monotonic()
         workers = [Worker(self.todo, self.visited, self.make_fetcher(), self.admission,
-                          self.observers, self.politeness, self.budget)
+                          self.observers, self.pace, self.budget)
                    for _ in range(self.threads)]
         workers[0].enqueue_new(self.seeds, depth=0, referrer=None)  # the door every link takes
         threads = [threading.Thread(target=worker.run, name=f"worker-{n}")

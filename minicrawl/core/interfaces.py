@@ -59,6 +59,19 @@ class Frontier(Protocol):
     def stop(self) -> None: ...
 
 
+class Pace(Protocol):
+    """Politeness: may a request to this host start now?
+
+    Contract: ``take`` answers 0.0 — the request may start, and ``item`` holds one of the host's
+    slots until ``release`` (the item's, not its thread's) — or the seconds to wait before asking
+    again. Starts on a host are at least its gap apart: the pace's delay, or ``gap`` if longer.
+    ``pause`` (a Retry-After) keeps the host quiet that long after the release.
+    """
+
+    def take(self, item: Item, host: str, gap: float = 0.0) -> float: ...
+    def release(self, item: Item, host: str, gap: float = 0.0, pause: float = 0.0) -> None: ...
+
+
 class SeenSet(Protocol):
     """Visited: every URL that ever entered ToDo.
 

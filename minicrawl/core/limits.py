@@ -5,6 +5,7 @@ import threading
 import time
 from collections.abc import Iterable
 
+from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import canonicalize, origin
 
 
@@ -22,18 +23,24 @@ class SameHost:
 
 
 class Politeness:
-    """A fixed gap between requests to one host: a worker books the next slot, sleeps till it."""
+    """The core's :class:`Pace`: request starts on one host at least ``delay`` apart."""
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
-        self._next_slot: dict[str, float] = {}
+        self._next_start: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def wait_turn(self, url: str) -> None:
-        host = origin(url).partition(":")[2]  # "//host:port/": http and https take turns
+    def take(self, item: Item, host: str, gap: float = 0.0) -> float:
+        """0.0 if ``host``'s gap is over (the next start is then booked a gap on), else the
+        seconds left."""
         with self._lock:
             now = time.monotonic()
-            slot = max(now, self._next_slot.get(host, now))
-            self._next_slot[host] = slot + self.delay
-        time.sleep(slot - now)
+            if (wait := self._next_start.get(host, 0.0) - now) > 0:
+                return wait
+            self._next_start[host] = now + max(gap, self.delay)
+            return 0.0
 
+    def release(self, item: Item, host: str, gap: float = 0.0, pause: float = 0.0) -> None:
+        with self._lock:
+            rest = time.monotonic() + pause
+            self._next_start[host] = max(self._next_start.get(host, 0.0), rest)

@@ -3,13 +3,22 @@ Visited about each, put the new ones in ToDo, tell the observers. Each step is o
 """
 
 import threading
+import time
 from collections.abc import Sequence
 
 from minicrawl.core.fetch import Fetcher
-from minicrawl.core.interfaces import Admission, Frontier, Item, Observer, Page, Response, SeenSet
-from minicrawl.core.limits import Politeness
+from minicrawl.core.interfaces import (
+    Admission,
+    Frontier,
+    Item,
+    Observer,
+    Pace,
+    Page,
+    Response,
+    SeenSet,
+)
 from minicrawl.core.links import extract_links, is_html
-from minicrawl.core.urls import resolve
+from minicrawl.core.urls import origin, resolve
 
 
 class Worker:
@@ -18,11 +27,11 @@ class Worker:
 
     def __init__(self, todo: Frontier, visited: SeenSet, fetcher: Fetcher,
                  admission: Sequence[Admission] = (), observers: Sequence[Observer] = (),
-                 politeness: Politeness | None = None,
+                 pace: Pace | None = None,
                  budget: threading.Semaphore | None = None) -> None:
         self.todo, self.visited, self.fetcher = todo, visited, fetcher
         self.admission, self.observers = admission, observers
-        self.politeness, self.budget = politeness, budget
+        self.pace, self.budget = pace, budget
 
     def run(self) -> None:
         """Take → visit → tell the observers → done, until ToDo says the crawl is over."""
@@ -42,14 +51,24 @@ class Worker:
 
     def visit(self, item: Item) -> Page:
         """One URL's trip: fetch it, find its links, queue the new ones; what was learned."""
-        if self.politeness is not None:
-            self.politeness.wait_turn(item.url)
-        page = Page(item, self.fetcher.fetch(item.url))
+        page = Page(item, self.fetch(item))
         links = self.links_of(page)
         # A redirect's target is the same page under another name: it keeps the page's depth.
         depth = item.depth if page.redirect else item.depth + 1
         page.links, page.new = len(links), self.enqueue_new(links, depth, item.url)
         return page
+
+    def fetch(self, item: Item) -> Response:
+        """GET the item's URL once its host's pace allows (http and https of a host share it)."""
+        if self.pace is None:
+            return self.fetcher.fetch(item.url)
+        host = origin(item.url).partition(":")[2]  # "//host:port/"
+        while (wait := self.pace.take(item, host)) > 0:
+            time.sleep(wait)
+        try:
+            return self.fetcher.fetch(item.url)
+        finally:
+            self.pace.release(item, host)
 
     def links_of(self, page: Page) -> list[str]:
         """The canonical URLs the answer leads to: a redirect's target (kept as

@@ -1,9 +1,10 @@
 """Per-host politeness across processes: the host's pace, slots and page count, kept in Redis.
 
 A per-process delay is not polite when ten processes crawl the same host: each waits its delay and
-the host sees ten times the rate. :class:`RedisHostGate` is the :class:`~minicrawl.politeness.Pacer`
-of a shared crawl: every request of every process to a host asks it first, atomically, in one Lua
-script on the host's keys (Redis's clock, so machines need not agree on the time):
+the host sees ten times the rate. :class:`RedisHostGate` is the pace
+(:class:`~minicrawl.core.interfaces.Pace`) of a shared crawl: every request of every process to a
+host asks it first, atomically, in one Lua script on the host's keys (Redis's clock, so machines
+need not agree on the time):
 
 * ``mc:NAME:host:{HOST}`` (hash): ``next``, the time the next request may start (the gap after the
   last start, and after the last end with ``--per-host 1``, and after a Retry-After pause);
@@ -146,7 +147,7 @@ class RedisHostGate:
         # The host is the hash tag: a host's keys share a cluster slot, hosts spread over nodes.
         return f"mc:{self._shared.name}:{kind}:{{{host.lower()}}}"
 
-    def take(self, item: Item, host: str, gap: float, cap: int | None,
+    def take(self, item: Item, host: str, gap: float = 0.0, cap: int | None = None,
              robots: bool = False) -> float:
         """0.0: a request for ``item`` (or, with ``robots``, for its robots.txt first) may start
         now (slot leased to the item, page counted against ``cap``); -1.0: the host had its
@@ -154,7 +155,7 @@ class RedisHostGate:
         item back in ToDo until then)."""
         return self._ask(item, host, gap, cap, "robots" if robots else "page")
 
-    def book(self, item: Item, host: str, gap: float) -> float:
+    def book(self, item: Item, host: str, gap: float = 0.0) -> float:
         """Book ``item`` its turn on ``host`` while it waits for something else (its robots.txt,
         fetched by another worker): the seconds until its slot."""
         return self._ask(item, host, gap, None, "book")
@@ -184,7 +185,7 @@ class RedisHostGate:
         self._shared.call("dropping a host booking",
                           lambda: self._shared.client.zrem(self.key("book", host), item.url))
 
-    def release(self, item: Item, host: str, gap: float, pause: float) -> None:
+    def release(self, item: Item, host: str, gap: float = 0.0, pause: float = 0.0) -> None:
         """``item``'s request to ``host`` is over: its lease is given back."""
         with self._lock:
             ids = self._leases.get((item, host))

@@ -1,0 +1,83 @@
+"""The hosts' pace (interfaces.Pace), run over every implementation — the core's fixed gap,
+run.py's host states (minicrawl.hosts) and the shared crawl's gate in a real Redis: a request
+starts once the host's gap is over, the slot is its item's (not its thread's), a Retry-After
+pause rests the host; and any of them plugs into the core's crawler."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+import pytest
+
+from minicrawl.core.crawler import Crawler
+from minicrawl.core.interfaces import Item, Pace
+from minicrawl.core.limits import Politeness
+from minicrawl.hosts import Hosts
+from minicrawl.local.site import LocalSite, Resource, Slow
+from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.gate import RedisHostGate
+
+H = "example.org"
+
+
+@pytest.fixture(params=["core", "run.py", "redis"])
+def make_pace(request: pytest.FixtureRequest) -> Callable[[], Pace]:
+    """A factory of paces with no delay of their own (the gap is given with each take)."""
+    if request.param == "core":
+        return lambda: Politeness(0.0)
+    if request.param == "run.py":
+        return Hosts
+    url = request.getfixturevalue("redis_server").url  # a real server; one crawl per test
+    name = "p" + uuid.uuid4().hex[:8]
+    return lambda: RedisHostGate(SharedRedis(url, name), per_host=1 << 20)
+
+
+def item(path: str) -> Item:
+    return Item(f"http://{H}/{path}")
+
+
+def test_starts_on_a_host_are_a_gap_apart_and_other_hosts_need_not_wait(make_pace) -> None:
+    pace = make_pace()
+    assert pace.take(first := item("a"), H, 0.3) == 0.0
+    wait = pace.take(item("b"), H, 0.3)
+    assert 0.2 < wait <= 0.31
+    assert pace.take(Item("http://other.org/"), "other.org", 0.3) == 0.0
+    pace.release(first, H, 0.3)
+    time.sleep(wait + 0.03)
+    assert pace.take(item("b"), H, 0.3) == 0.0
+
+
+def test_a_retry_after_pause_rests_the_host(make_pace) -> None:
+    pace = make_pace()
+    assert pace.take(first := item("a"), H) == 0.0
+    pace.release(first, H, 0.0, 0.4)  # a 503 with Retry-After: 0.4
+    assert pace.take(item("b"), H) > 0.3
+
+
+def test_a_slot_is_its_items_not_its_threads(make_pace) -> None:
+    """A request started in one thread may end in another; an item that holds no slot releases
+    nothing (and raises nothing)."""
+    pace = make_pace()
+    assert pace.take(first := item("a"), H) == 0.0
+    pace.release(item("never-started"), H)
+    ender = threading.Thread(target=pace.release, args=(first, H))
+    ender.start()
+    ender.join()
+    assert pace.take(item("b"), H) == 0.0
+
+
+@pytest.mark.parametrize("pace", [Politeness(0.2), Hosts(per_host=1, delay=0.2)],
+                         ids=["core", "run.py"])
+def test_the_core_crawler_asks_any_pace(pace: Pace) -> None:
+    """Six slow pages on one host, 4 workers: the server sees starts 0.2 s apart, whichever
+    pace the crawler was given."""
+    slow = Slow(Resource(b"<p>leaf</p>"), 0.05)
+    with LocalSite({"/": Resource("".join(f'<a href="/{n}">x</a>' for n in range(6)).encode()),
+                    **{f"/{n}": slow for n in range(6)}}) as server:
+        Crawler([server.url("/")], threads=4, pace=pace).run()
+        times = sorted(r.time for r in server.requests)
+    assert len(times) == 7
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.18
