@@ -47,7 +47,7 @@ from minicrawl.visited import Visited, describe, make_visited
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
-from minicrawl.worker import WorkerLoop
+from minicrawl.worker import Parts, Worker, emit, unwanted
 from minicrawl.workers import Workers
 
 __all__ = ["Crawler", "Page"]
@@ -55,7 +55,7 @@ __all__ = ["Crawler", "Page"]
 log = logging.getLogger("minicrawl")
 
 
-class Crawler(WorkerLoop):
+class Crawler:
     """A crawl of ``seeds`` (URLs, or seed files) with the given options.
 
     ``Crawler(seeds, threads=4).run()`` crawls and returns the stats dict; ``pages()`` yields each
@@ -118,9 +118,8 @@ class Crawler(WorkerLoop):
         if opts.report:
             require_plotting()
         self.events = Events()  # the observers are made when the crawl runs
-        self.workers = Workers(opts.threads, self._worker)
+        self.workers = Workers(opts.threads, lambda n: Worker(self._parts, n).run())
         self.page_count = self.shared.pages if self.shared else PageCount()
-        self._over_capacity_told = False
         self._stopping = threading.Event()
 
     # -- the crawl ---------------------------------------------------------------------------
@@ -130,6 +129,10 @@ class Crawler(WorkerLoop):
         opts = self.options
         try:
             self.events = Events(self._observers(), self.stats)
+            self._parts = Parts(
+                opts, self.todo, self.visited, self.resolver, self.politeness, self.chains,
+                self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
+                self.page_count, self.workers, self._lastmod, self._fail)
             self.events.crawl_started()
             items, counts = self.state.start(recrawl=opts.recrawl)  # resume: the journal
             if items:
@@ -243,7 +246,8 @@ class Crawler(WorkerLoop):
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
         ToDo at depth 0, like the seeds; record each sitemap file."""
         reader = SitemapReader(self.options, self.politeness, self.stats,
-                               lambda url: self._unwanted(url) is None, now)
+                               lambda url: unwanted(self.resolver, self.politeness, url) is None,
+                               now)
         if self.archive is not None:  # sitemap fetches are archived like pages
             reader.fetcher.on_exchange = self.archive.exchange
         try:
@@ -263,11 +267,16 @@ class Crawler(WorkerLoop):
         self.todo.put_many(items)
         self.stats.add(sitemap_urls=len(items))
         if self.options.recrawl:
-            self._lastmod = found.lastmod
+            self._lastmod.update(found.lastmod)
         for page in file_records(found, items):
             self.events.sitemap_read(page)
-            self._emit(page)
+            emit(self.events, self.todo, page, [])
         self.events.sitemap_queued(items, len(urls) - len(items))
+
+    def _fail(self, failure: StateError | RedisUnavailable) -> None:
+        """A worker found the crawl cannot go on: stop it; ``run`` raises the first failure."""
+        self.failure = self.failure or failure
+        self.stop()
 
     def _interrupted(self) -> None:
         self.stats.add(interrupted=1)

@@ -34,7 +34,7 @@ revisit record names the first capture.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from minicrawl.links import is_html
 from minicrawl.options import Options
@@ -44,18 +44,6 @@ if TYPE_CHECKING:
     from minicrawl.page import Page
     from minicrawl.shared.conn import SharedRedis
     from minicrawl.state.store import CrawlState, NoState
-
-
-class Digests(Protocol):
-    """A first-wins map digest → URL."""
-
-    def claim(self, digest: str, url: str) -> str:
-        """The URL holding ``digest``: ``url`` if it is the first to claim it."""
-        ...
-
-    def holder(self, digest: str) -> str | None:
-        """The URL holding ``digest``, or None (nothing is claimed)."""
-        ...
 
 
 class LocalDigests:
@@ -108,9 +96,11 @@ class RedisDigests:
 
 
 class Duplicates:
-    """Decides, for each recorded page, whether it duplicates an earlier page's content."""
+    """Decides, for each recorded page, whether it duplicates an earlier page's content, from a
+    first-wins map digest → URL: ``claim(digest, url)`` the URL holding it (``url`` if first),
+    ``holder(digest)`` the URL holding it or None."""
 
-    def __init__(self, digests: Digests) -> None:
+    def __init__(self, digests: LocalDigests | RedisDigests) -> None:
         self.digests = digests
 
     def check(self, page: Page, prior: Prior | None) -> str | None:

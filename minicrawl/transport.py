@@ -44,29 +44,39 @@ class InterimSkippingResponse(http.client.HTTPResponse):
             super().begin()
 
 
+def bounded_socket(conn: HTTPConnection) -> socket.socket:
+    """urllib3's own ``_new_conn``, with :func:`minicrawl.dns.connect` (the lookup bounded by the
+    time-out) for ``socket.create_connection``; its errors are urllib3's."""
+    timeout = conn.timeout if isinstance(conn.timeout, (int, float)) else None
+    try:
+        return connect(conn._dns_host, conn.port, timeout, conn.socket_options)
+    except LookupTimeout as e:
+        raise ConnectTimeoutError(conn, str(e)) from e
+    except socket.gaierror as e:
+        raise NameResolutionError(conn.host, conn, e) from e
+    except TimeoutError as e:
+        raise ConnectTimeoutError(
+            conn, f"Connection to {conn.host} timed out. (connect timeout={timeout})") from e
+    except OSError as e:
+        raise NewConnectionError(conn, f"Failed to establish a new connection: {e}") from e
+
+
 class BoundedConnection(HTTPConnection):
     """urllib3's connection with the lookup bounded and 1xx answers skipped."""
 
     response_class = InterimSkippingResponse
 
     def _new_conn(self) -> socket.socket:
-        # urllib3's own _new_conn, with minicrawl.dns.connect for socket.create_connection.
-        timeout = self.timeout if isinstance(self.timeout, (int, float)) else None
-        try:
-            return connect(self._dns_host, self.port, timeout, self.socket_options)
-        except LookupTimeout as e:
-            raise ConnectTimeoutError(self, str(e)) from e
-        except socket.gaierror as e:
-            raise NameResolutionError(self.host, self, e) from e
-        except TimeoutError as e:
-            raise ConnectTimeoutError(
-                self, f"Connection to {self.host} timed out. (connect timeout={timeout})") from e
-        except OSError as e:
-            raise NewConnectionError(self, f"Failed to establish a new connection: {e}") from e
+        return bounded_socket(self)
 
 
-class BoundedTLSConnection(BoundedConnection, HTTPSConnection):
-    """The same over TLS (urllib3 wraps the socket :meth:`BoundedConnection._new_conn` made)."""
+class BoundedTLSConnection(HTTPSConnection):
+    """The same over TLS (urllib3 wraps the socket :func:`bounded_socket` made)."""
+
+    response_class = InterimSkippingResponse
+
+    def _new_conn(self) -> socket.socket:
+        return bounded_socket(self)
 
 
 class Pool(HTTPConnectionPool):

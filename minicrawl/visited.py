@@ -19,24 +19,24 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.bloom.filter import new_urls
 from minicrawl.bloom.hashes import not_a_url
 from minicrawl.options import Options
 
+if TYPE_CHECKING:
+    from minicrawl.shared.visited import RedisBloomVisited
+    from minicrawl.state.forgetting import ForgettingVisited
+
 log = logging.getLogger("minicrawl")
 
 
-class Visited(Protocol):
-    """What the crawler needs from a Visited filter."""
-
-    def add(self, url: str) -> bool: ...
-    def add_many(self, urls: Iterable[str]) -> list[bool]: ...
-    def add_new(self, urls: list[str]) -> list[str]: ...  # the core's SeenSet
-    def __contains__(self, url: object) -> bool: ...
-    def __len__(self) -> int: ...
+# Every Visited run.py may have; each is a core SeenSet (``add_new``), and ``add``, ``add_many``,
+# ``in`` and ``len`` besides (tests/core/test_visited.py runs the contract over all of them).
+Visited: TypeAlias = ("BloomFilter | ScalableBloomFilter | ExactVisited | RedisBloomVisited"
+                      " | ForgettingVisited")
 
 
 class ExactVisited:

@@ -1,23 +1,24 @@
 """One worker's loop: take → admit → fetch → extract → Visited → ToDo, one ToDo item at a time.
 
-:class:`WorkerLoop` is what each of the crawl's worker threads runs (:meth:`WorkerLoop._worker`).
-For each item it takes from ToDo it asks politeness whether the host may be asked now (WAIT: back
-to ToDo in its turn; DENY: recorded, never fetched), fetches it once, retries later or follows a
-redirect through Visited like a link, then extracts the page's links, offers the wanted ones to
-Visited in one batch (test-and-insert, one atomic step) and puts those never seen in ToDo — after
-the page is kept (:meth:`WorkerLoop._emit`), so that with a state a URL is in ToDo only once
-journaled.
+:class:`Worker` is what each of the crawl's worker threads runs (:meth:`Worker.run`). For each
+item it takes from ToDo it asks politeness whether the host may be asked now (WAIT: back to ToDo
+in its turn; DENY: recorded, never fetched), fetches it once, retries later or follows a redirect
+through Visited like a link, then extracts the page's links, offers the wanted ones to Visited
+in one batch (test-and-insert, one atomic step) and puts those never seen in ToDo — after the
+page is kept (:func:`emit`), so that with a state a URL is in ToDo only once journaled.
 
-It is mixed into :class:`minicrawl.crawler.Crawler`, which builds the parts listed below; the
-loop only uses them. Whatever watches or keeps the crawl hears about it at the points of
-:mod:`minicrawl.events` (``self.events``); none of it is named here.
+The crawler (:mod:`minicrawl.crawler`) builds the :class:`Parts` its workers share; a worker
+only uses them. Whatever watches or keeps the crawl hears about it at the points of
+:mod:`minicrawl.events` (``crawl.events``); none of it is named here.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from minicrawl.core.interfaces import Item
@@ -55,8 +56,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("minicrawl")
 
 
-class WorkerLoop:
-    """The worker's side of the crawl. The parts it uses, built by the crawler:"""
+@dataclass(frozen=True)
+class Parts:
+    """What the workers use, built by the crawler and shared by all of its workers."""
 
     options: Options
     todo: ToDo | RedisToDo  # a core Frontier: this process's, or the shared crawl's
@@ -72,23 +74,28 @@ class WorkerLoop:
     archive: WarcArchive | None
     page_count: PageCount | RedisPageCap  # .take(cap): this process's fetches, or all's
     workers: Workers  # the threads; .shift(): a turn at work
-    failure: StateError | RedisUnavailable | None
-    _lastmod: dict[str, datetime]
-    _over_capacity_told: bool
+    lastmod: dict[str, datetime]  # --sitemaps with --recrawl: URL → <lastmod>
+    fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
+    over_capacity_told: threading.Event = field(default_factory=threading.Event)
 
-    def stop(self) -> None:  # the crawler's
-        raise NotImplementedError
 
-    def _worker(self, n: int) -> None:
-        """Worker ``n``: take ToDo items until ToDo says the crawl is over, each in a turn at
-        work (only as many workers work at once as keep the CPU busy: ``self.workers``)."""
-        fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None,
-                          self.cookies)
+class Worker:
+    """Worker ``n`` of a crawl: :meth:`run` takes ToDo items until ToDo says the crawl is over."""
+
+    def __init__(self, crawl: Parts, n: int) -> None:
+        self.crawl, self.n = crawl, n
+
+    def run(self) -> None:
+        """Take and visit ToDo items, each in a turn at work (only as many workers work at once
+        as keep the CPU busy: ``crawl.workers``)."""
+        crawl, n = self.crawl, self.n
+        fetcher = Fetcher(crawl.options, crawl.archive.exchange if crawl.archive else None,
+                          crawl.cookies)
         try:
             while True:
-                with self.workers.shift() as turn:
+                with crawl.workers.shift() as turn:
                     while True:  # the turn is kept from item to item, until the gate narrows
-                        item = self.todo.take()
+                        item = crawl.todo.take()
                         if item is None:
                             return
                         self._handle(item, fetcher, n)
@@ -103,31 +110,29 @@ class WorkerLoop:
             self._visit(item, fetcher, n)
         except StateError as e:  # the state cannot record: stop, the journal keeps the rest
             log.error("%s", e)
-            self.failure = e
-            self.stop()
+            self.crawl.fail(e)
         except RedisUnavailable as e:  # Redis lost: the items in flight wait there
-            self.failure = self.failure or e  # run() raises it: one message, at the end
-            self.stop()
+            self.crawl.fail(e)  # run() raises it: one message, at the end
         except Exception as e:  # one bad URL must never kill a worker
             log.exception("worker %d failed on %s", n, item.url)
-            self.chains.end(item.url)
-            self.stats.add(errors=1, error_internal=1)
+            self.crawl.chains.end(item.url)
+            self.crawl.stats.add(errors=1, error_internal=1)
             self._emit(Page(item.url, item.depth, item.referrer, item.url, worker=n,
                             error=f"internal error: {type(e).__name__}: {e}"[:300],
                             fetched_at=now()))
         finally:
-            self.todo.done(item)
+            self.crawl.todo.done(item)
 
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
         """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
-        chain = self.chains.waiting_at(item.url)
-        if chain is None and item.url in self._lastmod and self._sitemap_unchanged(item, n):
+        chain = self.crawl.chains.waiting_at(item.url)
+        if chain is None and item.url in self.crawl.lastmod and self._sitemap_unchanged(item, n):
             return
-        admission = self.politeness.admit(item, fetcher)
+        admission = self.crawl.politeness.admit(item, fetcher)
         if admission.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
-            self.stats.add(politeness_waits=1)
-            self.todo.put_back(item, admission.not_before)
+            self.crawl.stats.add(politeness_waits=1)
+            self.crawl.todo.put_back(item, admission.not_before)
             return
         if admission.verdict is Verdict.DENY:
             self._refuse(item, chain, admission.reason, {admission.kind: 1}, n)
@@ -138,16 +143,16 @@ class WorkerLoop:
                 if chain is not None:
                     self._refuse(item, chain, "max_pages reached before redirect target", {}, n)
                 return
-            self.events.taken(n, item)
+            self.crawl.events.taken(n, item)
             if chain is None:
                 # With a state, what was recorded last time: a conditional GET, what changed.
-                chain = Chain(item, now(), self.state.prior(item.url))
+                chain = Chain(item, now(), self.crawl.state.prior(item.url))
             headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
             response = fetcher.fetch(item.url, headers=headers)
-            self.events.fetched(n, response)
+            self.crawl.events.fetched(n, response)
         finally:
-            self.politeness.done(item, host_pause(response, self.options.max_backoff))
-        opts = self.options
+            self.crawl.politeness.done(item, host_pause(response, self.crawl.options.max_backoff))
+        opts = self.crawl.options
         counts: dict[str, int] = {"requests": 1, "bytes": len(response.body)}
         error = response.error
         if is_retryable(response):
@@ -155,9 +160,9 @@ class WorkerLoop:
                 wait = wait_before_retry(response, item.attempt, opts.retry_backoff,
                                          opts.max_backoff)
                 counts["retries"] = 1
-                self.stats.add(counts)
-                self.events.retrying(n, item, opts.retries + 1, wait)
-                self.todo.put(replace(item, attempt=item.attempt + 1),
+                self.crawl.stats.add(counts)
+                self.crawl.events.retrying(n, item, opts.retries + 1, wait)
+                self.crawl.todo.put(replace(item, attempt=item.attempt + 1),
                               not_before=time.monotonic() + wait)
                 return
             error = failure_reason(response, item.attempt + 1)
@@ -167,11 +172,11 @@ class WorkerLoop:
         if error is None and response.location is not None:
             final_url, error, queued = self._redirect(chain, item, response)
             if queued:  # the record waits for the end of the chain
-                self.stats.add(counts, redirects_followed=1)
+                self.crawl.stats.add(counts, redirects_followed=1)
                 return
-        self.chains.end(item.url)
+        self.crawl.chains.end(item.url)
         if error:
-            self.events.gave_up(n, chain.item.url, error)
+            self.crawl.events.gave_up(n, chain.item.url, error)
         origin = chain.item
         page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
                     headers=response.headers, body=response.body,
@@ -182,12 +187,12 @@ class WorkerLoop:
     def _refuse(self, item: Item, chain: Chain | None, reason: str, counts: dict[str, int],
                 n: int) -> None:
         """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
-        self.chains.end(item.url)
+        self.crawl.chains.end(item.url)
         origin = chain.item if chain is not None else item
         page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
                     fetched_at=chain.fetched_at if chain is not None else now(), worker=n)
-        self.events.refused(n, item.url, reason, next(iter(counts), ""))
-        prior = chain.prior if chain is not None else self.state.prior(origin.url)
+        self.crawl.events.refused(n, item.url, reason, next(iter(counts), ""))
+        prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
         self._record(page, counts, prior, failed=not policy)
 
@@ -197,12 +202,12 @@ class WorkerLoop:
         counts["pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
-        self.state.note_change(page, prior, counts)  # with --state: new, changed, unchanged…
-        if self.duplicates is not None:  # the same bytes as a page recorded before?
-            page.duplicate_of = self.duplicates.check(page, prior)
+        self.crawl.state.note_change(page, prior, counts)  # with --state: new, changed, unchanged…
+        if self.crawl.duplicates is not None:  # the same bytes as a page recorded before?
+            page.duplicate_of = self.crawl.duplicates.check(page, prior)
             if page.duplicate_of is not None:
                 counts["content_duplicates"] = 1
-                self.events.duplicate_found(page.worker, page)
+                self.crawl.events.duplicate_found(page.worker, page)
         if page.error and failed:
             counts["errors"] = 1
             counts["error_" + error_kind(page.error)] = 1
@@ -211,7 +216,7 @@ class WorkerLoop:
         if page.status == 200 and page.body and is_html(page.content_type) \
                 and page.change != UNCHANGED and page.duplicate_of is None:
             new = self._follow_links(page, counts)  # an unchanged page has no new links
-        self.stats.add(counts)
+        self.crawl.stats.add(counts)
         self._emit(page, new)
 
     def _redirect(self, chain: Chain, item: Item,
@@ -219,37 +224,37 @@ class WorkerLoop:
         """Offer ``response``'s redirect target to Visited like a link; if it was never seen it
         goes to ToDo and carries the chain on. Returns (final URL, error, whether the target was
         queued). A chain ends without an error at a target out of scope or already seen."""
-        opts = self.options
+        opts = self.crawl.options
         target, error = next_hop(chain, item.url, response, sort_query=opts.sort_query,
                                  max_length=opts.max_url_length,
                                  cookies=not opts.no_cookies)
         if error is not None:
             return target, error, False
-        unwanted = self._unwanted(target)
-        if unwanted is not None:
-            self.stats.add({"redirects_" + unwanted: 1})
-            self.events.redirected(item.url, target, f"{unwanted.upper()} → drop")
+        why = self._unwanted(target)
+        if why is not None:
+            self.crawl.stats.add({"redirects_" + why: 1})
+            self.crawl.events.redirected(item.url, target, f"{why.upper()} → drop")
             return target, None, False
         # A hop back into its own chain (a cookie wall) is that page again, not a new one.
-        if target not in chain.urls and not self.visited.add_new([target]):
-            self.stats.add(redirects_to_visited=1)
-            self.events.redirected(item.url, target, "VISITED? yes → drop")
+        if target not in chain.urls and not self.crawl.visited.add_new([target]):
+            self.crawl.stats.add(redirects_to_visited=1)
+            self.crawl.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False
-        self.events.redirected(item.url, target,
+        self.crawl.events.redirected(item.url, target,
                                f"VISITED? no → TODO (depth {chain.item.depth})")
         hop = Item(target, chain.item.depth, item.url)
-        self.chains.carry(target, chain)  # before it is in ToDo, where a worker may take it
-        self.state.hop(item.url, hop, chain.item.url)  # the hop replaces the URL just fetched
-        self.todo.put(hop)
+        self.crawl.chains.carry(target, chain)  # before it is in ToDo, where a worker may take it
+        self.crawl.state.hop(item.url, hop, chain.item.url)  # the hop replaces the URL just fetched
+        self.crawl.todo.put(hop)
         return target, None, True
 
     def _follow_links(self, page: Page, counts: dict[str, int]) -> list[Item]:
         """Extract the page's links; the unseen, in-scope ones, as ToDo items (``_emit`` puts
         them in ToDo once the page is recorded)."""
-        opts = self.options
+        opts = self.crawl.options
         extracted = extract_links(page.body, page.final_url, page.content_type)
         counts["links_extracted"] = len(extracted.hrefs)
-        candidates, rejected = self.resolver.resolve(extracted.hrefs, extracted.base, counts)
+        candidates, rejected = self.crawl.resolver.resolve(extracted.hrefs, extracted.base, counts)
         page.links = list(candidates)
         depth = page.depth + 1
         decisions = LinkDecisions(
@@ -259,67 +264,75 @@ class WorkerLoop:
             counts["links_too_deep"] = len(page.links)
         else:
             counts["links_out_of_scope"] = 0
-            host_full = self.politeness.host_full if opts.max_pages_per_host else None
-            for url, unwanted in candidates.items():
-                if unwanted is None and host_full is not None and host_full(url):
-                    unwanted = "host_full"
-                if unwanted is None:
+            host_full = self.crawl.politeness.host_full if opts.max_pages_per_host else None
+            for url, why in candidates.items():
+                if why is None and host_full is not None and host_full(url):
+                    why = "host_full"
+                if why is None:
                     decisions.in_scope.append(url)
                 else:
-                    counts["links_" + unwanted] = counts.get("links_" + unwanted, 0) + 1
-                    decisions.unwanted[url] = unwanted
+                    counts["links_" + why] = counts.get("links_" + why, 0) + 1
+                    decisions.unwanted[url] = why
             if decisions.in_scope:  # Visited: test-and-insert, one atomic step per batch
-                decisions.new = self.visited.add_new(decisions.in_scope)
-            if not self._over_capacity_told and getattr(self.visited, "over_capacity", False):
-                self._over_capacity_told = True
-                warn_over_capacity(self.visited)
+                decisions.new = self.crawl.visited.add_new(decisions.in_scope)
+            told = self.crawl.over_capacity_told
+            if not told.is_set() and getattr(self.crawl.visited, "over_capacity", False):
+                told.set()
+                warn_over_capacity(self.crawl.visited)
         fresh = decisions.new
         counts["links_filtered"] = len(decisions.in_scope) - len(fresh)
         counts["links_new"] = page.new = len(fresh)
         # Before the links enter ToDo, so no TAKES line of the trace precedes its TODO line.
-        self.events.links_decided(page, decisions)
+        self.crawl.events.links_decided(page, decisions)
         return [Item(url, depth, page.final_url) for url in fresh]
 
     def _emit(self, page: Page, new: list[Item] | None = None) -> None:
-        """Keep the page, put its ``new`` links in ToDo, then report it.
-
-        The keepers (saved copy, the state's commit) hear of the page *before* its links enter
-        ToDo: with a state, a URL is in ToDo only once journaled (the resume argument in
-        :mod:`minicrawl.state.store`).
-        """
-        new = new or []
-        self.events.page_kept(page, new)
-        self.todo.put_many(new)
-        self.events.page_recorded(page)
+        emit(self.crawl.events, self.crawl.todo, page, new or [])
 
     # -- limits --------------------------------------------------------------------------------
 
     def _unwanted(self, url: str) -> str | None:
-        """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
-        out of scope, a trap, or a host that had its share."""
-        unwanted = self.resolver.out_of_bounds(url)
-        if unwanted is None and self.politeness.host_full(url):
-            return "host_full"
-        return unwanted
+        return unwanted(self.crawl.resolver, self.crawl.politeness, url)
 
     def _reserve_fetch(self) -> bool:
         """Count one fetch against ``max_pages`` (the whole crawl's, in a shared crawl); False
         (and ToDo closed) once the cap is hit."""
-        cap = self.options.max_pages
+        cap = self.crawl.options.max_pages
         if cap is None:
             return True
-        count = self.page_count.take(cap)
+        count = self.crawl.page_count.take(cap)
         if count in (0, cap):
-            self.todo.stop()  # the fetches in flight finish; no new one starts
+            self.crawl.todo.stop()  # the fetches in flight finish; no new one starts
         return count > 0
 
     def _sitemap_unchanged(self, item: Item, n: int) -> bool:
         """With --recrawl: record ``item`` unchanged, without a request, if its sitemap
         <lastmod> is not newer than its recorded fetch (True when done so)."""
-        prior = self.state.prior(item.url)
-        page = unchanged_page(item, prior, self._lastmod.get(item.url), n)
+        prior = self.crawl.state.prior(item.url)
+        page = unchanged_page(item, prior, self.crawl.lastmod.get(item.url), n)
         if page is None:
             return False
-        self.events.lastmod_unchanged(n, item.url)
+        self.crawl.events.lastmod_unchanged(n, item.url)
         self._record(page, {"sitemap_unchanged": 1}, prior)
         return True
+
+
+def emit(events: Events, todo: ToDo | RedisToDo, page: Page, new: list[Item]) -> None:
+    """Keep the page, put its ``new`` links in ToDo, then report it.
+
+    The keepers (saved copy, the state's commit) hear of the page *before* its links enter
+    ToDo: with a state, a URL is in ToDo only once journaled (the resume argument in
+    :mod:`minicrawl.state.store`).
+    """
+    events.page_kept(page, new)
+    todo.put_many(new)
+    events.page_recorded(page)
+
+
+def unwanted(resolver: LinkResolver, politeness: Politeness, url: str) -> str | None:
+    """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
+    out of scope, a trap, or a host that had its share."""
+    why = resolver.out_of_bounds(url)
+    if why is None and politeness.host_full(url):
+        return "host_full"
+    return why

@@ -325,7 +325,8 @@ def test_a_links_fragment_never_makes_it_malformed(server):
     assert stats["links_malformed"] == 1  # only the unbalanced IPv6 bracket
 
 
-def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_path):
+def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_path,
+                                                                  monkeypatch):
     """After Ctrl-C, run() returns only once every worker has recorded its page. (CPython 3.11's
     Thread.join, interrupted by Ctrl-C, marks the thread it was joining as stopped while it still
     runs: waiting that way closed the output under worker 1's last record.)"""
@@ -333,22 +334,25 @@ def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_
     import threading
     import time
 
+    from minicrawl import worker
+
     started_late: list[str] = []  # pages worker 1 began to record after Ctrl-C
     recorded_late: list[str] = []
+    emit = worker.emit
 
-    class SlowToFinish(Crawler):
-        def _emit(self, page, new=None):
-            late = self._stopping.is_set() and threading.current_thread().name == "worker-1"
-            if late:
-                started_late.append(page.url)
-                time.sleep(1.0)  # the page worker 1 holds when Ctrl-C comes is slow to record
-            super()._emit(page, new)
-            if late:
-                recorded_late.append(page.url)
+    def slow_to_finish(events, todo, page, new):
+        late = crawler._stopping.is_set() and threading.current_thread().name == "worker-1"
+        if late:
+            started_late.append(page.url)
+            time.sleep(1.0)  # the page worker 1 holds when Ctrl-C comes is slow to record
+        emit(events, todo, page, new)
+        if late:
+            recorded_late.append(page.url)
 
+    monkeypatch.setattr(worker, "emit", slow_to_finish)
     server, site = make_site(pages=1000)
     out = tmp_path / "out.jsonl"
-    crawler = SlowToFinish([server.url(site.start)], threads=4, out=str(out), **FAST)
+    crawler = Crawler([server.url(site.start)], threads=4, out=str(out), **FAST)
 
     def interrupt() -> None:
         while len(server.requests) < 50:
