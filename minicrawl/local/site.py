@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 
 @dataclass
@@ -103,7 +102,7 @@ class LocalSite:
                 self.end_headers()
                 self.wfile.write(resource.body)
 
-            def log_message(self, format: str, *args: Any) -> None:
+            def log_message(self, format: str, *args: object) -> None:
                 pass  # the request log above is the record; keep the terminal quiet
 
         class Server(ThreadingHTTPServer):
@@ -111,10 +110,13 @@ class LocalSite:
             daemon_threads = True
             stopping = site._stopping  # fault injectors that stall give up when the site stops
 
-            def handle_error(self, request: Any, client_address: Any) -> None:
+            def handle_error(self, request: socket.socket | tuple[bytes, socket.socket],
+                             client_address: tuple[str, int]) -> None:
                 pass  # clients hanging up on a drip or a reset are the point, not a failure
 
-            def get_request(self) -> tuple[socket.socket, Any]:
+            def get_request(self) -> tuple[socket.socket, tuple[str, int]]:
+                """(the accepted connection, TLS-wrapped for an HTTPS site; the client's
+                (host, port): the site listens on IPv4 loopback only)."""
                 conn, address = super().get_request()
                 if site.tls is not None:  # the handshake happens in the request's thread
                     conn = site.tls.wrap_socket(conn, server_side=True,

@@ -37,7 +37,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeAlias, TypeVar
 
 import redis
 from redis.backoff import NoBackoff
@@ -53,6 +53,15 @@ from minicrawl.redact import redact
 log = logging.getLogger("minicrawl")
 
 T = TypeVar("T")
+
+#: What a script may be given in ARGV (redis-py sends each as a string).
+ScriptArg: TypeAlias = str | bytes | int | float
+#: What a Lua script returns, as redis-py hands it over with ``decode_responses``: a Lua number
+#: is an int (``true`` is 1), a string is a str, ``nil`` and ``false`` are None, a table is a
+#: list. (A script's error is raised, never returned.)
+Reply: TypeAlias = "int | str | None | list[Reply]"
+#: One script call for :meth:`SharedRedis.eval_many`: the script, its KEYS, its ARGV.
+ScriptCall: TypeAlias = tuple[str, Sequence[str], Sequence[ScriptArg]]
 
 SLOTS = 16384
 
@@ -245,30 +254,35 @@ class SharedRedis:
                 time.sleep(min(random.uniform(0, delay), self.retry_for - waited))
                 delay = min(delay * 2, 2.0)
 
-    def eval(self, what: str, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    def eval(self, what: str, script: str, keys: Sequence[str], args: Sequence[ScriptArg]
+             ) -> Reply:
         """Run a Lua script: EVALSHA, and EVAL if the server does not know it yet (a restart, a
-        failover, a new cluster node) — the script text is not sent with every call."""
+        failover, a new cluster node) — the script text is not sent with every call. Returns
+        the script's reply (read it with :func:`reply_int`, :func:`reply_str` or
+        :func:`reply_list`)."""
         return self.eval_many(what, [(script, keys, args)])[0]
 
-    def eval_many(self, what: str, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]
-                  ) -> list[Any]:
-        """Several scripts in one pipeline (one round trip per node); their results in order."""
-        def run() -> list[Any]:
+    def eval_many(self, what: str, calls: Sequence[ScriptCall]) -> list[Reply]:
+        """Several scripts in one pipeline (one round trip per node); their replies in order (the
+        first error among them is raised)."""
+        def run() -> list[Reply]:
             results = self._run(calls, "EVALSHA")
             missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
             if missing:
                 for i, r in zip(missing, self._run([calls[i] for i in missing], "EVAL"),
                                 strict=True):
                     results[i] = r
+            replies: list[Reply] = []
             for r in results:
                 if isinstance(r, Exception):
                     raise r
-            return results
+                replies.append(r)
+            return replies
 
         return self.call(what, run)
 
-    def _run(self, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
-             command: str) -> list[Any]:
+    def _run(self, calls: Sequence[ScriptCall], command: str) -> list[Reply | Exception]:
+        """Each call's reply, or its error (a NoScriptError among them: the script to send)."""
         if len(calls) == 1:  # no pipeline object for the common single call
             script, keys, args = calls[0]
             try:
@@ -296,14 +310,37 @@ class SharedRedis:
             pass
 
 
+def reply_int(reply: Reply) -> int:
+    """A script's reply read as an integer (a Lua number, or a string of digits); TypeError
+    for nil or a table, ValueError for other text — as ``int()`` says."""
+    if isinstance(reply, (int, str)):
+        return int(reply)
+    raise TypeError(f"a Redis script answered {reply!r} where an integer was expected")
+
+
+def reply_str(reply: Reply) -> str:
+    """A script's reply that is a Lua string; TypeError for anything else."""
+    if isinstance(reply, str):
+        return reply
+    raise TypeError(f"a Redis script answered {reply!r} where a string was expected")
+
+
+def reply_list(reply: Reply) -> list[Reply]:
+    """A script's reply that is a Lua table (an empty one included); TypeError for anything
+    else."""
+    if isinstance(reply, list):
+        return reply
+    raise TypeError(f"a Redis script answered {reply!r} where a table was expected")
+
+
 def connect(url: str) -> redis.Redis | RedisCluster:
     """A client for ``url``: a cluster client for ``redis+cluster://`` or a cluster node."""
     scheme, sep, rest = url.partition("://")
     if not sep or scheme not in REDIS_SCHEMES:
         raise ValueError(f"not a Redis URL: {url!r} (redis://HOST:PORT/DB or "
                          f"redis+cluster://HOST:PORT)")
-    settings: dict[str, Any] = {"decode_responses": True, "socket_timeout": 10,
-                                "socket_connect_timeout": 5}
+    settings: dict[str, bool | float] = {"decode_responses": True, "socket_timeout": 10,
+                                         "socket_connect_timeout": 5}
     if scheme.endswith("+cluster"):
         return RedisCluster.from_url(scheme.removesuffix("+cluster") + "://" + rest, **settings)
     # Retries are ours (SharedRedis.call), so redis-py's own are switched off.

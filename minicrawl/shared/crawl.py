@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.shared.caps import RedisPageCap
-from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.conn import SharedRedis, reply_int
 from minicrawl.shared.gate import RedisHostGate
 from minicrawl.shared.stats import META, RedisStats, read_shared, shared_elapsed
 from minicrawl.shared.todo import GROUP, LEN_SCRIPT, RedisToDo
@@ -62,8 +62,9 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
                        RedisStats(shared), gate, RedisPageCap(shared))
 
 
-def crawl_status(options: Options) -> dict[str, Any]:
-    """The shared stats of crawl ``options.crawl``, read without joining it."""
+def crawl_status(options: Options) -> JSON:
+    """The shared stats of crawl ``options.crawl``, read without joining it: name, state,
+    counters, timing, ToDo and Visited figures, ready for JSON."""
     from minicrawl.visited import describe
 
     shared = connect(options)
@@ -73,12 +74,12 @@ def crawl_status(options: Options) -> dict[str, Any]:
             return {"crawl": shared.name, "state": "unknown (no such crawl in this Redis)"}
         unfinished = int(shared.call("reading ToDo", lambda: shared.client.get(
             shared.key("todo:unfinished"))) or 0)
-        waiting = int(shared.eval("measuring ToDo", LEN_SCRIPT,
-                                  [shared.key("todo:stream"), shared.key("todo:delayed")],
-                                  [GROUP]))
+        waiting = reply_int(shared.eval("measuring ToDo", LEN_SCRIPT,
+                                        [shared.key("todo:stream"), shared.key("todo:delayed")],
+                                        [GROUP]))
         elapsed = shared_elapsed(shared, fields)
         counts = {k: v for k, v in sorted(fields.items()) if k not in META}
-        status: dict[str, Any] = {
+        status: JSON = {
             "crawl": shared.name, "state": "running" if unfinished else "finished",
             "processes": fields.get("processes", 0), **counts,
             "elapsed_s": round(elapsed, 3),

@@ -12,10 +12,9 @@ The hash also holds ``started_at_ms`` (Redis's clock when the first process join
 
 from __future__ import annotations
 
-from typing import Any
-
 from minicrawl.errors import RedisUnavailable
-from minicrawl.shared.conn import SharedRedis
+from minicrawl.jsontypes import JSON, JSONValue
+from minicrawl.shared.conn import SharedRedis, reply_int
 from minicrawl.stats import Stats
 
 #: Fields of the hash that are not counters.
@@ -57,8 +56,8 @@ def shared_elapsed(shared: SharedRedis, fields: dict[str, int]) -> float:
     started = fields.get("started_at_ms")
     if started is None:
         return 0.0
-    end = fields.get("finished_at_ms") or int(shared.eval("reading the clock", NOW_SCRIPT,
-                                                          [shared.key("stats")], []))
+    end = fields.get("finished_at_ms") or reply_int(shared.eval("reading the clock", NOW_SCRIPT,
+                                                                [shared.key("stats")], []))
     return max(0.0, (end - started) / 1000)
 
 
@@ -112,7 +111,7 @@ class RedisStats(Stats):
                 pass
         return super().elapsed
 
-    def snapshot(self, **extra: Any) -> dict[str, Any]:
+    def snapshot(self, **extra: JSONValue) -> JSON:
         """The whole crawl's stats, plus ``processes`` (how many joined it)."""
         snap = super().snapshot(**extra)
         if self._shared.failure is None:

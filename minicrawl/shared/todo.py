@@ -48,11 +48,10 @@ import socket
 import threading
 import time
 import uuid
-from typing import Any
 
 from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
-from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.conn import ScriptCall, SharedRedis, reply_int, reply_list, reply_str
 
 log = logging.getLogger("minicrawl")
 
@@ -167,7 +166,7 @@ return out
 
 
 def _encode(item: Item, nonce: str | None = None) -> str:
-    fields: list[Any] = [item.url, item.depth, item.referrer, item.attempt]
+    fields: list[str | int | None] = [item.url, item.depth, item.referrer, item.attempt]
     if nonce is not None:  # delayed items are sorted-set members, which must be unique
         fields.append(nonce)
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
@@ -189,9 +188,9 @@ class RedisToDo:
         self._unfinished, self._starting = k("todo:unfinished"), k("todo:starting")
         self._cursor, self._meta, self._stats = k("todo:cursor"), k("todo:epoch"), k("stats")
         proposed = uuid.uuid4().hex
-        self._epoch = shared.eval(
+        self._epoch = reply_str(shared.eval(
             "joining the crawl", INIT_SCRIPT, [self._stream, self._meta, self._starting],
-            [GROUP, self._consumer, STARTING_GRACE_MS, proposed])
+            [GROUP, self._consumer, STARTING_GRACE_MS, proposed]))
         #: Whether the crawl was under way (or over) before this process came: not started here.
         self.joined = self._epoch != proposed
         self._first_poll = True
@@ -230,11 +229,12 @@ class RedisToDo:
     def _put(self, payloads: list[str], delay_ms: int, urls: list[str]) -> None:
         shared = self._shared
         token = shared.tokens.token(urls)
-        calls = [(PUT_SCRIPT,
-                  [self._stream, self._delayed, self._unfinished,
-                   shared.key(f"todo:token:{token}.{start}")],
-                  [shared.token_ttl, delay_ms, *payloads[start:start + BATCH]])
-                 for start in range(0, len(payloads), BATCH)]
+        calls: list[ScriptCall] = [
+            (PUT_SCRIPT,
+             [self._stream, self._delayed, self._unfinished,
+              shared.key(f"todo:token:{token}.{start}")],
+             [shared.token_ttl, delay_ms, *payloads[start:start + BATCH]])
+            for start in range(0, len(payloads), BATCH)]
         shared.eval_many("putting URLs in ToDo", calls)
 
     # ----------------------------------------------------------------- taking
@@ -248,20 +248,20 @@ class RedisToDo:
         while not self._closed.is_set():
             first = self._first_poll
             try:
-                answer = self._shared.eval(
+                answer = reply_list(self._shared.eval(
                     "taking an item from ToDo", POLL_SCRIPT, keys,
-                    [GROUP, self._consumer, self._reclaim_ms, self._epoch, "1" if first else "0"])
+                    [GROUP, self._consumer, self._reclaim_ms, self._epoch, "1" if first else "0"]))
             except RedisUnavailable as e:
                 self._fail(e)
                 return None
             self._first_poll = False
             if answer[0] == "item":
-                entry_id = answer[1]
+                entry_id = reply_str(answer[1])
                 with self._lock:
                     self._inflight.add(entry_id)
                 ids = self._ids()
                 ids.append(entry_id)
-                item = _decode(answer[2])
+                item = _decode(reply_str(answer[2]))
                 self._shared.tokens.begin(entry_id, item.url)
                 return item
             if answer[0] == "done":
@@ -336,10 +336,10 @@ class RedisToDo:
     def drain(self) -> list[Item]:
         """Remove and return every item not yet handed out to any process (ready and delayed)."""
         items: list[Item] = []
-        while batch := self._shared.eval(
+        while batch := reply_list(self._shared.eval(
                 "draining ToDo", DRAIN_SCRIPT, [self._stream, self._delayed, self._unfinished],
-                [GROUP, self._consumer]):
-            items += [_decode(p) for p in batch]
+                [GROUP, self._consumer])):
+            items += [_decode(reply_str(p)) for p in batch]
         return items
 
     def __len__(self) -> int:
@@ -347,8 +347,8 @@ class RedisToDo:
         if self.failure is not None:
             return 0
         try:
-            return int(self._shared.eval("measuring ToDo", LEN_SCRIPT,
-                                         [self._stream, self._delayed], [GROUP]))
+            return reply_int(self._shared.eval("measuring ToDo", LEN_SCRIPT,
+                                               [self._stream, self._delayed], [GROUP]))
         except RedisUnavailable:
             return 0
 

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 import mmh3
 import numpy as np
@@ -40,7 +39,7 @@ from minicrawl.bloom.filter import new_urls
 from minicrawl.bloom.hashes import MAX_BITS, hash_keys, indices_many
 from minicrawl.bloom.sizing import FilterNumbers, optimal_bits
 from minicrawl.errors import RedisUnavailable, VisitedMismatch
-from minicrawl.shared.conn import SharedRedis, shard_tags
+from minicrawl.shared.conn import ScriptArg, SharedRedis, reply_str, shard_tags
 
 #: Seed of the hash that routes a URL to its shard. The indices use MurmurHash3 x64-128 with
 #: seed 0 (minicrawl.bloom.hashes); another function and seed keep the route independent of them.
@@ -192,7 +191,7 @@ class RedisBloomVisited(FilterNumbers):
         shard, offsets = self.locate(urls)
         token = self._shared.tokens.token(urls)
         ttl = self._shared.token_ttl
-        calls: list[tuple[str, list[str], list[Any]]] = []
+        calls: list[tuple[str, list[str], list[ScriptArg]]] = []
         rows_of_call: list[np.ndarray] = []
         for s in np.unique(shard).tolist():
             rows = np.flatnonzero(shard == s)  # in the caller's order: in-batch repeats work
@@ -205,9 +204,7 @@ class RedisBloomVisited(FilterNumbers):
         results = self._shared.eval_many("adding URLs to Visited", calls)
         new = np.zeros(len(urls), dtype=bool)
         for part, res in zip(rows_of_call, results, strict=True):
-            if isinstance(res, Exception):
-                raise res
-            new[part] = np.frombuffer(res.encode(), dtype=np.uint8) == ord("1")
+            new[part] = np.frombuffer(reply_str(res).encode(), dtype=np.uint8) == ord("1")
         if new.any():
             self._cache.clear()  # the numbers changed: the next reading (the summary) is fresh
         return new.tolist()
@@ -217,30 +214,31 @@ class RedisBloomVisited(FilterNumbers):
         if not isinstance(url, str):
             return False
         shard, offsets = self.locate([url])
-        ops: list[Any] = []
+        ops: list[str | int] = []
         for off in offsets[0].tolist():
             ops += ["GET", "u1", off]
         key = self._keys[int(shard[0])]
-        bits = self._shared.call("reading Visited", lambda: self._shared.client.execute_command(
-            "BITFIELD_RO", key, *ops))
+        bits: list[int] = self._shared.call("reading Visited", lambda: (
+            self._shared.client.execute_command("BITFIELD_RO", key, *ops)))
         return all(bits)
 
     def __len__(self) -> int:
         """URLs added as new by all processes (cached for a second)."""
-        return self._cached("count", 1.0, lambda: sum(
-            int(v or 0) for v in self._pipeline("GET", self._count_keys)))
+        return self._cached("count", 1.0, lambda: sum(self._pipeline("GET", self._count_keys)))
 
     # ----------------------------------------------------------------- numbers
 
-    def _pipeline(self, command: str, keys: list[str]) -> list[Any]:
-        def run() -> list[Any]:
+    def _pipeline(self, command: str, keys: list[str]) -> list[int]:
+        """``command key`` for each key, in one pipeline: the integer answers (a GET of a missing
+        key: 0)."""
+        def run() -> list[int]:
             pipe = self._shared.client.pipeline(transaction=False)
             for key in keys:
                 pipe.execute_command(command, key)
-            return pipe.execute()
+            return [int(v or 0) for v in pipe.execute()]
         return self._shared.call("reading Visited stats", run)
 
-    def _cached(self, name: str, max_age: float, compute: Any) -> int:
+    def _cached(self, name: str, max_age: float, compute: Callable[[], int]) -> int:
         now = time.monotonic()
         at, value = self._cache.get(name, (-max_age - 1.0, 0))
         if now - at > max_age:

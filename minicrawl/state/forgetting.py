@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any
 
 from minicrawl.bloom.filter import new_urls
 from minicrawl.visited import Visited
@@ -61,5 +60,7 @@ class ForgettingVisited:
     def __len__(self) -> int:
         return len(self.inner)
 
-    def __getattr__(self, name: str) -> Any:  # fill ratio, bits, ... for the stats
+    def __getattr__(self, name: str) -> object:
+        """The inner filter's attribute ``name`` (fill ratio, bits, ...): for the stats, which
+        read such figures by name (``getattr``), whichever kind of Visited they describe."""
         return getattr(self.inner, name)

@@ -11,9 +11,9 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from minicrawl.bloom import BloomFileError
+from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.state.db import DIGESTS_TABLE, FORMAT, SCHEMA, StateError, Transaction
 from minicrawl.visited import Visited, make_visited
@@ -53,8 +53,7 @@ def claim_directory(directory: Path, db_path: Path) -> int | None:
     return fd
 
 
-def check_meta(db: sqlite3.Connection, directory: Path, config: dict[str, Any]
-               ) -> tuple[int, int]:
+def check_meta(db: sqlite3.Connection, directory: Path, config: JSON) -> tuple[int, int]:
     """Create the tables of a new database, or check an old one is this crawl's (same format,
     same configuration); (the checkpoint's ``seq``, the highest ``seq`` written)."""
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
@@ -121,7 +120,7 @@ def _load_filter(like: Visited, path: Path) -> Visited:
     return loaded
 
 
-def crawl_config(options: Options, seeds: Iterable[str]) -> dict[str, Any]:
+def crawl_config(options: Options, seeds: Iterable[str]) -> JSON:
     """The settings a state directory is bound to: those that decide which URLs exist for the
     crawl (seeds, scope, canonicalization) and how Visited is built. Resuming with different
     ones would mix two crawls; per-run settings (threads, max_pages, timeouts) may change."""

@@ -71,10 +71,11 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
+from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.output import Outbox, Output
 from minicrawl.state.db import StateError, Transaction, open_db, record_page
@@ -126,7 +127,7 @@ class CrawlState(CrawlObserver):
     existed = False  # True when the directory held a crawl already (a resume, a recrawl)
 
     def __init__(self, directory: str | os.PathLike[str], options: Options,
-                 config: dict[str, Any]) -> None:
+                 config: JSON) -> None:
         self.dir = Path(directory)
         self.db_path = self.dir / DB_NAME
         self.filter_path = self.dir / FILTER_NAME
@@ -295,7 +296,8 @@ class CrawlState(CrawlObserver):
         if not page.sitemap:  # a sitemap file is no page: read again by each run
             self.commit(page, list(new))
 
-    def crawl_finished(self, stats: dict[str, Any]) -> None:
+    def crawl_finished(self, stats: JSON) -> None:
+        """The crawl is over: close (see :meth:`close`); ``stats`` are left as they are."""
         self.close()
 
     def close(self, checkpoint: bool = True) -> None:

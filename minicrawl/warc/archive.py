@@ -22,6 +22,7 @@ archived as a ``revisit`` of the first, not as a second copy. A fetch that got n
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import queue
@@ -31,10 +32,11 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, BinaryIO
 
 from minicrawl.events import CrawlObserver
 from minicrawl.fetch import Response
+from minicrawl.jsontypes import JSON
 from minicrawl.links import is_html
 from minicrawl.options import Options
 from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
@@ -84,7 +86,7 @@ class WarcArchive(CrawlObserver):
         self.failure: str | None = None  # the writer's error: the archive stopped
         self.stats: dict[str, int] = {}
         self._stats_lock = threading.Lock()
-        self._file: Any = None
+        self._file: io.FileIO  # the file being written: opened by _open_first, below
         self._index, self._size, self._warcinfo_id = 0, 0, ""
         try:
             self._open_first(resume)
@@ -105,9 +107,14 @@ class WarcArchive(CrawlObserver):
     def page_kept(self, page: Page, new: Sequence[Item]) -> None:
         self.page(page)
 
-    def crawl_finished(self, stats: dict[str, Any]) -> None:
+    def crawl_finished(self, stats: JSON) -> None:
+        """The crawl is over: write the rest and close (:meth:`close`), adding the ``warc_*``
+        counters to the crawl's final ``stats``."""
         for name, n in self.close().items():
-            stats[name] = stats.get(name, 0) + n
+            before = stats.get(name, 0)
+            if not isinstance(before, int):
+                raise TypeError(f"stats[{name!r}] is {before!r}, not a count")
+            stats[name] = before + n
 
     # -- called by workers ---------------------------------------------------------------------
 
@@ -133,7 +140,7 @@ class WarcArchive(CrawlObserver):
         else:
             self._put(exchange)
 
-    def page(self, page: Any) -> None:
+    def page(self, page: Page) -> None:
         """A page is recorded: archive the answer held back for it, as a ``revisit`` if the
         page is a duplicate (``page.duplicate_of``) of one recorded earlier."""
         held = self._held.pop(threading.get_ident(), None)
@@ -198,8 +205,7 @@ class WarcArchive(CrawlObserver):
                 with self._room:
                     self._queued -= size
                     self._room.notify_all()
-        if self._file is not None:
-            self._file.close()
+        self._file.close()
 
     def _fail(self, e: Exception) -> None:
         self.failure = f"{type(e).__name__}: {e}"
@@ -311,7 +317,7 @@ def cut_partial_record(path: str) -> int:
         return size
 
 
-def _member_end(f: Any, offset: int, size: int) -> int | None:
+def _member_end(f: BinaryIO, offset: int, size: int) -> int | None:
     """Where the gzip member at ``offset`` ends, if it is complete and holds a WARC record."""
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     f.seek(offset)

@@ -31,12 +31,14 @@ import io
 import socket
 import uuid
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
-from typing import Any
+from typing import TypeAlias
 from urllib.parse import urlsplit
 
+from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -49,6 +51,10 @@ PROFILE = "http://netpreserve.org/warc/1.1/revisit/"
 NOT_MODIFIED = PROFILE + "server-not-modified"
 IDENTICAL = PROFILE + "identical-payload-digest"
 ORIGINAL = "X-Minicrawl-Original-"
+
+#: warcio's header filter: given a (name, value) header, the header to write instead, or None
+#: to leave it out.
+HeaderFilter: TypeAlias = Callable[[tuple[str, str]], tuple[str, str] | None]
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,9 @@ class _WireHeaders(StatusAndHeaders):
     """Headers written back as the Latin-1 bytes they were decoded from (warcio would
     percent-encode any non-ASCII value, which is not what was sent)."""
 
-    def compute_headers_buffer(self, header_filter: Any = None) -> None:
+    def compute_headers_buffer(self, header_filter: HeaderFilter | None = None) -> None:
+        """Set ``headers_buff``: the status line and headers (through ``header_filter``) as
+        Latin-1 bytes, ending with the blank line."""
         self.headers_buff = self.to_str(header_filter).encode("latin-1", "replace") + b"\r\n"
 
 
@@ -142,7 +150,8 @@ class RecordMaker:
             warc_headers_dict={**common, "WARC-Concurrent-To": exchange.response_id})
         return self._compress([main, request])
 
-    def _compress(self, records: list[Any]) -> bytes:
+    def _compress(self, records: list[ArcWarcRecord]) -> bytes:
+        """``records`` written one after the other, each as a gzip member of its own."""
         out = []
         for record in records:
             self._buffer.seek(0)
