@@ -9,7 +9,9 @@ links, and offer each link to Visited; only links Visited has never seen enter T
 The map of the package is in docs/architecture.md.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from minicrawl.redact import install_log_redaction
 from minicrawl.version import __version__
@@ -30,7 +32,8 @@ if TYPE_CHECKING:
     from minicrawl.visited import ExactVisited
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type[BloomFilter | Crawler | ExactVisited | Options | Page]:
+    """The class ``name`` of :data:`_EXPORTS`, imported on first use."""
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'minicrawl' has no attribute {name!r}")

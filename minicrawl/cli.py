@@ -12,10 +12,11 @@ import logging
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypedDict
 
 from minicrawl.errors import OneLineParser
-from minicrawl.options import Options, bounds_text, option_fields
+from minicrawl.options import Options, OptionValue, bounds_text, option_fields
 from minicrawl.redact import redact
 from minicrawl.seeds import NoValidSeeds
 from minicrawl.version import __version__
@@ -27,6 +28,20 @@ if TYPE_CHECKING:  # not imported at run time: a usage error need not load the c
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_OUTPUT = 1  # the crawl ran, but an output file (--out, --stats, --report) failed
 EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
+
+
+class _Argument(TypedDict, total=False):
+    """The keywords ``add_argument`` gets for the flag of one :class:`Options` field."""
+
+    help: str
+    dest: str
+    action: str
+    default: OptionValue
+    metavar: str
+    choices: tuple[str, ...]
+    nargs: str
+    const: str
+    type: Callable[[str], object]  # int, float or str: the flag's text to its value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,14 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
             meta["group"], parser.add_argument_group(meta["group"]))
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        kwargs: dict[str, Any] = {"help": _help_with_bounds(meta), "dest": f.name}
+        kwargs: _Argument = {"help": _help_with_bounds(meta["help"], meta), "dest": f.name}
         if isinstance(default, bool):
-            kwargs.update(action="store_true")
+            kwargs.update({"action": "store_true"})
         elif meta.get("action") == "append":
-            kwargs.update(action="append", default=[], metavar="VALUE")
+            kwargs.update({"action": "append", "default": [], "metavar": "VALUE"})
         else:
-            kwargs.update(type=_field_type(f), default=default,
-                          metavar=meta.get("metavar", f.name.split("_")[-1].upper()))
+            kwargs.update({"type": _field_type(f), "default": default,
+                           "metavar": meta.get("metavar", f.name.split("_")[-1].upper())})
             for name in ("choices", "nargs", "const"):  # e.g. --trace [FILE]: nargs="?"
                 if name in meta:
                     kwargs[name] = meta[name]
@@ -69,9 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _help_with_bounds(meta: Any) -> str:
-    """The field's help, its bounds added to the default the help ends with."""
-    text, bounds = meta["help"], bounds_text(meta)
+def _help_with_bounds(text: str, meta: Mapping[str, object]) -> str:
+    """The field's help ``text``, the bounds in its ``meta`` added to the default the help
+    ends with."""
+    bounds = bounds_text(meta)
     if not bounds:
         return text
     if text.endswith(")") and "(default" in text:  # "(default: no limit)"
@@ -107,9 +123,10 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None,
-                     **settings: Any) -> tuple[int, Crawler | None]:
+                     **settings: OptionValue) -> tuple[int, Crawler | None]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, the
-    crawler that ran, or None if it could not start or failed)."""
+    crawler that ran, or None if it could not start or failed). ``settings`` change ``options``
+    as keywords of :class:`Options` (``threads=4``)."""
     from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
     from minicrawl.state.store import StateError
@@ -117,7 +134,9 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     from minicrawl.watch.view import LiveView, format_summary, wants_live_view
 
     try:
-        crawler = Crawler(seeds, options, **settings)
+        if settings:  # what Crawler(seeds, options, **settings) would do with them
+            options = (options or Options()).replace(**settings)
+        crawler = Crawler(seeds, options)
     except (NoValidSeeds, ReportUnavailable, StateError, ValueError) as e:
         # ValueError: settings that only fail once combined with what they meet: a Redis crawl
         # whose filter needs more shards than --visited-shards gives, or whose Visited was

@@ -38,13 +38,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
     from minicrawl.fetch import Response
     from minicrawl.page import Page
-    from minicrawl.stats import Stats
+    from minicrawl.stats import Stats, StatsSnapshot
 
 log = logging.getLogger("minicrawl")
 
@@ -93,7 +93,7 @@ class CrawlObserver:
         the crawl (a state that cannot write)."""
 
     def page_recorded(self, page: Page) -> None: ...
-    def crawl_finished(self, stats: dict[str, Any]) -> None: ...
+    def crawl_finished(self, stats: StatsSnapshot) -> None: ...
 
 
 POINTS = tuple(name for name in vars(CrawlObserver)
@@ -107,6 +107,25 @@ class Events:
     """The crawl's observers behind one object: ``events.fetched(worker, response)`` calls
     ``fetched`` on each observer that overrides it, in order."""
 
+    # The points, each set in __init__; their arguments are those of CrawlObserver's.
+    crawl_started: Callable[[], None]
+    resumed: Callable[[Sequence[Item]], None]
+    seeds_queued: Callable[[Sequence[str], Sequence[str]], None]
+    taken: Callable[[int, Item], None]
+    fetched: Callable[[int, Response], None]
+    retrying: Callable[[int, Item, int, float], None]
+    redirected: Callable[[str, str, str], None]
+    refused: Callable[[int, str, str, str], None]
+    gave_up: Callable[[int, str, str], None]
+    links_decided: Callable[[Page, LinkDecisions], None]
+    duplicate_found: Callable[[int, Page], None]
+    sitemap_read: Callable[[Page], None]
+    sitemap_queued: Callable[[Sequence[Item], int], None]
+    lastmod_unchanged: Callable[[int, str], None]
+    page_kept: Callable[[Page, Sequence[Item]], None]
+    page_recorded: Callable[[Page], None]
+    crawl_finished: Callable[[StatsSnapshot], None]
+
     def __init__(self, observers: Iterable[CrawlObserver] = (),
                  stats: Stats | None = None) -> None:
         self.observers = list(observers)
@@ -116,12 +135,9 @@ class Events:
                        else _guarded(o, point, stats) for o in self.observers
                        if getattr(type(o), point, default) is not default]
             setattr(self, point, _fan_out(hearing))
-        self.crawl_finished = _fan_out_all(  # type: ignore[method-assign]
+        self.crawl_finished = _fan_out_all(
             [o.crawl_finished for o in self.observers
              if type(o).crawl_finished is not CrawlObserver.crawl_finished])
-
-    def __getattr__(self, name: str) -> Any:  # for type checkers: the points are set above
-        raise AttributeError(name)
 
 
 def _fan_out(hearing: list[Callable[..., None]]) -> Callable[..., None]:
@@ -130,7 +146,7 @@ def _fan_out(hearing: list[Callable[..., None]]) -> Callable[..., None]:
     if len(hearing) == 1:
         return hearing[0]
 
-    def fan_out(*args: Any) -> None:
+    def fan_out(*args: object) -> None:
         for listener in hearing:
             listener(*args)
     return fan_out
@@ -140,7 +156,7 @@ def _guarded(observer: CrawlObserver, point: str, stats: Stats | None) -> Callab
     """``observer.point``, its failures told in one line and counted, never raised."""
     listener = getattr(observer, point)
 
-    def guarded(*args: Any) -> None:
+    def guarded(*args: object) -> None:
         try:
             listener(*args)
         except Exception as e:
@@ -154,7 +170,7 @@ def _guarded(observer: CrawlObserver, point: str, stats: Stats | None) -> Callab
 def _fan_out_all(hearing: list[Callable[..., None]]) -> Callable[..., None]:
     """Like ``_fan_out``, but every listener is called even if one fails (each must close its
     files); the first failure is raised after."""
-    def fan_out(*args: Any) -> None:
+    def fan_out(*args: object) -> None:
         failure: BaseException | None = None
         for listener in hearing:
             try:
@@ -166,7 +182,7 @@ def _fan_out_all(hearing: list[Callable[..., None]]) -> Callable[..., None]:
     return fan_out
 
 
-def _nothing(*args: Any) -> None:
+def _nothing(*args: object) -> None:
     return None
 
 

@@ -17,8 +17,9 @@ import math
 import numbers
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from minicrawl.redact import redact
@@ -41,6 +42,10 @@ MAX_COUNT = 10**12  # counts kept in SQLite and Redis (64-bit; exact as Lua numb
 
 
 T = TypeVar("T")
+
+OptionValue = int | float | str | bool | list[str] | None
+"""A value of one option, as the fields of :class:`Options` declare them: what a setting given
+as a keyword (``crawl_and_report(seeds, threads=4)``) may be."""
 
 
 def opt(default: T, help: str, group: str, **extra: object) -> T:
@@ -279,20 +284,23 @@ def _above(name: str, value: float, low: float) -> None:
         raise ValueError(_msg(name, f"must be greater than {low}", value))
 
 
-def _check_bounds(name: str, value: Any, meta: Any) -> None:
-    """``value`` within the field's ``low`` (or ``above``) and ``high``; None means no limit."""
-    if value is None:
+def _check_bounds(name: str, value: OptionValue, meta: Mapping[str, object]) -> None:
+    """``value`` within the field's ``low`` (or ``above``) and ``high``; None means no limit.
+
+    Only numbers have bounds (``opt`` gives them as numbers, and :meth:`Options.validate` has
+    checked each value's type first), so a string or a list has none to be within.
+    """
+    if value is None or isinstance(value, (str, list)):
         return
-    if "low" in meta:
-        _at_least(name, value, meta["low"])
-    if "above" in meta:
-        _above(name, value, meta["above"])
-    if "high" in meta:
-        _at_most(name, value, meta["high"])
+    for key, check in (("low", _at_least), ("above", _above), ("high", _at_most)):
+        bound = meta.get(key)
+        if isinstance(bound, (int, float)):
+            check(name, value, bound)
 
 
-def bounds_text(meta: Any) -> str:
-    """The bounds of a field as the help says them: "1 to 1024", "over 0, at most 86400"."""
+def bounds_text(meta: Mapping[str, object]) -> str:
+    """The bounds in a field's ``meta`` as the help says them: "1 to 1024", "over 0, at most
+    86400"; "" for a field without bounds."""
     if "high" not in meta:
         return f"at least {meta['low']:,}" if "low" in meta else ""
     high = f"{meta['high']:,g}" if isinstance(meta["high"], float) else f"{meta['high']:,}"

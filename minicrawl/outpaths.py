@@ -20,7 +20,10 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minicrawl.options import Options
 
 log = logging.getLogger("minicrawl")
 
@@ -32,7 +35,7 @@ class OutputPathError(ValueError):
     """An output path the crawl could not write; the message names the flag."""
 
 
-def check_output_paths(options: Any) -> None:
+def check_output_paths(options: Options) -> None:
     """Raise :class:`OutputPathError` for the first output path of ``options`` that cannot be
     written as the crawl will write it; also when two options name the same file."""
     seen: dict[str, str] = {}

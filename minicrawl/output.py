@@ -24,7 +24,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
 from minicrawl.outpaths import cannot_write
@@ -32,7 +32,8 @@ from minicrawl.outpaths import cannot_write
 if TYPE_CHECKING:
     import sqlite3
 
-    from minicrawl.page import Page
+    from minicrawl.page import Page, PageRecord
+    from minicrawl.stats import StatsSnapshot
 
 log = logging.getLogger("minicrawl")
 
@@ -44,7 +45,7 @@ CREATE TABLE IF NOT EXISTS outbox (
 """
 
 
-def record_line(record: dict[str, Any], seq: int | None = None) -> str:
+def record_line(record: PageRecord, seq: int | None = None) -> str:
     """The ``--out`` line (without its newline) for a page's ``record``."""
     return json.dumps({**record, "seq": seq}, ensure_ascii=False)
 
@@ -80,10 +81,10 @@ class Output(CrawlObserver):
         if not self.by_state or page.sitemap:
             self.write(page.record())
 
-    def crawl_finished(self, stats: dict[str, Any]) -> None:
+    def crawl_finished(self, stats: StatsSnapshot) -> None:
         self.close()  # after the state's crawl_finished: its writer is done with the file
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: PageRecord) -> None:
         """Write one page's record (no ``seq``: without a state)."""
         line = record_line(record)
         with self._lock:
@@ -191,11 +192,13 @@ class Outbox:
 
     :class:`minicrawl.state.store.CrawlState` calls :meth:`attach` as the crawl starts (the resume),
     :meth:`stage` inside each commit, :meth:`written` after it and :meth:`settle` at the end,
-    all under its write lock. ``transaction`` opens one transaction on ``db``.
+    all under its write lock. ``transaction`` opens one transaction on ``db`` (``with`` it
+    gives ``db``).
     """
 
-    def __init__(self, db: sqlite3.Connection,
-                 transaction: Callable[[], AbstractContextManager[Any]]) -> None:
+    def __init__(
+            self, db: sqlite3.Connection,
+            transaction: Callable[[], AbstractContextManager[sqlite3.Connection]]) -> None:
         self._db = db
         self._transaction = transaction
         db.execute(OUTBOX_SCHEMA)  # states made before the outbox existed get it now

@@ -8,7 +8,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import NotRequired, TypedDict
+
+
+class PageRecord(TypedDict):
+    """A page as one output record (:meth:`Page.record`): the ``--out`` line without ``seq``."""
+
+    url: str
+    final_url: str
+    status: int | None
+    depth: int
+    referrer: str | None
+    content_type: str | None
+    bytes: int  # of the body
+    links: int  # canonical links on the page
+    new: int  # of them, how many entered ToDo
+    elapsed_ms: float
+    fetched_at: str
+    error: str | None
+    change: str | None
+    saved: str | None
+    duplicate_of: str | None
+    sitemap: NotRequired[bool]  # only for a sitemap file read with --sitemaps (then True)
 
 
 @dataclass
@@ -38,15 +59,18 @@ class Page:
     def content_type(self) -> str | None:
         return self.headers.get("content-type")
 
-    def record(self) -> dict[str, Any]:
-        """The page as one JSON-ready output record."""
-        return {
+    def record(self) -> PageRecord:
+        """The page as one JSON-ready output record (a new dict each call)."""
+        record: PageRecord = {
             "url": self.url, "final_url": self.final_url, "status": self.status,
             "depth": self.depth, "referrer": self.referrer, "content_type": self.content_type,
             "bytes": len(self.body), "links": len(self.links), "new": self.new,
             "elapsed_ms": self.elapsed_ms, "fetched_at": self.fetched_at, "error": self.error,
             "change": self.change, "saved": self.saved, "duplicate_of": self.duplicate_of,
-        } | ({"sitemap": True} if self.sitemap else {})
+        }
+        if self.sitemap:
+            record["sitemap"] = True
+        return record
 
 
 def now() -> str:

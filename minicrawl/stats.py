@@ -9,7 +9,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from typing import Any
+
+StatValue = int | float | str | bool | None
+"""One value of a stats snapshot: a counter, a time or a rate, ``visited_kind``, Visited's
+``over_capacity``, or None for a figure that does not apply (an exact set's fill ratio). Each is a
+JSON scalar: ``--stats`` writes the snapshot as it is, and no value is a list or a dict."""
+
+StatsSnapshot = dict[str, StatValue]
+"""The crawl's stats by name (:meth:`Stats.snapshot`). The names are open (each counter a page
+adds is one), so this is no TypedDict."""
 
 
 class PageCount:
@@ -58,8 +66,9 @@ class Stats:
     def elapsed(self) -> float:
         return (self.finished or time.monotonic()) - self.started
 
-    def snapshot(self, **extra: Any) -> dict[str, Any]:
-        """All counters plus elapsed seconds and pages per second, as a JSON-ready dict."""
+    def snapshot(self, **extra: StatValue) -> StatsSnapshot:
+        """All counters plus elapsed seconds and pages per second, as a JSON-ready dict; the
+        ``extra`` values (``todo_left``, Visited's figures) come last."""
         counts = self.counts()
         elapsed = self.elapsed
         pages = counts.get("pages", 0)

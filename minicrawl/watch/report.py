@@ -18,8 +18,9 @@ import logging
 import threading
 from array import array
 from collections import Counter
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
 from minicrawl.fetch import error_kind
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from minicrawl.page import Page
+    from minicrawl.stats import StatsSnapshot
 
 log = logging.getLogger("minicrawl")
 
@@ -91,7 +93,7 @@ class Recorder(CrawlObserver):
         if not page.sitemap:  # a sitemap file read (--sitemaps) is no page of the crawl
             self.page(page)
 
-    def crawl_finished(self, stats: dict[str, Any]) -> None:
+    def crawl_finished(self, stats: StatsSnapshot) -> None:
         self.stop()
         if self.path:  # a failure is one line; the crawl's summary is not lost to it
             self.failed = not write_at_end(self.flag, self.path,
@@ -126,13 +128,13 @@ class Recorder(CrawlObserver):
 
 # -- the HTML file --------------------------------------------------------------------------------
 
-def write_report(path: str, recorder: Recorder, stats: dict[str, Any]) -> None:
+def write_report(path: str, recorder: Recorder, stats: StatsSnapshot) -> None:
     """Draw the plots and write the report for a finished crawl to ``path``."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(render_report(recorder, stats))
 
 
-def render_report(recorder: Recorder, stats: dict[str, Any]) -> str:
+def render_report(recorder: Recorder, stats: StatsSnapshot) -> str:
     """The report as one HTML document."""
     crawler = recorder.crawler
     plots = [(title, _png_data_uri(draw)) for title, draw in _plots(recorder)]
@@ -169,7 +171,8 @@ def render_report(recorder: Recorder, stats: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _table(values: dict[str, Any], css_class: str) -> str:
+def _table(values: Mapping[str, object], css_class: str) -> str:
+    """``values`` as an HTML table, one row per name; each value is only shown."""
     rows = []
     for key, value in values.items():
         if isinstance(value, float):
@@ -194,7 +197,11 @@ th { text-align: left; font-weight: normal; font-family: monospace; } td { text-
 
 # -- the plots ----------------------------------------------------------------------------------
 
-def _png_data_uri(draw: Any) -> str:
+Draw = Callable[["Axes"], None]  # draws one plot on the Axes it is given
+
+
+def _png_data_uri(draw: Draw) -> str:
+    """The plot ``draw`` makes, as a PNG ``data:`` URI."""
     from matplotlib.figure import Figure  # lazily: only a report needs matplotlib
 
     fig = Figure(figsize=(6.4, 3.2), dpi=100, layout="constrained")
@@ -204,7 +211,7 @@ def _png_data_uri(draw: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _plots(rec: Recorder) -> list[tuple[str, Any]]:
+def _plots(rec: Recorder) -> list[tuple[str, Draw]]:
     """(caption, function drawing on an Axes) for each plot of the report."""
     samples = rec.samples
     t = [s.elapsed for s in samples]

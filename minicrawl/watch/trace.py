@@ -29,7 +29,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from minicrawl.events import CrawlObserver, LinkDecisions
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
     from minicrawl.fetch import Response
     from minicrawl.page import Page
+    from minicrawl.stats import StatsSnapshot
 
 from minicrawl.outpaths import cannot_write
 from minicrawl.redact import redact
@@ -207,7 +208,7 @@ class Tracer(CrawlObserver):
                          f"repeat{'s' * (d.repeats == 1)} a link above)")
         self.write(lines)
 
-    def crawl_finished(self, stats: dict[str, Any]) -> None:
+    def crawl_finished(self, stats: StatsSnapshot) -> None:
         pages, todo_left = stats.get("pages", 0), stats.get("todo_left", 0)
         why = (f"stopped with {todo_left} URLs left in ToDo" if todo_left
                else "ToDo is empty and no worker is busy")

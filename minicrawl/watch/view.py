@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from minicrawl.watch.progress import Progress, ProgressReader, RecentRate, Watched
 
@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # rich is imported when a panel is drawn: a --quiet crawl nev
     from rich.live import Live
     from rich.panel import Panel
     from rich.text import Text
+
+    from minicrawl.stats import StatsSnapshot
 
 
 log = logging.getLogger("minicrawl")
@@ -135,7 +137,7 @@ def _bar(fraction: float, width: int = 40) -> Text:
     return Text.assemble(("━" * filled, "green"), ("━" * (width - filled), "grey23"))
 
 
-def format_summary(stats: dict[str, Any]) -> str:
+def format_summary(stats: StatsSnapshot) -> str:
     """The final stats as aligned ``name: value`` lines."""
     width = max((len(k) for k in stats), default=0)
     lines = ["", "Crawl finished" + (" (interrupted)" if stats.get("interrupted") else "")]
