@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
-from typing import Any
 
 from minicrawl.core.interfaces import Item
 from minicrawl.digests import open_duplicates
@@ -29,7 +28,7 @@ from minicrawl.events import Callback, CrawlObserver, Events
 from minicrawl.fetch import crawl_cookies
 from minicrawl.hosts import Hosts
 from minicrawl.malloc import limit_heaps
-from minicrawl.options import Options
+from minicrawl.options import Options, OptionValue
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
 from minicrawl.page import Page, now
@@ -41,7 +40,7 @@ from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
-from minicrawl.stats import PageCount, Stats
+from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.todo import ToDo
 from minicrawl.visited import Visited, describe, make_visited
 from minicrawl.warc.archive import WarcArchive
@@ -67,7 +66,7 @@ class Crawler:
     def __init__(self, seeds: Iterable[str] | str, options: Options | None = None, *,
                  on_page: Callable[[Page], None] | None = None,
                  visited_filter: Visited | None = None,
-                 **settings: Any) -> None:
+                 **settings: OptionValue) -> None:
         if options is not None and not isinstance(options, Options):
             raise TypeError(f"options must be an Options (or give the settings as keywords: "
                             f"Crawler(seeds, threads=4)), got {type(options).__name__}")
@@ -124,7 +123,7 @@ class Crawler:
 
     # -- the crawl ---------------------------------------------------------------------------
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> StatsSnapshot:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
         opts = self.options
         try:
@@ -208,7 +207,7 @@ class Crawler:
         self._stopping.set()
         self.todo.stop()
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> StatsSnapshot:
         """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left."""
         return self.stats.snapshot(todo_left=len(self.todo), **describe(self.visited))
 
@@ -288,6 +287,6 @@ class Crawler:
         return self.workers.failures
 
 
-def _write_json(path: str, data: dict[str, Any]) -> None:
+def _write_json(path: str, data: StatsSnapshot) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)

@@ -19,12 +19,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.bloom.filter import new_urls
 from minicrawl.bloom.hashes import not_a_url
 from minicrawl.options import Options
+from minicrawl.stats import StatValue
 
 if TYPE_CHECKING:
     from minicrawl.shared.visited import RedisBloomVisited
@@ -109,9 +110,10 @@ def warn_over_capacity(visited: Visited) -> None:
                 f"{getattr(visited, 'capacity', 0):,}", getattr(visited, "current_fp_rate", 0.0))
 
 
-def describe(visited: Visited) -> dict[str, Any]:
+def describe(visited: Visited) -> dict[str, StatValue]:
     """Stats about a Visited filter: size, fill ratio and false-positive rates where they apply."""
-    info: dict[str, Any] = {"visited_kind": type(visited).__name__, "visited_count": len(visited)}
+    info: dict[str, StatValue] = {"visited_kind": type(visited).__name__,
+                                  "visited_count": len(visited)}
     if isinstance(visited, ExactVisited):
         info.update(visited_fill_ratio=None, visited_current_fp_rate=0.0,
                     visited_expected_fp_rate=0.0)

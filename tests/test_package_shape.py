@@ -20,3 +20,21 @@ def test_no_mixins_no_class_has_two_bases() -> None:
     mixed = [f"{path}: {node.name}({', '.join(map(ast.unparse, node.bases))})"
              for path, node in classes() if len(node.bases) > 1 or "Mixin" in node.name]
     assert not mixed, mixed
+
+
+def test_protocols_are_the_cores_only() -> None:
+    """Every seam is a core interface (minicrawl/core/interfaces.py, at most six); the rest of
+    the package implements them, or takes the union of its own concrete classes."""
+    elsewhere = [f"{path}: {node.name}" for path, node in classes()
+                 if any(ast.unparse(b).endswith("Protocol") for b in node.bases)
+                 and path != "core/interfaces.py"]
+    assert not elsewhere, elsewhere
+
+
+def test_at_most_five_any_in_the_package() -> None:
+    """Typed seams: ``typing.Any`` is used at most five times (now: none)."""
+    uses = [f"{path.relative_to(PACKAGE)}:{node.lineno}" for path in sorted(PACKAGE.rglob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Name) and node.id == "Any"
+            or isinstance(node, ast.Attribute) and node.attr == "Any"]
+    assert len(uses) <= 5, uses

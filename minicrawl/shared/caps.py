@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.conn import SharedRedis, reply_int
 
 TAKE_SCRIPT = """
 -- KEYS: the count, this call's token; ARGV: cap, token ms.  The count with this page in it, or 0
@@ -36,5 +36,5 @@ class RedisPageCap:
         The same ``token`` (one per call unless given) always gets the same answer."""
         token_key = self._shared.key(f"pages:token:{token or uuid.uuid4().hex}")
         ttl_ms = round((self._shared.retry_for + 60) * 1000)  # outlives the call's retries
-        return int(self._shared.eval("counting a page", TAKE_SCRIPT, [self._key, token_key],
+        return reply_int(self._shared.eval("counting a page", TAKE_SCRIPT, [self._key, token_key],
                                      [cap, ttl_ms]))

@@ -36,7 +36,7 @@ import uuid
 
 from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
-from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.conn import SharedRedis, reply_int
 
 log = logging.getLogger("minicrawl")
 
@@ -164,7 +164,7 @@ class RedisHostGate:
         url = item.url
         lease_id = f"{self._prefix}:{next(self._ids)}"
         keys = [self.key(kind, host) for kind in ("host", "lease", "book", "pages")]
-        answer = int(self._shared.eval(
+        answer = reply_int(self._shared.eval(
             "asking for a host slot", TAKE_SCRIPT, keys,
             [max(0, round(gap * 1000)), self.per_host, self._lease_ms, url, lease_id,
              -1 if cap is None or mode != "page" else cap,

@@ -13,9 +13,8 @@ The hash also holds ``started_at_ms`` (Redis's clock when the first process join
 from __future__ import annotations
 
 from minicrawl.errors import RedisUnavailable
-from minicrawl.jsontypes import JSON, JSONValue
 from minicrawl.shared.conn import SharedRedis, reply_int
-from minicrawl.stats import Stats
+from minicrawl.stats import Stats, StatsSnapshot, StatValue
 
 #: Fields of the hash that are not counters.
 META = ("started_at_ms", "finished_at_ms", "processes")
@@ -111,7 +110,7 @@ class RedisStats(Stats):
                 pass
         return super().elapsed
 
-    def snapshot(self, **extra: JSONValue) -> JSON:
+    def snapshot(self, **extra: StatValue) -> StatsSnapshot:
         """The whole crawl's stats, plus ``processes`` (how many joined it)."""
         snap = super().snapshot(**extra)
         if self._shared.failure is None:

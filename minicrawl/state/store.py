@@ -91,6 +91,7 @@ from minicrawl.state.opening import (
 )
 from minicrawl.state.recrawl import GONE, Prior, note_change
 from minicrawl.state.writer import GroupCommit, Write
+from minicrawl.stats import StatsSnapshot
 from minicrawl.visited import Visited
 
 if TYPE_CHECKING:
@@ -296,7 +297,7 @@ class CrawlState(CrawlObserver):
         if not page.sitemap:  # a sitemap file is no page: read again by each run
             self.commit(page, list(new))
 
-    def crawl_finished(self, stats: JSON) -> None:
+    def crawl_finished(self, stats: StatsSnapshot) -> None:
         """The crawl is over: close (see :meth:`close`); ``stats`` are left as they are."""
         self.close()
 

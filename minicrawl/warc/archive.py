@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from minicrawl.events import CrawlObserver
 from minicrawl.fetch import Response
-from minicrawl.jsontypes import JSON
 from minicrawl.links import is_html
 from minicrawl.options import Options
+from minicrawl.stats import StatsSnapshot
 from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ class WarcArchive(CrawlObserver):
     def page_kept(self, page: Page, new: Sequence[Item]) -> None:
         self.page(page)
 
-    def crawl_finished(self, stats: JSON) -> None:
+    def crawl_finished(self, stats: StatsSnapshot) -> None:
         """The crawl is over: write the rest and close (:meth:`close`), adding the ``warc_*``
         counters to the crawl's final ``stats``."""
         for name, n in self.close().items():

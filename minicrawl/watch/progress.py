@@ -11,22 +11,10 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from minicrawl.options import Options
-    from minicrawl.stats import Stats
-
-
-class Watched(Protocol):
-    """What a watcher reads of a running crawl (a :class:`minicrawl.Crawler` is one)."""
-
-    options: Options
-    seeds: list[str]
-    stats: Stats
-    todo: Any  # len() waiting, .unfinished waiting or in flight
-    visited: Any  # len(), and a Bloom filter's fill_ratio / current_fp_rate
-    workers: Any  # .count threads, of which .at_work.width may work at once
+    from minicrawl.crawler import Crawler
 
 
 @dataclass(frozen=True)
@@ -60,7 +48,7 @@ class Progress:
         return min(1.0, self.pages / self.max_pages) if self.max_pages else None
 
 
-def read_progress(crawler: Watched,
+def read_progress(crawler: Crawler,
                   filter_figures: tuple[float | None, float | None] | None = None) -> Progress:
     """Read the crawl's counters now: a few locked reads, plus :func:`read_filter` unless
     ``filter_figures`` (fill ratio, false-positive rate) are passed in."""
@@ -100,7 +88,7 @@ class ProgressReader:
     keeps counting them under ``budget`` of the wall time (1%: a 1.8 MB Bloom filter that takes
     2 ms to count is re-counted every 0.2 s, a small one on every reading)."""
 
-    def __init__(self, crawler: Watched, budget: float = 0.01) -> None:
+    def __init__(self, crawler: Crawler, budget: float = 0.01) -> None:
         self.crawler = crawler
         self.budget = budget
         self._figures: tuple[float | None, float | None] | None = None

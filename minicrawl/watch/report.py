@@ -27,11 +27,12 @@ from minicrawl.fetch import error_kind
 from minicrawl.outpaths import write_at_end
 from minicrawl.redact import redact
 from minicrawl.version import __version__
-from minicrawl.watch.progress import Progress, ProgressReader, Watched
+from minicrawl.watch.progress import Progress, ProgressReader
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from minicrawl.crawler import Crawler
     from minicrawl.page import Page
     from minicrawl.stats import StatsSnapshot
 
@@ -62,7 +63,7 @@ class Recorder(CrawlObserver):
     flag = "--report"
     failed = False  # the report could not be written (told in one line)
 
-    def __init__(self, crawler: Watched, interval: float = SAMPLE_INTERVAL,
+    def __init__(self, crawler: Crawler, interval: float = SAMPLE_INTERVAL,
                  path: str | None = None) -> None:
         self._reader = ProgressReader(crawler)
         self.crawler = crawler
