@@ -26,13 +26,14 @@ from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
 from minicrawl.fetch import crawl_cookies
-from minicrawl.hosts import Hosts
 from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options, OptionValue
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
 from minicrawl.page import Page, now
-from minicrawl.politeness import Politeness
+from minicrawl.politeness.hosts import Hosts
+from minicrawl.politeness.robots import Politeness
+from minicrawl.politeness.todo import ToDo
 from minicrawl.redirects import Chains
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
@@ -41,7 +42,6 @@ from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
-from minicrawl.todo import ToDo
 from minicrawl.visited import Visited, describe, make_visited
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
@@ -91,7 +91,7 @@ class Crawler:
             from minicrawl.shared.crawl import open_shared_crawl
 
             self.shared = open_shared_crawl(opts, self.seeds)
-        # The hosts' pace: one process's states, or kept in Redis if shared (minicrawl.hosts).
+        # The hosts' pace: this process's host states, or kept in Redis if shared.
         self.pace = self.shared.host_gate if self.shared else Hosts(opts.per_host, opts.delay)
         self.todo = self.shared.todo if self.shared else ToDo(self.pace)
         if visited_filter is None:  # (not `or`: an empty filter is falsy)

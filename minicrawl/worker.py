@@ -27,7 +27,7 @@ from minicrawl.events import Events, LinkDecisions
 from minicrawl.fetch import Fetcher, Response, error_kind
 from minicrawl.links import extract_links, is_html
 from minicrawl.page import Page, now
-from minicrawl.politeness import Politeness, Verdict
+from minicrawl.politeness.robots import Politeness, Verdict
 from minicrawl.redirects import Chain, Chains, next_hop
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.sitemaps.reader import unchanged_page
@@ -42,13 +42,13 @@ if TYPE_CHECKING:
 
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
+    from minicrawl.politeness.todo import ToDo
     from minicrawl.resolve import LinkResolver
     from minicrawl.shared.caps import RedisPageCap
     from minicrawl.shared.todo import RedisToDo
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
     from minicrawl.stats import PageCount, Stats
-    from minicrawl.todo import ToDo
     from minicrawl.visited import Visited
     from minicrawl.warc.archive import WarcArchive
     from minicrawl.workers import Workers

@@ -1,6 +1,6 @@
 """What run.py's two paces have beyond the core's Pace (tests/core/test_pace.py), over both —
-one process's host states (minicrawl.hosts.Hosts) and the shared crawl's gate in a real Redis:
-per_host slots, held until the request ends; the page cap per host, robots.txt not a page.
+one process's host states (minicrawl.politeness.hosts.Hosts) and the shared crawl's gate in a real
+Redis: per_host slots, held until the request ends; the page cap per host, robots.txt not a page.
 Then what only the local one has: named host states, which the polite ToDo asks."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import uuid
 import pytest
 
 from minicrawl.core.interfaces import Item
-from minicrawl.hosts import FULL, Hosts, HostState
+from minicrawl.politeness.hosts import FULL, Hosts, HostState
+from minicrawl.politeness.todo import ToDo
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.gate import RedisHostGate
-from minicrawl.todo import ToDo
 
 H = "example.org"
 

@@ -16,7 +16,7 @@ import pytest
 from minicrawl import Crawler
 from minicrawl.fetch import Response
 from minicrawl.local.site import LocalSite, Resource, Slow, hang, reset, sequence
-from minicrawl.politeness import robots_token
+from minicrawl.politeness.robots import robots_token
 from minicrawl.retry import backoff, is_retryable, retry_after, wait_before_retry
 
 # Timeouts stay generous (a loaded machine must not turn a good page into a retry); the tests

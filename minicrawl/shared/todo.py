@@ -1,11 +1,11 @@
 """ToDo in Redis: one queue for many processes, nothing lost when one of them dies.
 
 :class:`RedisToDo` is the core's ``Frontier`` (``put``, ``take``, ``done``, ``stop``; its contract
-suite is ``tests/core/test_todo.py``) with :class:`minicrawl.todo.ToDo`'s additions (``put_many``,
-``drain``, ``len``, ``unfinished``), so the crawl loop does not know which one it has. Two
-differences the contract allows for: an item a killed process held is handed out again (to be
-fetched again; the replay tokens of :mod:`minicrawl.shared.conn` keep its effects from doubling),
-and ``stop`` stops this process only: the queue stays for the others.
+suite is ``tests/core/test_todo.py``) with :class:`minicrawl.politeness.todo.ToDo`'s additions
+(``put_many``, ``drain``, ``len``, ``unfinished``), so the crawl loop does not know which one it
+has. Two differences the contract allows for: an item a killed process held is handed out again
+(to be fetched again; the replay tokens of :mod:`minicrawl.shared.conn` keep its effects from
+doubling), and ``stop`` stops this process only: the queue stays for the others.
 
 Why a Stream with a consumer group (and not an LMOVE reliable queue)
 --------------------------------------------------------------------

@@ -6,7 +6,7 @@ needs no change: every sitemap URL is in ToDo before a worker could find it empt
 the crawl starts after the sitemaps are read (one request per sitemap file, paced like pages).
 
 * Where: each seed origin's robots.txt ``Sitemap:`` lines (protego parsed them already:
-  :meth:`minicrawl.politeness.Politeness.sitemaps`), else ``/sitemap.xml``. With
+  :meth:`minicrawl.politeness.robots.Politeness.sitemaps`), else ``/sitemap.xml``. With
   ``--ignore-robots`` robots.txt is not read: ``/sitemap.xml`` only.
 * Fetching: the crawl's :class:`~minicrawl.fetch.Fetcher` and :class:`Politeness` (robots.txt
   rules, per-host delay and in-flight limit), its retries (``--retries``, with backoff), and up
@@ -36,7 +36,7 @@ from minicrawl.core.interfaces import Item
 from minicrawl.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.page import Page, now
-from minicrawl.politeness import Politeness, Verdict
+from minicrawl.politeness.robots import Politeness, Verdict
 from minicrawl.retry import host_pause, is_retryable, wait_before_retry
 from minicrawl.sitemaps.parse import (
     MAX_BYTES,

@@ -13,9 +13,9 @@ import pytest
 
 from minicrawl.core.interfaces import Frontier, Item
 from minicrawl.core.todo import ToDo
+from minicrawl.politeness.todo import ToDo as HostToDo
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.todo import RedisToDo
-from minicrawl.todo import ToDo as HostToDo
 
 IMPLEMENTATIONS: dict[str, Callable[[], Frontier]] = {
     "core": ToDo,

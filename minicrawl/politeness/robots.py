@@ -19,10 +19,11 @@ DENY with a reason (recorded, never fetched).
   previous one ended, so the server sees every gap whole; at most ``per_host`` in flight; a
   Retry-After keeps the whole host quiet; at most ``max_pages_per_host`` requests in all. The gap
   is ``delay``, raised by the site's Crawl-delay or Request-rate, capped at ``max_crawl_delay``.
-  In one process the pacer is :class:`minicrawl.hosts.Hosts`, whose host states the polite ToDo
-  asks before it hands a URL out, so a URL waits in its host's line, in its turn, and starts when
-  its host is READY. In a shared crawl it is :class:`minicrawl.shared.gate.RedisHostGate`, the
-  same promise across processes. Either way a slot is held by the ToDo item it is for.
+  In one process the pacer is :class:`minicrawl.politeness.hosts.Hosts`, whose host states the
+  polite ToDo asks before it hands a URL out, so a URL waits in its host's line, in its turn, and
+  starts when its host is READY. In a shared crawl it is
+  :class:`minicrawl.shared.gate.RedisHostGate`, the same promise across processes. Either way a
+  slot is held by the ToDo item it is for.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from minicrawl.stats import Stats
 from minicrawl.urls import BadURL, canonicalize, host_of, origin_of
 
 if TYPE_CHECKING:
-    from minicrawl.hosts import Hosts
+    from minicrawl.politeness.hosts import Hosts
     from minicrawl.shared.gate import RedisHostGate
 
     # The core's Pace (take, release), and what both of these have besides: a turn kept

@@ -4,8 +4,8 @@ It is the core's ``Frontier`` (:mod:`minicrawl.core.interfaces`: ``put``, ``take
 ``stop``; its contract suite is ``tests/core/test_todo.py``) with what a polite crawler needs
 (the Mercator design: one FIFO line per host, and hosts ordered by the time they may next be
 asked). When a host may be asked is not its business: it asks the hosts' pace
-(:class:`minicrawl.hosts.Hosts`, each host READY, RESTING or BUSY), which tells it when a host
-it was waiting for may have become READY.
+(:class:`minicrawl.politeness.hosts.Hosts`, each host READY, RESTING or BUSY), which tells it
+when a host it was waiting for may have become READY.
 
 * ``take()`` hands out only a URL whose host is READY, and books the host's slot for it. Among
   READY hosts the oldest URL comes first, so with no pacing the order is the order of ``put``:
@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from minicrawl.core.interfaces import Item
-from minicrawl.hosts import Hosts, HostState
+from minicrawl.politeness.hosts import Hosts, HostState
 from minicrawl.urls import host_of
 
 
