@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))  # profile the working tree's minicrawl, not an in
 
 import minicrawl.worker as worker_module  # noqa: E402
 from minicrawl import Crawler  # noqa: E402
-from minicrawl.fetch import Fetcher, Response  # noqa: E402
+from minicrawl.http.fetch import Fetcher, Response  # noqa: E402
 from minicrawl.options import Options  # noqa: E402
 
 

@@ -22,14 +22,14 @@ install_log_redaction()  # no password in a URL reaches a log line
 # without loading requests, lxml and the crawler: a usage error is told in 50 ms, not 300.
 _EXPORTS = {"BloomFilter": "minicrawl.bloom", "Crawler": "minicrawl.crawler",
             "Page": "minicrawl.page", "Options": "minicrawl.options",
-            "ExactVisited": "minicrawl.visited"}
+            "ExactVisited": "minicrawl.bloom.visited"}
 
 if TYPE_CHECKING:
     from minicrawl.bloom import BloomFilter
+    from minicrawl.bloom.visited import ExactVisited
     from minicrawl.crawler import Crawler
     from minicrawl.options import Options
     from minicrawl.page import Page
-    from minicrawl.visited import ExactVisited
 
 
 def __getattr__(name: str) -> type[BloomFilter | Crawler | ExactVisited | Options | Page]:

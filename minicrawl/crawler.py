@@ -21,11 +21,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
+from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.core.interfaces import Item
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
-from minicrawl.fetch import crawl_cookies
+from minicrawl.http.fetch import crawl_cookies
 from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options, OptionValue
 from minicrawl.outpaths import check_output_paths, write_at_end
@@ -42,7 +43,6 @@ from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
-from minicrawl.visited import Visited, describe, make_visited
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
-    from minicrawl.fetch import Response
+    from minicrawl.http.fetch import Response
     from minicrawl.page import Page
     from minicrawl.stats import Stats, StatsSnapshot
 

@@ -16,7 +16,7 @@ from minicrawl.urls import BadURL, canonicalize
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
-    from minicrawl.fetch import Response
+    from minicrawl.http.fetch import Response
     from minicrawl.state.recrawl import Prior
 
 MAX_REDIRECTS = 10

@@ -12,7 +12,7 @@ import random
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from minicrawl.fetch import Response
+from minicrawl.http.fetch import Response
 
 # 501 (not implemented) and 505 (HTTP version) say "never", not "not now".
 _PERMANENT_5XX = frozenset({501, 505})

@@ -21,10 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from minicrawl.bloom.visited import warn_over_capacity
 from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.fetch import Fetcher, Response, error_kind
+from minicrawl.http.fetch import Fetcher, Response, error_kind
 from minicrawl.links import extract_links, is_html
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import Politeness, Verdict
@@ -33,13 +34,13 @@ from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_befor
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
-from minicrawl.visited import warn_over_capacity
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from requests.cookies import RequestsCookieJar
 
+    from minicrawl.bloom.visited import Visited
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
     from minicrawl.politeness.todo import ToDo
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
     from minicrawl.stats import PageCount, Stats
-    from minicrawl.visited import Visited
     from minicrawl.warc.archive import WarcArchive
     from minicrawl.workers import Workers
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minicrawl import Crawler
-from minicrawl.fetch import Fetcher
+from minicrawl.http.fetch import Fetcher
 from minicrawl.links import extract_links
 from minicrawl.local.site import (
     LocalSite,

@@ -18,7 +18,7 @@ import pytest
 from rawserver import RawSocketServer, read_head, read_request
 
 from minicrawl import Crawler
-from minicrawl.fetch import Fetcher
+from minicrawl.http.fetch import Fetcher
 from minicrawl.local.site import Resource
 from minicrawl.options import Options
 

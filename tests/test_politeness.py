@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.fetch import Response
+from minicrawl.http.fetch import Response
 from minicrawl.local.site import LocalSite, Resource, Slow, hang, reset, sequence
 from minicrawl.politeness.robots import robots_token
 from minicrawl.retry import backoff, is_retryable, retry_after, wait_before_retry

@@ -279,7 +279,7 @@ def test_a_refused_url_gives_up_its_booking_at_once(redis_server):
 
 def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
     """Politeness tells the shared gate when robots.txt refuses a URL that booked a turn."""
-    from minicrawl.fetch import Fetcher
+    from minicrawl.http.fetch import Fetcher
     from minicrawl.local.site import Resource
     from minicrawl.politeness.robots import Politeness, Verdict
     from minicrawl.stats import Stats

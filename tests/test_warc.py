@@ -22,7 +22,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from minicrawl import Crawler
-from minicrawl.fetch import Fetcher, Response
+from minicrawl.http.fetch import Fetcher, Response
 from minicrawl.local.site import Request, Resource, reset, sequence
 from minicrawl.options import Options
 from minicrawl.page import Page

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from protego import Protego
 
 from minicrawl.core.interfaces import Item
-from minicrawl.fetch import Fetcher, Response
+from minicrawl.http.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats

@@ -102,8 +102,9 @@ def auto_shards(shared: SharedRedis) -> int:
 class RedisBloomVisited(FilterNumbers):
     """A Bloom filter of URLs in Redis, shared by every process of crawl ``shared.name``.
 
-    The :class:`minicrawl.visited.Visited` interface: ``add``, ``add_many`` (True only the first
-    time a URL is offered, by any process), ``in``, ``len``.
+    One of run.py's Visited (:data:`minicrawl.bloom.visited.Visited`): ``add_new`` (the core's
+    ``SeenSet``), ``add``, ``add_many`` (True only the first time a URL is offered, by any
+    process), ``in``, ``len``.
     """
 
     def __init__(self, shared: SharedRedis, capacity: int = 1_000_000,

@@ -8,7 +8,7 @@ the crawl starts after the sitemaps are read (one request per sitemap file, pace
 * Where: each seed origin's robots.txt ``Sitemap:`` lines (protego parsed them already:
   :meth:`minicrawl.politeness.robots.Politeness.sitemaps`), else ``/sitemap.xml``. With
   ``--ignore-robots`` robots.txt is not read: ``/sitemap.xml`` only.
-* Fetching: the crawl's :class:`~minicrawl.fetch.Fetcher` and :class:`Politeness` (robots.txt
+* Fetching: the crawl's :class:`~minicrawl.http.fetch.Fetcher` and :class:`Politeness` (robots.txt
   rules, per-host delay and in-flight limit), its retries (``--retries``, with backoff), and up
   to five redirects.
 * Reading one file (gzip, the sitemaps.org limits, XML bombs, malformed XML):
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from minicrawl.core.interfaces import Item
-from minicrawl.fetch import Fetcher, Response
+from minicrawl.http.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import Politeness, Verdict

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterable
 
 from minicrawl.bloom.filter import new_urls
-from minicrawl.visited import Visited
+from minicrawl.bloom.visited import Visited
 
 
 class ForgettingVisited:

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from minicrawl.events import CrawlObserver
 
 if TYPE_CHECKING:
+    from minicrawl.bloom.visited import Visited
     from minicrawl.core.interfaces import Item
     from minicrawl.output import Output
     from minicrawl.page import Page
     from minicrawl.state.recrawl import Prior
-    from minicrawl.visited import Visited
 
 
 class NoState(CrawlObserver):

@@ -73,6 +73,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from minicrawl.bloom.visited import Visited
 from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
@@ -92,7 +93,6 @@ from minicrawl.state.opening import (
 from minicrawl.state.recrawl import GONE, Prior, note_change
 from minicrawl.state.writer import GroupCommit, Write
 from minicrawl.stats import StatsSnapshot
-from minicrawl.visited import Visited
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

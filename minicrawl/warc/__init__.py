@@ -7,7 +7,7 @@ thread, rolled over at ``--warc-max-size``, cut back to its last complete record
 :mod:`minicrawl.warc.archive` is the writer (queue, thread, files, the resume cut);
 :mod:`minicrawl.warc.records` builds the records with ``warcio`` and says what is reconstructed.
 
-The seams: each worker's :class:`~minicrawl.fetch.Fetcher` hands every finished fetch to
+The seams: each worker's :class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
 :meth:`WarcArchive.exchange <minicrawl.warc.archive.WarcArchive.exchange>` (its ``on_exchange``
 hook, so robots.txt fetches are caught too), and the archive hears the crawl as an observer
 (``page_kept``: is the page a duplicate?; ``crawl_finished``: write the rest, close).

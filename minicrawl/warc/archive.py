@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, BinaryIO
 
 from minicrawl.events import CrawlObserver
-from minicrawl.fetch import Response
+from minicrawl.http.fetch import Response
 from minicrawl.links import is_html
 from minicrawl.options import Options
 from minicrawl.stats import StatsSnapshot

@@ -42,7 +42,7 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from minicrawl.fetch import Response, decodes
+from minicrawl.http.fetch import Response, decodes
 from minicrawl.version import __version__
 
 WARC_VERSION = "WARC/1.1"

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
-from minicrawl.fetch import error_kind
+from minicrawl.http.fetch import error_kind
 from minicrawl.outpaths import write_at_end
 from minicrawl.redact import redact
 from minicrawl.version import __version__

@@ -35,7 +35,7 @@ from minicrawl.events import CrawlObserver, LinkDecisions
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
-    from minicrawl.fetch import Response
+    from minicrawl.http.fetch import Response
     from minicrawl.page import Page
     from minicrawl.stats import StatsSnapshot
 

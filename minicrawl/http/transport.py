@@ -5,8 +5,9 @@ connections differ from urllib3's in two ways, each a promise of the crawler:
 
 - **a host name lookup is bounded by the connect timeout.** ``getaddrinfo`` has no timeout, so
   urllib3's connect timeout starts only after it returns and a hanging DNS server holds a worker
-  for the resolver's own retries; here the lookup goes to :mod:`minicrawl.dns`' resolver threads
-  and the worker waits at most its timeout (the answer, when it comes, is cached for the next).
+  for the resolver's own retries; here the lookup goes to the resolver threads of
+  :mod:`minicrawl.http.dns` and the worker waits at most its timeout (the answer, when it comes,
+  is cached for the next).
 - **an interim 1xx answer is not the page.** ``http.client`` skips only ``100 Continue``; a
   ``103 Early Hints`` (RFC 8297, sent by CDNs unasked) would come back as the response, its real
   answer left unread on the connection. The response here reads past every 1xx but 101.
@@ -28,7 +29,7 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 from urllib3.poolmanager import PoolManager
 from urllib3.response import BaseHTTPResponse
 
-from minicrawl.dns import LookupTimeout, connect
+from minicrawl.http.dns import LookupTimeout, connect
 
 HTTP_VERSIONS = {10: "HTTP/1.0", 11: "HTTP/1.1"}  # http.client's numbers
 SWITCHING_PROTOCOLS = 101  # the one 1xx that is final: the connection is no longer HTTP
@@ -45,8 +46,8 @@ class InterimSkippingResponse(http.client.HTTPResponse):
 
 
 def bounded_socket(conn: HTTPConnection) -> socket.socket:
-    """urllib3's own ``_new_conn``, with :func:`minicrawl.dns.connect` (the lookup bounded by the
-    time-out) for ``socket.create_connection``; its errors are urllib3's."""
+    """urllib3's own ``_new_conn``, with :func:`minicrawl.http.dns.connect` (the lookup bounded by
+    the time-out) for ``socket.create_connection``; its errors are urllib3's."""
     timeout = conn.timeout if isinstance(conn.timeout, (int, float)) else None
     try:
         return connect(conn._dns_host, conn.port, timeout, conn.socket_options)

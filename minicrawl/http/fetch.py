@@ -3,7 +3,7 @@
 
 Each worker owns one :class:`Fetcher` (one ``requests.Session``, its keep-alive connections to
 the last 10 origins it asked). What run.py needs beyond the core's answer is added here: the
-connections of :mod:`minicrawl.transport` (a host name lookup bounded by ``--timeout``, 1xx
+connections of :mod:`minicrawl.http.transport` (a host name lookup bounded by ``--timeout``, 1xx
 answers read past), the crawl's cookie jar (shared by its workers; ``--no-cookies``), ``--proxy``
 and ``--ca-bundle``; then, from the answer, run.py's :class:`Response`: lower-cased headers,
 whether an error is worth a retry, a certificate failure naming its host, and the exchange the
@@ -24,8 +24,8 @@ from requests.cookies import RequestsCookieJar
 from urllib3.response import HTTPResponse
 
 from minicrawl.core.fetch import Fetcher as CoreFetcher
+from minicrawl.http.transport import mount
 from minicrawl.options import Options
-from minicrawl.transport import mount
 
 _SSL_SOURCE = re.compile(r" \(_ssl\.c:\d+\)$")  # where in CPython's C the error was raised
 TRANSIENT = ("ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError", "ProxyError")
