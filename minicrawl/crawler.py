@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
 from minicrawl.bloom.visited import Visited, describe, make_visited
+from minicrawl.core.crawler import keep_heaps_small
 from minicrawl.core.interfaces import Item
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
 from minicrawl.http.fetch import crawl_cookies
-from minicrawl.malloc import limit_heaps
 from minicrawl.options import Options, OptionValue
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
@@ -40,6 +40,7 @@ from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
+from minicrawl.speed.workers import Workers
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
@@ -47,7 +48,6 @@ from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
 from minicrawl.worker import Parts, Worker, emit, unwanted
-from minicrawl.workers import Workers
 
 __all__ = ["Crawler", "Page"]
 
@@ -99,10 +99,10 @@ class Crawler:
                               self.shared.visited if self.shared else make_visited(opts))
         self.visited = visited_filter
         self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
-        # Its memories hold at most a share of Visited's URLs (minicrawl.memo).
+        # Its memories hold at most a share of Visited's URLs (minicrawl.speed.memo).
         self.resolver = LinkResolver(opts, self.scope,
                                      budget=None if self.shared else self.visited.__len__)
-        limit_heaps()  # see minicrawl.malloc: the C heap must not grow with the thread count
+        keep_heaps_small()  # the C heap must not grow with the thread count (the core's)
         self.stats = self.shared.stats if self.shared else Stats()
         # robots.txt, and each request asks the hosts' pace for a slot
         self.politeness = Politeness(opts, self.stats, self.pace)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from minicrawl.gate import TokenGate
+from minicrawl.speed.gate import TokenGate
 from minicrawl.urls import BadURL, canonicalize
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")

@@ -12,7 +12,7 @@ page's other hrefs); other hrefs by :func:`minicrawl.urls.absolute`, 2.5–3× t
 agree wherever slicing answers, and no cached answer differs from a fresh one
 (tests/test_resolve.py).
 
-The caches are bounded (:class:`minicrawl.memo.Memo`): each holds at most a third of the URLs
+The caches are bounded (:class:`minicrawl.speed.memo.Memo`): each holds at most a third of the URLs
 Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set would.
 Dict reads and writes are atomic, and a racing miss only computes the same answer twice.
 """
@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from minicrawl.memo import Memo
 from minicrawl.options import Options
 from minicrawl.scope import Scope
+from minicrawl.speed.memo import Memo
 from minicrawl.urls import TRIM, BadURL, absolute, canonicalize, origin_of, repeated_segments
 
 CACHE_SIZE = 200_000  # entries per cache; ~50 MB at the most

@@ -47,11 +47,11 @@ if TYPE_CHECKING:
     from minicrawl.resolve import LinkResolver
     from minicrawl.shared.caps import RedisPageCap
     from minicrawl.shared.todo import RedisToDo
+    from minicrawl.speed.workers import Workers
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
     from minicrawl.stats import PageCount, Stats
     from minicrawl.warc.archive import WarcArchive
-    from minicrawl.workers import Workers
 
 log = logging.getLogger("minicrawl")
 

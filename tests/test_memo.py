@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from minicrawl import Crawler, memo
+from minicrawl import Crawler
 from minicrawl.local.site import Resource
-from minicrawl.memo import Memo
+from minicrawl.speed import memo
+from minicrawl.speed.memo import Memo
 
 
 def test_a_memo_holds_a_share_of_the_budget_and_forgets_its_older_half():
@@ -43,16 +44,6 @@ def test_a_bloom_crawl_holds_fewer_url_strings_than_an_exact_set_would(server, m
     held = len(resolver._by_href) + len(resolver._by_target)
     assert held <= len(crawler.visited) + 3 * memo.FLOOR, (held, len(crawler.visited))
 
-
-
-def test_the_c_heap_is_limited_before_workers_start_on_glibc(server):
-    import platform
-
-    from minicrawl.malloc import limit_heaps
-
-    server.pages["/"] = Resource(b"x")
-    Crawler([server.url("/")], ignore_robots=True, delay=0).run()
-    assert limit_heaps() is (platform.libc_ver()[0] == "glibc")
 
 
 def test_a_thread_writing_while_another_forgets_the_older_half_breaks_nothing(monkeypatch):

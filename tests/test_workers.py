@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from minicrawl import Crawler
-from minicrawl.gate import TokenGate
 from minicrawl.local.site import Resource, Slow
-from minicrawl.workers import CROWDED_LOOKS, PERIOD, WorkLimit
+from minicrawl.speed.gate import TokenGate
+from minicrawl.speed.workers import CROWDED_LOOKS, PERIOD, WorkLimit
 
 
 class Clocks:

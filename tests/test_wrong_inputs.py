@@ -635,7 +635,7 @@ def test_a_system_that_refuses_threads_gets_fewer_workers_not_a_crash(monkeypatc
     warning, and the workers that did start finish the crawl's loop."""
     import threading
 
-    from minicrawl.workers import Workers
+    from minicrawl.speed.workers import Workers
 
     started = []
     real_start = threading.Thread.start

@@ -2,6 +2,9 @@
 links take (admission, then Visited); the workers run until ToDo says the crawl is over
 (nothing queued, no worker busy) or the page cap stops it."""
 
+import ctypes
+import os
+import platform
 import threading
 import time
 from collections import Counter
@@ -37,6 +40,17 @@ class Summary:
                 self.statuses[page.response.status] += 1
 
 
+def keep_heaps_small() -> None:
+    """glibc gives each thread that contends for the C heap its own (up to 8 per core), and after
+    a big block is freed serves big bodies from those heaps, which keep their high-water mark
+    (Java docs, 16 workers: 112 vs 78 MB). Blocks over 256 KB are mapped, never kept; all threads
+    share two heaps (75 vs 68 MB more). Each only where the user has not set glibc's variable."""
+    if platform.libc_ver()[0] == "glibc":
+        for name, option, value in (("ARENA_MAX", -8, 2), ("MMAP_THRESHOLD_", -3, 256 * 1024)):
+            if "MALLOC_" + name not in os.environ:  # option: M_..., from <malloc.h>
+                ctypes.CDLL(None).mallopt(option, value)
+
+
 class Crawler:
     """A crawl of ``seeds`` by ``threads`` workers: ``Crawler(seeds).run()`` → a :class:`Summary`.
     Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, ``observers`` told
@@ -66,6 +80,7 @@ class Crawler:
     def run(self) -> Summary:
         """Crawl until done (or Ctrl-C: the pages in flight finish, then it is raised)."""
         start = time.monotonic()
+        keep_heaps_small()
         workers = [Worker(self.todo, self.visited, self.make_fetcher(), self.admission,
                           self.observers, self.pace, self.budget)
                    for _ in range(self.threads)]

@@ -26,7 +26,7 @@ class Progress:
     todo: int  # items waiting in ToDo
     in_flight: int  # items taken by a worker and not finished yet
     workers: int  # worker threads (--threads)
-    at_work: int  # how many of them may work at once now (minicrawl.workers)
+    at_work: int  # how many of them may work at once now (minicrawl.speed.workers)
     visited: int  # URLs Visited has been offered and kept
     fill_ratio: float | None  # fraction of the filter's bits set; None for an exact set
     fp_rate: float | None  # estimated chance that a new URL is taken for seen, right now; None

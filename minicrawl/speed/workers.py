@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from minicrawl.gate import TokenGate
+from minicrawl.speed.gate import TokenGate
 
 log = logging.getLogger("minicrawl")
 

@@ -1,0 +1,60 @@
+"""The C heap does not grow with the number of threads (glibc): 16 threads allocating at once
+share two heaps once a crawler — the core's or run.py's — is set up, against one each without.
+Counted from outside the test process, by glibc's own report (malloc_info)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+PROBE = r"""
+import ctypes, sys, tempfile, threading
+SETUP
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+start = threading.Barrier(16)
+def work():
+    start.wait()  # all at once: they contend for the heap
+    for _ in range(2000):
+        blocks = [libc.malloc(4096) for _ in range(8)]
+        for block in blocks:
+            libc.free(block)
+threads = [threading.Thread(target=work) for _ in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+with tempfile.NamedTemporaryFile("r") as report:
+    out = libc.fopen(report.name.encode(), b"w")
+    libc.malloc_info(0, out)
+    libc.fclose(out)
+    print(report.read().count("<heap nr="))
+"""
+
+SETUPS = {  # a seed on a closed port: the core's crawl ends at once; run.py's is only set up
+    "core": "from minicrawl.core.crawler import Crawler\n"
+            "Crawler(['http://127.0.0.1:9/'], threads=1).run()",
+    "run.py": "from minicrawl import Crawler\nCrawler(['http://127.0.0.1:9/'])",
+}
+
+
+def heaps(setup: str) -> int:
+    """Heaps glibc reports after 16 threads allocated at once, ``setup`` run first."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", PROBE.replace("SETUP", setup)], env=env,
+                         capture_output=True, text=True, timeout=60, check=True)
+    return int(out.stdout)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's heaps only")
+def test_sixteen_threads_share_two_heaps_once_a_crawler_is_set_up() -> None:
+    assert heaps("") > 2  # without: a heap per contending thread, up to 8 per core
+    assert heaps(SETUPS["core"]) <= 2
+    assert heaps(SETUPS["run.py"]) <= 2
