@@ -21,9 +21,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
+from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.core.crawler import keep_heaps_small
-from minicrawl.core.interfaces import Item
+from minicrawl.core.interfaces import Admission, Item
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
@@ -100,12 +101,16 @@ class Crawler:
         self.visited = visited_filter
         self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
         # Its memories hold at most a share of Visited's URLs (minicrawl.speed.memo).
-        self.resolver = LinkResolver(opts, self.scope,
+        self.resolver = LinkResolver(opts, [self.scope, Traps(opts.max_repeated_segments)],
                                      budget=None if self.shared else self.visited.__len__)
         keep_heaps_small()  # the C heap must not grow with the thread count (the core's)
         self.stats = self.shared.stats if self.shared else Stats()
         # robots.txt, and each request asks the hosts' pace for a slot
         self.politeness = Politeness(opts, self.stats, self.pace)
+        # Admission rules asked for every link (their answer changes as the crawl goes); the
+        # resolver keeps the verdicts of those that answer from the URL alone.
+        self.admission: list[Admission] = [HostCap(self.politeness)] \
+            if opts.max_pages_per_host else []
         self.chains = Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
         # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.
@@ -131,7 +136,7 @@ class Crawler:
             self._parts = Parts(
                 opts, self.todo, self.visited, self.resolver, self.politeness, self.chains,
                 self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
-                self.page_count, self.workers, self._lastmod, self._fail)
+                self.page_count, self.workers, self._lastmod, self._fail, self.admission)
             self.events.crawl_started()
             items, counts = self.state.start(recrawl=opts.recrawl)  # resume: the journal
             if items:
@@ -245,7 +250,7 @@ class Crawler:
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
         ToDo at depth 0, like the seeds; record each sitemap file."""
         reader = SitemapReader(self.options, self.politeness, self.stats,
-                               lambda url: unwanted(self.resolver, self.politeness, url) is None,
+                               lambda url: unwanted(self.resolver, self.admission, url) is None,
                                now)
         if self.archive is not None:  # sitemap fetches are archived like pages
             reader.fetcher.on_exchange = self.archive.exchange

@@ -20,12 +20,13 @@ Dict reads and writes are atomic, and a racing miss only computes the same answe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
+from minicrawl.admission import refusal
+from minicrawl.core.interfaces import Admission
 from minicrawl.options import Options
-from minicrawl.scope import Scope
 from minicrawl.speed.memo import Memo
-from minicrawl.urls import TRIM, BadURL, absolute, canonicalize, origin_of, repeated_segments
+from minicrawl.urls import TRIM, BadURL, absolute, canonicalize, origin_of
 
 CACHE_SIZE = 200_000  # entries per cache; ~50 MB at the most
 
@@ -43,11 +44,13 @@ _ABSOLUTE = re.compile(r"https?://[^/?\\\x00-\x20]").match
 class LinkResolver:
     """Resolves and judges links for one crawl (thread-safe)."""
 
-    def __init__(self, options: Options, scope: Scope,
+    def __init__(self, options: Options, rules: Sequence[Admission],
                  budget: Callable[[], int] | None = None) -> None:
-        """``budget``: how many URLs Visited holds (the caches' bound follows it)."""
+        """``rules``: the admission rules that answer from the URL alone (scope, traps), whose
+        verdict is kept with it; ``budget``: how many URLs Visited holds (the caches' bound
+        follows it)."""
         self.options = options
-        self.scope = scope
+        self.rules = rules
         # (base, directory or scheme; href) → verdict, and absolute URL → verdict
         self._by_href: Memo[tuple[str, str], Verdict] = Memo(CACHE_SIZE, budget)
         self._by_target: Memo[str, Verdict] = Memo(CACHE_SIZE, budget)
@@ -88,14 +91,9 @@ class LinkResolver:
         return candidates, rejected
 
     def out_of_bounds(self, url: str) -> str | None:
-        """Why the canonical ``url`` is never for this crawl (a stats counter suffix), or None:
-        out of scope, or a path repeating a segment (a trap)."""
-        if not self.scope.allows(url):
-            return "out_of_scope"
-        limit = self.options.max_repeated_segments
-        if limit > 0 and url.count("/") > limit + 2 and repeated_segments(url) > limit:
-            return "trap"
-        return None
+        """Why the canonical ``url`` is never for this crawl (the refusing rule's ``reason``:
+        out of scope, a trap), or None."""
+        return refusal(self.rules, url, 0)  # these rules answer alike at every depth
 
     def _judge(self, href: str, base: str, folders: _Folders) -> Verdict:
         """The verdict for one href, cached by its absolute URL too, so the same link written

@@ -13,7 +13,9 @@ from minicrawl.urls import host_of
 
 
 class Scope:
-    """Decides whether a canonical URL is in this crawl."""
+    """Decides whether a canonical URL is in this crawl (a core ``Admission`` rule)."""
+
+    reason = "out_of_scope"
 
     def __init__(self, seed_urls: Iterable[str], allow_domains: Iterable[str] = (),
                  include: Iterable[str] = (), exclude: Iterable[str] = ()) -> None:
@@ -31,6 +33,10 @@ class Scope:
                 host == d or host.endswith("." + d) for d in self.domains)
             self._host_cache[host] = known  # benign race: every thread computes the same value
         return known
+
+    def admits(self, url: str, depth: int) -> bool:
+        """True if the canonical ``url`` may be crawled, at any depth."""
+        return self.allows(url)
 
     def allows(self, url: str) -> bool:
         """True if the canonical ``url`` may be crawled."""

@@ -17,12 +17,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from minicrawl.admission import refusal
 from minicrawl.bloom.visited import warn_over_capacity
-from minicrawl.core.interfaces import Item
+from minicrawl.core.interfaces import Admission, Item
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
 from minicrawl.http.fetch import Fetcher, Response, error_kind
@@ -76,6 +77,7 @@ class Parts:
     workers: Workers  # the threads; .shift(): a turn at work
     lastmod: dict[str, datetime]  # --sitemaps with --recrawl: URL → <lastmod>
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
+    admission: Sequence[Admission]  # rules asked for every link (the resolver keeps the rest)
     over_capacity_told: threading.Event = field(default_factory=threading.Event)
 
 
@@ -264,10 +266,10 @@ class Worker:
             counts["links_too_deep"] = len(page.links)
         else:
             counts["links_out_of_scope"] = 0
-            host_full = self.crawl.politeness.host_full if opts.max_pages_per_host else None
+            rules = self.crawl.admission
             for url, why in candidates.items():
-                if why is None and host_full is not None and host_full(url):
-                    why = "host_full"
+                if why is None and rules:
+                    why = refusal(rules, url, depth)
                 if why is None:
                     decisions.in_scope.append(url)
                 else:
@@ -292,7 +294,7 @@ class Worker:
     # -- limits --------------------------------------------------------------------------------
 
     def _unwanted(self, url: str) -> str | None:
-        return unwanted(self.crawl.resolver, self.crawl.politeness, url)
+        return unwanted(self.crawl.resolver, self.crawl.admission, url)
 
     def _reserve_fetch(self) -> bool:
         """Count one fetch against ``max_pages`` (the whole crawl's, in a shared crawl); False
@@ -329,10 +331,8 @@ def emit(events: Events, todo: ToDo | RedisToDo, page: Page, new: list[Item]) ->
     events.page_recorded(page)
 
 
-def unwanted(resolver: LinkResolver, politeness: Politeness, url: str) -> str | None:
-    """Why the canonical ``url`` is not for this crawl (a stats counter suffix), or None:
-    out of scope, a trap, or a host that had its share."""
-    why = resolver.out_of_bounds(url)
-    if why is None and politeness.host_full(url):
-        return "host_full"
-    return why
+def unwanted(resolver: LinkResolver, admission: Sequence[Admission], url: str) -> str | None:
+    """Why the canonical ``url`` is not for this crawl (the refusing rule's ``reason``: out of
+    scope, a trap, a host that had its share), or None. (A redirect target keeps its page's
+    depth; these rules do not look at it.)"""
+    return resolver.out_of_bounds(url) or refusal(admission, url, 0)

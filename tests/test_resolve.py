@@ -45,7 +45,7 @@ def test_plain_relative_paths_are_sliced_the_others_are_not():
 
 
 def test_a_page_in_a_folder_after_a_double_slash_resolves_x_and_dot_x_alike():
-    resolver = LinkResolver(Options(), Scope(["http://example.com/"]))
+    resolver = LinkResolver(Options(), [Scope(["http://example.com/"])])
     links, _ = resolver.resolve(["x", "./x", "../y", "./../y"], "http://example.com/a//b", {})
     assert list(links) == ["http://example.com/a//x", "http://example.com/a/y"]
 
@@ -67,7 +67,7 @@ HREFS = st.one_of(
 def test_a_cached_answer_is_the_answer_a_fresh_resolver_gives(visits):
     """Pages resolved one after another by one resolver (its caches shared between pages)
     get exactly what a resolver with nothing cached gives each page."""
-    shared = LinkResolver(Options(), Scope(["http://example.com/"]))
+    shared = LinkResolver(Options(), [Scope(["http://example.com/"])])
     for page, href in visits:
-        fresh = LinkResolver(Options(), Scope(["http://example.com/"]))
+        fresh = LinkResolver(Options(), [Scope(["http://example.com/"])])
         assert shared.resolve([href], page, {}) == fresh.resolve([href], page, {})

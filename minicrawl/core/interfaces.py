@@ -86,13 +86,14 @@ class SeenSet(Protocol):
 
 
 class Admission(Protocol):
-    """A rule that decides whether a link may be crawled at all (scope, depth, robots.txt, …).
+    """A rule that decides whether a link may be crawled at all (scope, depth, traps, caps, …).
 
     Contract: ``admits`` is asked before Visited, for seeds, links and redirect targets; it must
     not block for long and must be safe to call from many threads. A refused URL is not
-    remembered in Visited, so another rule set could still take it.
+    remembered in Visited, so another rule set could still take it; ``reason`` names why.
     """
 
+    reason: str  # what a refusal is counted as: "out_of_scope", "trap", …
     def admits(self, url: str, depth: int) -> bool: ...
 
 

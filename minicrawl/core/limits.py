@@ -12,6 +12,8 @@ from minicrawl.core.urls import canonicalize, origin
 class SameHost:
     """Admits a URL on a seed's host (and its port, if one is given), by http or https."""
 
+    reason = "out_of_scope"
+
     def __init__(self, seeds: Iterable[str]) -> None:
         origins = {origin(url) for url in map(canonicalize, seeds) if url}
         # Canonical URLs spell an origin one way, so a prefix test is the whole check.

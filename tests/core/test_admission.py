@@ -1,5 +1,6 @@
-"""Admission's contract (interfaces.Admission), run over every implementation: a pure, quick,
-thread-safe yes or no for canonical URLs."""
+"""Admission's contract (interfaces.Admission), run over every implementation — the core's
+SameHost and run.py's Scope, Traps and HostCap: a quick, thread-safe yes or no for canonical
+URLs, and a reason to count a refusal under."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from minicrawl.admission import HostCap, Traps
+from minicrawl.core.interfaces import Item
 from minicrawl.core.limits import SameHost
+from minicrawl.options import Options
+from minicrawl.politeness.hosts import Hosts
+from minicrawl.politeness.robots import Politeness
+from minicrawl.scope import Scope
+from minicrawl.stats import Stats
+from minicrawl.urls import canonicalize
 
 SEEDS = ["http://Site.test/start", "https://other.test:8443/x?y"]
 # (url, depth) → what each implementation must answer
@@ -25,7 +34,40 @@ CASES = {
         ("https://other.test/", 1): False,
         ("http://elsewhere.test/", 1): False,
     }),
+    "scope": (lambda: Scope([canonicalize(url) for url in SEEDS], allow_domains=["docs.test"],
+                            include=[r"/(api|start)"], exclude=[r"\.pdf$"]), {
+        ("http://site.test/start", 0): True,
+        ("https://site.test:8443/api/x.html", 3): True,  # run.py's scope: any port of a host
+        ("http://docs.test/api/", 1): True,  # --allow-domain: the domain
+        ("http://www.docs.test/api/", 1): True,  # and its subdomains
+        ("http://notdocs.test/api/", 1): False,
+        ("http://site.test/blog/", 1): False,  # not --include'd
+        ("http://site.test/api/manual.pdf", 1): False,  # --exclude'd
+        ("http://elsewhere.test/api/", 1): False,
+    }),
+    "traps": (lambda: Traps(3), {
+        ("http://site.test/a/b/c/d/e/f/", 5): True,
+        ("http://site.test/a/b/a/b/a/b/", 5): True,  # three times: the limit
+        ("http://site.test/a/b/a/b/a/b/a/", 6): False,  # four times: a calendar, a loop
+        ("http://site.test/x?q=/a/a/a/a/a", 1): True,  # the query is no path
+    }),
+    "host-cap": (lambda: full_host_cap("full.test"), {
+        ("http://full.test/more", 1): False,
+        ("https://full.test/", 0): False,
+        ("http://site.test/", 1): True,
+    }),
 }
+
+
+def full_host_cap(full: str) -> HostCap:
+    """A host cap of 2 pages, after two requests to ``full`` (counted by the pace)."""
+    opts = Options(max_pages_per_host=2)
+    hosts = Hosts()
+    for n in range(2):
+        item = Item(f"http://{full}/{n}")
+        assert hosts.take(item, full, 0.0, 2) == 0.0
+        hosts.release(item, full)
+    return HostCap(Politeness(opts, Stats(), hosts))
 
 
 @pytest.fixture(params=sorted(CASES))
@@ -37,6 +79,11 @@ def rule_and_cases(request: pytest.FixtureRequest):
 def test_answers(rule_and_cases) -> None:
     rule, cases = rule_and_cases
     assert {case: rule.admits(*case) for case in cases} == cases
+
+
+def test_a_refusal_has_a_reason_to_be_counted_under(rule_and_cases) -> None:
+    rule, _ = rule_and_cases
+    assert rule.reason.isidentifier() and rule.reason.islower()
 
 
 def test_same_answers_from_many_threads(rule_and_cases) -> None:

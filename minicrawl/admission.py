@@ -1,0 +1,64 @@
+"""run.py's admission rules: may this link be crawled at all? Each is a core ``Admission``.
+
+A link is offered to Visited only if every rule admits it; the first that refuses names why
+(its ``reason``, counted as ``links_<reason>``, or ``redirects_<reason>`` for a redirect target).
+
+* :class:`minicrawl.scope.Scope` — the seeds' hosts, ``--allow-domain``, ``--include``,
+  ``--exclude``;
+* :class:`Traps` — a path repeating one segment (``/a/b/a/b/a/b/…``: a calendar, a relative link
+  to itself) more than ``--max-repeated-segments`` times;
+* :class:`HostCap` — a host that had its ``--max-pages-per-host`` requests.
+
+Scope and traps answer from the URL alone, so :class:`minicrawl.resolve.LinkResolver` keeps
+their verdict with the URL; the host cap's answer changes as the crawl goes, so it is asked
+for every link. ``robots.txt`` is no admission rule: it needs a request, so it is asked when a
+worker takes the URL (:mod:`minicrawl.politeness.robots`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from minicrawl.urls import repeated_segments
+
+if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Admission
+    from minicrawl.politeness.robots import Politeness
+
+
+class Traps:
+    """Refuses a URL whose path repeats a segment more than ``limit`` times (0: no limit)."""
+
+    reason = "trap"
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def admits(self, url: str, depth: int) -> bool:
+        """False for a trap's URL (a path can only repeat a segment if it has enough of them)."""
+        limit = self.limit
+        return not (limit > 0 and url.count("/") > limit + 2 and repeated_segments(url) > limit)
+
+
+class HostCap:
+    """Refuses a URL whose host had its ``max_pages_per_host`` requests (asked of politeness,
+    which counts them: this process's, or a shared crawl's)."""
+
+    reason = "host_full"
+
+    def __init__(self, politeness: Politeness) -> None:
+        self.politeness = politeness
+
+    def admits(self, url: str, depth: int) -> bool:
+        """False once ``url``'s host is known to be full (links to it are dropped before they
+        take room in Visited and ToDo)."""
+        return not self.politeness.host_full(url)
+
+
+def refusal(rules: Sequence[Admission], url: str, depth: int) -> str | None:
+    """The ``reason`` of the first of ``rules`` that refuses ``url`` at ``depth``, or None."""
+    for rule in rules:
+        if not rule.admits(url, depth):
+            return rule.reason
+    return None
