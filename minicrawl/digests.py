@@ -54,10 +54,12 @@ class LocalDigests:
         self._lock = threading.Lock()
 
     def claim(self, digest: str, url: str) -> str:
+        """The URL holding ``digest``: ``url`` if it claims it first (one atomic step)."""
         with self._lock:  # setdefault alone is atomic in CPython; the lock says so on purpose
             return self._map.setdefault(digest, url)
 
     def holder(self, digest: str) -> str | None:
+        """The URL holding ``digest``, or None if no page claimed it."""
         return self._map.get(digest)
 
     def __len__(self) -> int:
@@ -83,10 +85,13 @@ class RedisDigests:
         self.key = shared.key("digests")
 
     def claim(self, digest: str, url: str) -> str:
+        """The URL holding ``digest`` in the shared hash: ``url`` if it claims it first
+        (``HSETNX``, atomic across processes)."""
         return str(self.shared.eval("claiming a content digest", CLAIM_SCRIPT, [self.key],
                                     [digest, url]))
 
     def holder(self, digest: str) -> str | None:
+        """The URL holding ``digest`` in the shared hash, or None if no page claimed it."""
         return self.shared.call("reading a content digest",
                                 lambda: self.shared.client.hget(self.key, digest))
 

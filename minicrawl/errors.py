@@ -27,4 +27,6 @@ class OneLineParser(argparse.ArgumentParser):
     instead of the usage block plus the error: scripts and people read the first line only."""
 
     def error(self, message: str) -> NoReturn:
+        """Exit with status 2 after one line on stderr, passwords redacted:
+        ``PROG: error: MESSAGE (see PROG --help)``."""
         self.exit(2, f"{self.prog}: error: {redact(message)} (see {self.prog} --help)\n")

@@ -73,28 +73,57 @@ class CrawlObserver:
 
     critical = False  # True: its failure at page_kept fails the page and stops the crawl
 
-    def crawl_started(self) -> None: ...
-    def resumed(self, items: Sequence[Item]) -> None: ...
-    def seeds_queued(self, fresh: Sequence[str], seen: Sequence[str]) -> None: ...
-    def taken(self, worker: int, item: Item) -> None: ...
-    def fetched(self, worker: int, response: Response) -> None: ...
-    def retrying(self, worker: int, item: Item, attempts: int, wait: float) -> None: ...
-    def redirected(self, source: str, target: str, decision: str) -> None: ...
-    def refused(self, worker: int, url: str, reason: str, kind: str) -> None: ...
-    def gave_up(self, worker: int, url: str, reason: str) -> None: ...
-    def links_decided(self, page: Page, decisions: LinkDecisions) -> None: ...
-    def duplicate_found(self, worker: int, page: Page) -> None: ...
-    def sitemap_read(self, page: Page) -> None: ...
-    def sitemap_queued(self, fresh: Sequence[Item], seen: int) -> None: ...
-    def lastmod_unchanged(self, worker: int, url: str) -> None: ...
+    def crawl_started(self) -> None:
+        """Once, first thing in ``run``: before the state's journal is read and seeds queued."""
+
+    def resumed(self, items: Sequence[Item]) -> None:
+        """With ``--state``: the journal's ``items`` (or a recrawl's pages), next into ToDo."""
+
+    def seeds_queued(self, fresh: Sequence[str], seen: Sequence[str]) -> None:
+        """The seeds new to Visited (``fresh``: into ToDo at depth 0) and those it had."""
+
+    def taken(self, worker: int, item: Item) -> None:
+        """Worker ``worker`` took ``item``, admitted and counted: its request starts now."""
+
+    def fetched(self, worker: int, response: Response) -> None:
+        """Worker ``worker``'s request came back: answered, or failed (``response.error``)."""
+
+    def retrying(self, worker: int, item: Item, attempts: int, wait: float) -> None:
+        """``item`` failed, worth a retry: back in ToDo in ``wait`` s, ``attempts`` at most."""
+
+    def redirected(self, source: str, target: str, decision: str) -> None:
+        """``source`` redirects to ``target``; ``decision`` (a trace line): dropped, or ToDo."""
+
+    def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
+        """``url`` is not fetched, for ``reason``; ``kind``: its stats counter, or ""."""
+
+    def gave_up(self, worker: int, url: str, reason: str) -> None:
+        """``url``'s fetch (or redirect chain) ended in the error ``reason``: recorded with it."""
+
+    def links_decided(self, page: Page, decisions: LinkDecisions) -> None:
+        """Every link of an HTML ``page`` and its fate, before the new ones enter ToDo."""
+
+    def duplicate_found(self, worker: int, page: Page) -> None:
+        """``page``'s body is that of ``page.duplicate_of``: its links are not followed."""
+
+    def sitemap_read(self, page: Page) -> None:
+        """One sitemap file read (``--sitemaps``), as a page record, before it is kept."""
+
+    def sitemap_queued(self, fresh: Sequence[Item], seen: int) -> None:
+        """The sitemaps' URLs new to Visited, now in ToDo; ``seen``: how many were not new."""
+
+    def lastmod_unchanged(self, worker: int, url: str) -> None:
+        """``--recrawl``: ``url``'s sitemap <lastmod> spared its request; recorded unchanged."""
 
     def page_kept(self, page: Page, new: Sequence[Item]) -> None:
         """Keep the page (and the links about to enter ToDo) before they do; may raise to stop
         the crawl (a state that cannot write)."""
 
-    def page_recorded(self, page: Page) -> None: ...
-    def crawl_finished(self, stats: StatsSnapshot) -> None: ...
+    def page_recorded(self, page: Page) -> None:
+        """``page``'s record is final and its new links are in ToDo (after ``page_kept``)."""
 
+    def crawl_finished(self, stats: StatsSnapshot) -> None:
+        """Once, at the end, even after a failure, with the final stats: close files here."""
 
 POINTS = tuple(name for name in vars(CrawlObserver)
                if not name.startswith("_") and name != "critical")

@@ -106,6 +106,8 @@ class Output(CrawlObserver):
             self._file.flush()
 
     def close(self) -> None:
+        """Close the file, flushing its last lines; a failure (a full disk) is told once
+        and stops the crawl."""
         with self._lock:
             try:
                 self._file.close()  # flushes the last lines: may meet a full disk
@@ -234,6 +236,7 @@ class Outbox:
 
     @property
     def output_path(self) -> str | None:
+        """The path of the attached ``--out`` file, or None before ``attach``."""
         return self.output.path if self.output is not None else None
 
     def stage(self, seq: int, pages: list[Page]) -> list[str]:

@@ -57,6 +57,7 @@ class Page:
 
     @property
     def content_type(self) -> str | None:
+        """The Content-Type header (``text/html; charset=utf-8``), or None if none came."""
         return self.headers.get("content-type")
 
     def record(self) -> PageRecord:

@@ -34,6 +34,8 @@ class RedactingFilter(logging.Filter):
     """A logging filter that redacts each record's message (arguments included)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Redact URL passwords in ``record``'s message and traceback text, in place;
+        True: the record is always logged."""
         message = record.getMessage()
         cleaned = redact(message)
         if cleaned != message:

@@ -64,6 +64,7 @@ class Stats:
 
     @property
     def elapsed(self) -> float:
+        """Seconds from the crawl's start to ``finished`` (to now while it runs)."""
         return (self.finished or time.monotonic()) - self.started
 
     def snapshot(self, **extra: StatValue) -> StatsSnapshot:

@@ -111,6 +111,7 @@ def estimate_count(m: int, k: int, bits_set: int) -> float:
 
 
 def check_np(n: float, p: float) -> None:
+    """Raise ValueError unless the capacity ``n`` is positive and 0 < ``p`` < 1."""
     if n <= 0:
         raise ValueError(f"capacity must be positive, got {n}")
     if not 0.0 < p < 1.0:
@@ -204,6 +205,8 @@ class FilterNumbers:
 
     @property
     def fill_ratio(self) -> float:
+        """Fraction of the m positions in use (set bits, non-zero counters), 0.0 to 1.0;
+        each filter defines it."""
         raise NotImplementedError
 
     @property

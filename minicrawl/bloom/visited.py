@@ -86,6 +86,7 @@ class ExactVisited:
 
     @property
     def count(self) -> int:
+        """Distinct URLs added: exact, no false positive (the same as ``len``)."""
         return len(self._seen)
 
 

@@ -55,6 +55,7 @@ class Response:
 
     @property
     def content_type(self) -> str | None:
+        """The Content-Type header (``text/html; charset=utf-8``), or None if none came."""
         return self.headers.get("content-type")
 
     @property
@@ -113,6 +114,7 @@ class Fetcher:
         return result
 
     def close(self) -> None:
+        """Close the session and its keep-alive connections."""
         self.core.session.close()
 
 

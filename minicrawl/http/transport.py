@@ -39,6 +39,8 @@ class InterimSkippingResponse(http.client.HTTPResponse):
     """``http.client``'s response, reading on past interim (1xx) answers to the final one."""
 
     def begin(self) -> None:
+        """Read the status line and headers of the final answer: every 1xx but 101 is
+        read past."""
         super().begin()
         while 100 <= self.status < 200 and self.status != SWITCHING_PROTOCOLS:
             self.headers = self.msg = None  # type: ignore[assignment]  # begin() reads anew
@@ -105,19 +107,26 @@ class CrawlAdapter(HTTPAdapter):
 
     def send(self, request: requests.PreparedRequest, *args: object,
              **kwargs: object) -> requests.Response:
+        """Send ``request`` as ``requests`` does, first keeping it as :attr:`last_request` (and
+        clearing :attr:`last_status_line` until the answer's comes)."""
         self.last_request, self.last_status_line = request, ("", "")
         return super().send(request, *args, **kwargs)  # type: ignore[arg-type]
 
     def build_response(self, req: requests.PreparedRequest,
                        resp: BaseHTTPResponse) -> requests.Response:
+        """The ``requests`` response for ``resp``, once its (version, reason) is kept in
+        :attr:`last_status_line`."""
         self.last_status_line = (HTTP_VERSIONS.get(resp.version, "HTTP/1.1"), resp.reason or "")
         return super().build_response(req, resp)
 
     def init_poolmanager(self, *args: object, **kwargs: object) -> None:
+        """Make ``requests``' pool manager, then have it use the bounded pools (:data:`POOLS`)."""
         super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
         self.poolmanager.pool_classes_by_scheme = POOLS
 
     def proxy_manager_for(self, proxy: str, **kwargs: object) -> PoolManager:
+        """The manager for ``proxy``, made to use the bounded pools (:data:`POOLS`) unless
+        it is a SOCKS proxy (whose pools make their own connections)."""
         manager = super().proxy_manager_for(proxy, **kwargs)
         if isinstance(manager, PoolManager) and not proxy.lower().startswith("socks"):
             manager.pool_classes_by_scheme = POOLS

@@ -63,10 +63,14 @@ class RedisServer:
 
     @property
     def url(self) -> str:
+        """The URL to give ``--redis``: ``redis://127.0.0.1:PORT/0`` (``redis://:PASSWORD@…``
+        with a password)."""
         auth = f":{self.password}@" if self.password else ""
         return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> RedisServer:
+        """Start the server and wait until it answers PING, ``timeout`` seconds at most;
+        returns self. RuntimeError (its log quoted) if it exits first or stays silent."""
         server, _ = require_binaries()
         self._dir = tempfile.TemporaryDirectory(prefix="minicrawl-redis-")
         args = [server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
@@ -109,10 +113,13 @@ class RedisServer:
         return path.read_text(errors="replace")[-2000:] if path.exists() else ""
 
     def client(self) -> redis.Redis:
+        """A new client of this server (str replies, its password); the caller closes it."""
         return redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True,
                            password=self.password)
 
     def stop(self) -> None:
+        """Stop the server (SIGTERM; SIGKILL after 5 s) and delete its directory.
+        Safe to call twice."""
         if self.proc is not None:
             if self.proc.poll() is None:
                 self.proc.terminate()
@@ -147,6 +154,8 @@ class RedisCluster:
         return f"redis+cluster://127.0.0.1:{self.nodes[0].port}"
 
     def start(self, timeout: float = 30.0) -> RedisCluster:
+        """Start the nodes, join them (``redis-cli --cluster create``) and wait until each says
+        ok, ``timeout`` seconds per step; returns self. On a failure every node is stopped."""
         _, cli = require_binaries()
         try:
             for node in self.nodes:
@@ -178,6 +187,7 @@ class RedisCluster:
                 client.close()
 
     def stop(self) -> None:
+        """Stop every node and delete their directories; safe to call twice."""
         for node in self.nodes:
             node.stop()
 

@@ -69,17 +69,21 @@ class LocalSite:
 
     @property
     def port(self) -> int:
+        """The port the server listens on (AssertionError before ``start()``)."""
         assert self._server is not None, "start() the site first"
         return self._server.server_address[1]
 
     @property
     def origin(self) -> str:
+        """``http://host:port`` (``https://`` with ``tls``): the site's URL without a path."""
         return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     def url(self, path: str) -> str:
+        """The absolute URL of ``path`` (``"/a.html"``, with any query) on this site."""
         return self.origin + path
 
     def start(self) -> LocalSite:
+        """Serve the pages from a daemon thread, on a free port; returns self."""
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -132,12 +136,16 @@ class LocalSite:
         return self
 
     def resolve(self, request: Request) -> Resource:
+        """The answer to ``request``: its path's Resource (a function of the request is
+        called), else a 404 page."""
         handler = self.pages.get(request.path)
         if handler is None:
             return Resource(b"<html><body>not found</body></html>", 404)
         return handler(request) if callable(handler) else handler
 
     def stop(self) -> None:
+        """Stop serving and close the socket (fault injectors that stall give up); the
+        ``requests`` log stays. Safe to call twice."""
         self._stopping.set()
         if self._server is not None:
             self._server.shutdown()

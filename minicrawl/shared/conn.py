@@ -165,12 +165,17 @@ class ReplayTokens:
         self._local = threading.local()
 
     def begin(self, entry_id: str, url: str) -> None:
+        """This thread now handles the ToDo entry ``entry_id`` for ``url``: its writes get
+        that entry's tokens until :meth:`end`."""
         self._local.entry = (entry_id, url)
 
     def end(self) -> None:
+        """This thread is done with its entry: its writes get seed or random tokens again."""
         self._local.entry = None
 
     def token(self, urls: Sequence[str]) -> str:
+        """The replay token for this thread's write of ``urls``: ``e:``, ``u:``, ``s:`` or
+        random (see the class doc)."""
         entry = getattr(self._local, "entry", None)
         if entry is not None:
             entry_id, url = entry
@@ -304,6 +309,7 @@ class SharedRedis:
         return sha
 
     def close(self) -> None:
+        """Close the client's connections; an error closing a dead one is swallowed."""
         try:
             self.client.close()
         except Exception:  # closing a dead connection must not hide the real error

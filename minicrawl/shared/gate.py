@@ -144,7 +144,8 @@ class RedisHostGate:
         self._heartbeat.start()
 
     def key(self, kind: str, host: str) -> str:
-        # The host is the hash tag: a host's keys share a cluster slot, hosts spread over nodes.
+        """The Redis key of ``host``'s ``kind`` (host, lease, book, pages); the host is the hash
+        tag: a host's keys share a cluster slot, hosts spread over nodes."""
         return f"mc:{self._shared.name}:{kind}:{{{host.lower()}}}"
 
     def take(self, item: Item, host: str, gap: float = 0.0, cap: int | None = None,

@@ -365,4 +365,5 @@ class RedisToDo:
 
     @property
     def stopped(self) -> bool:
+        """True once this process stopped taking items (``stop()``, or Redis lost)."""
         return self._closed.is_set()

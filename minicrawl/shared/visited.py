@@ -172,6 +172,7 @@ class RedisBloomVisited(FilterNumbers):
         return shard, indices_many(urls, self._shard_bits, self._k)
 
     def shard_key(self, shard: int) -> str:
+        """The Redis key of the bitmap of shard number ``shard``."""
         return self._keys[shard]
 
     # ----------------------------------------------------------------- the Visited interface
@@ -252,6 +253,7 @@ class RedisBloomVisited(FilterNumbers):
 
     @property
     def count(self) -> int:
+        """URLs added as new by all processes: ``len`` (cached for a second)."""
         return len(self)
 
     @property
@@ -261,6 +263,7 @@ class RedisBloomVisited(FilterNumbers):
 
     @property
     def shards(self) -> int:
+        """How many bitmaps (Redis keys, spread over cluster slots) the bits are in."""
         return self._shards
 
     @property

@@ -122,6 +122,9 @@ class SitemapReader:
         self.fetcher = Fetcher(options)
 
     def read(self, seeds: Sequence[str]) -> Found:
+        """The in-scope URLs, ``<lastmod>`` dates and file records of the sitemaps of the seeds'
+        origins (robots.txt's ``Sitemap:`` lines, else ``/sitemap.xml``; indexes followed), read
+        with this reader's fetcher, which is then closed."""
         found = Found()
         try:
             queue: list[tuple[str, str | None]] = []

@@ -40,6 +40,7 @@ class ForgettingVisited:
             return False
 
     def add(self, url: str) -> bool:
+        """Insert ``url``; True if the filter had not seen it, or once if it was forgotten."""
         return self.inner.add(url) or (bool(self._forgotten) and self._revive(url))
 
     def add_new(self, urls: list[str]) -> list[str]:
@@ -48,6 +49,7 @@ class ForgettingVisited:
         return new_urls(urls, self.add_many(urls))
 
     def add_many(self, urls: Iterable[str]) -> list[bool]:
+        """``add`` for each of ``urls`` in order: True for the new, and once for the forgotten."""
         urls = list(urls)
         fresh = self.inner.add_many(urls)
         if self._forgotten:

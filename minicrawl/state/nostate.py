@@ -26,22 +26,25 @@ class NoState(CrawlObserver):
     visited: Visited | None = None
 
     def start(self, recrawl: bool) -> tuple[list[Item], dict[str, int]]:
+        """Nothing to resume or recrawl: no items for ToDo, no counters."""
         return [], {}
 
     def journal(self, items: list[Item]) -> None:
-        pass
+        """Does nothing: without a state no item is journaled."""
 
     def attach_output(self, output: Output) -> None:
-        pass  # no state: the --out file writes each record as it hears of it
+        """Does nothing: the ``--out`` file writes each record as it hears of it."""
 
     def hop(self, done: str, hop: Item, chain: str) -> None:
-        pass
+        """Does nothing: no journal in which the redirect ``hop`` would replace ``done``."""
 
     def prior(self, url: str) -> Prior | None:
+        """Always None: no earlier fetch of ``url`` is recorded."""
         return None
 
     def note_change(self, page: Page, prior: Prior | None, counts: dict[str, int]) -> None:
-        pass  # no earlier crawl to compare with: page.change stays None
+        """Does nothing: no earlier crawl to compare with, so ``page.change`` stays None."""
 
     def digests(self) -> dict[str, str]:
+        """Always empty: no content digest was recorded before this run."""
         return {}

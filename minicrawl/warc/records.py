@@ -69,6 +69,7 @@ class Exchange:
 
 
 def record_id() -> str:
+    """A new WARC-Record-ID: ``<urn:uuid:…>`` with a random UUID."""
     return f"<urn:uuid:{uuid.uuid4()}>"
 
 

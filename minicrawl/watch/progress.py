@@ -111,6 +111,8 @@ class RecentRate:
         self._readings: deque[tuple[float, int]] = deque()
 
     def update(self, progress: Progress, now: float | None = None) -> float:
+        """Note ``progress`` at ``now`` (default: the monotonic clock); pages per second over
+        the last ``window`` seconds (the crawl's overall rate until two readings differ in time)."""
         now = time.monotonic() if now is None else now
         self._readings.append((now, progress.pages))
         while len(self._readings) > 2 and now - self._readings[1][0] >= self.window:

@@ -101,12 +101,15 @@ class Recorder(CrawlObserver):
                                            lambda path: write_report(path, self, stats))
 
     def start(self) -> Recorder:
+        """Take a first sample, then one every ``interval`` seconds from a daemon thread;
+        returns self."""
         self._sample()
         self._thread = threading.Thread(target=self._run, name="report-sampler", daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop the sampler thread and, if it ran, take a last, exact sample."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()

@@ -74,6 +74,8 @@ class Tracer(CrawlObserver):
         return cls(open(target, "w", encoding="utf-8"), close=True)  # noqa: SIM115
 
     def close(self) -> None:
+        """Close the trace file (a failure to flush it is told once, ``failed`` set); on
+        standard output only flush it."""
         with self._lock:
             if self._close:
                 try:
