@@ -5,7 +5,7 @@ state, the shared crawl — puts the seeds in ToDo (marking them in Visited), st
 workers and waits. What each worker does with a ToDo item is in :mod:`minicrawl.worker`:
 take → admit → fetch → extract → Visited → ToDo.
 
-The crawl is over when ToDo is empty and no worker is busy (``ToDo.get`` returns ``None``).
+The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
 Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state, the WARC
 archive) is an observer made here when the crawl runs, and hears about it at the points of
 :mod:`minicrawl.events`.

@@ -1,7 +1,7 @@
 """Crawl counters, shared by all workers.
 
-Workers call :meth:`Stats.add` once per page with everything that page changed, so the lock is
-taken once per page, never once per link.
+Workers call :meth:`Stats.add` with everything one step changed — a page recorded, a retry, a
+wait, a redirect followed — so the lock is taken once per step, never once per link.
 """
 
 from __future__ import annotations

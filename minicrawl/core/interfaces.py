@@ -46,11 +46,12 @@ class Page:
 class Frontier(Protocol):
     """ToDo: the URLs waiting to be fetched, and the crawl's end.
 
-    Contract: every ``put`` item is returned by ``take`` exactly once (unless ``stop`` came
-    first). ``take`` waits while the frontier is empty but some worker is busy (a busy worker may
-    still ``put`` links); it returns None once the frontier is empty and no worker is busy
-    — the crawl is over — or after ``stop``. A worker calls ``done`` once for every item it took,
-    after putting that page's links (it, not another worker: a shared ToDo ties an item to it).
+    Contract: every ``put`` item is returned by ``take`` once (unless ``stop`` came first; a
+    shared ToDo hands it out again if the process that took it died). ``take`` waits while the
+    frontier is empty but some worker is busy (a busy worker may still ``put`` links); it returns
+    None once it is empty and no worker is busy — the crawl is over — or after ``stop``. A worker
+    calls ``done`` once for every item it took, after putting that page's links (it, not another
+    worker: a shared ToDo ties an item to the worker that took it, whatever ``item`` it is told).
     """
 
     def put(self, item: Item) -> None: ...

@@ -12,9 +12,12 @@ and the stats and each host's pace are shared too.
 ``visited``           :class:`RedisBloomVisited`: sharded Bloom bitmaps
 ``stats``             :class:`RedisStats`: the crawl's counters
 ``gate``              :class:`RedisHostGate`: one pace per host across processes
+``caps``              :class:`RedisPageCap`: ``--max-pages`` counted for all processes
 ``crawl``             :func:`open_shared_crawl` builds the parts; ``--status``
 ====================  ==============================================================
 
 The one seam where the crawl uses it: :func:`minicrawl.shared.crawl.open_shared_crawl` hands
-the crawler its ``todo``, ``visited``, ``stats`` and host gate; the worker loop is unchanged.
+the crawler its ``todo`` (a core ``Frontier``), ``visited`` (a ``SeenSet``), ``stats``, host gate
+(a ``Pace``) and page cap; run.py's worker loop (:mod:`minicrawl.worker`) does not know which
+ToDo, Visited or pace it has.
 """

@@ -1,8 +1,9 @@
 """The page cap of a shared crawl: ``--max-pages`` counted once for all its processes.
 
 Each process asks :meth:`RedisPageCap.take` before a request; one Lua script checks the count and
-adds one, so N processes with ``--max-pages 30`` fetch 30 pages together, never 31. (The count
-is of requests granted: a process killed with a granted request in flight has used its page.)
+adds one, so N processes given ``--max-pages 30`` fetch 30 together, never 31 (each sends its
+own cap: give them the same). The count is of requests granted — a retry, a redirect's next hop
+and a page fetched again after a kill -9 each count — as in one process.
 """
 
 from __future__ import annotations

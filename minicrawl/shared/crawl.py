@@ -3,9 +3,9 @@
 ``Crawler`` calls :func:`open_shared_crawl` when ``options.redis`` is set and gets the shared
 ToDo (:mod:`minicrawl.shared.todo`), Visited (:mod:`minicrawl.shared.visited`), stats
 (:mod:`minicrawl.shared.stats`), per-host gate (:mod:`minicrawl.shared.gate`) and page cap
-(:mod:`minicrawl.shared.caps`), all on one connection (:mod:`minicrawl.shared.conn`). The crawl
-loop itself does not change: the data still flows seed → ToDo → worker → fetch → links → Visited
-→ ToDo, only ToDo and Visited live in Redis.
+(:mod:`minicrawl.shared.caps`), all on one connection (:mod:`minicrawl.shared.conn`). run.py's
+worker loop is the same with them: the data still flows seed → ToDo → worker → fetch → links →
+Visited → ToDo, only ToDo, Visited, the pace and the counts live in Redis.
 """
 
 from __future__ import annotations

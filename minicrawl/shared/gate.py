@@ -23,7 +23,8 @@ need not agree on the time):
   lease id: counted in the same script that takes the slot, so the cap holds exactly across
   processes, and a call retried after a lost answer (a dropped connection) counts once.
 
-A worker never sleeps on the gate: a non-zero answer is a WAIT until ``now + answer``.
+run.py's worker never sleeps on the gate: a non-zero answer is a WAIT until ``now + answer``
+(the item goes back to ToDo until then; the core's worker, given a pace, sleeps instead).
 """
 
 from __future__ import annotations

@@ -98,7 +98,8 @@ for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0,
   redis.call('XADD', KEYS[1], '*', 'j', m)
   redis.call('ZREM', KEYS[2], m)
 end
--- Entries a dead (or hung) process took: the cursor walks the whole PEL over successive polls.
+-- Entries a dead process took (a live one renews its own, even a hung worker's): the cursor
+-- walks the whole PEL over successive polls.
 local c = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3],
                      redis.call('GET', KEYS[5]) or '0-0', 'COUNT', 1)
 redis.call('SET', KEYS[5], c[1])
