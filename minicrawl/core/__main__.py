@@ -41,6 +41,7 @@ class PrintPages:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Crawl as the command line ``argv`` says; the exit status (see the module's docstring)."""
     ap = argparse.ArgumentParser(prog="python -m minicrawl.core",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("seeds", nargs="+", metavar="URL")

@@ -240,4 +240,5 @@ class ToDo:
 
     @property
     def stopped(self) -> bool:
+        """True once :meth:`stop` was called (every ``take`` answers None)."""
         return self._closed
