@@ -131,13 +131,13 @@ class Worker:
         chain = self.crawl.chains.waiting_at(item.url)
         if chain is None and item.url in self.crawl.lastmod and self._sitemap_unchanged(item, n):
             return
-        admission = self.crawl.politeness.admit(item, fetcher)
-        if admission.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
+        answer = self.crawl.politeness.admit(item, fetcher)
+        if answer.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
             self.crawl.stats.add(politeness_waits=1)
-            self.crawl.todo.put_back(item, admission.not_before)
+            self.crawl.todo.put_back(item, answer.not_before)
             return
-        if admission.verdict is Verdict.DENY:
-            self._refuse(item, chain, admission.reason, {admission.kind: 1}, n)
+        if answer.verdict is Verdict.DENY:
+            self._refuse(item, chain, answer.reason, {answer.kind: 1}, n)
             return
         response: Response | None = None
         try:  # the host slot admit() gave us is handed back whatever happens

@@ -1,6 +1,6 @@
 """Politeness: may this worker fetch this URL now?
 
-Three answers (:class:`Admission`): GO (a request slot on the host is taken; call
+Three answers (:class:`Answer`): GO (a request slot on the host is taken; call
 :meth:`Politeness.done` after the request), WAIT until a given time (the crawler puts the URL
 back in ToDo, at the head of its host's line, and takes another: no worker ever sleeps here), or
 DENY with a reason (recorded, never fetched).
@@ -74,7 +74,7 @@ class Verdict(Enum):
 
 
 @dataclass(frozen=True)
-class Admission:
+class Answer:
     """The answer for one URL. WAIT has ``not_before`` (``time.monotonic()``); DENY has the
     ``reason`` to record and the stats counter ``kind`` to count it under."""
 
@@ -84,8 +84,8 @@ class Admission:
     kind: str = ""
 
 
-_GO = Admission(Verdict.GO)
-_HOST_FULL = Admission(Verdict.DENY, reason=HOST_FULL, kind="host_full")
+_GO = Answer(Verdict.GO)
+_HOST_FULL = Answer(Verdict.DENY, reason=HOST_FULL, kind="host_full")
 
 
 def robots_token(user_agent: str) -> str:
@@ -130,7 +130,7 @@ class Politeness:
 
     # -- the question --------------------------------------------------------------------------
 
-    def admit(self, item: Item, fetcher: Fetcher) -> Admission:
+    def admit(self, item: Item, fetcher: Fetcher) -> Answer:
         """GO, WAIT or DENY for ``item`` (its URL canonical); may fetch its origin's robots.txt
         first (with ``fetcher``, the asking worker's)."""
         url = item.url
@@ -144,20 +144,20 @@ class Politeness:
             if answer is not None:
                 if answer.kind == ROBOTS_PENDING:  # another worker fetches it: keep the turn
                     booked = self.pacer.book(item, host, self.gap(origin))
-                    return Admission(Verdict.WAIT, max(answer.not_before,
+                    return Answer(Verdict.WAIT, max(answer.not_before,
                                                        time.monotonic() + booked))
                 if answer.verdict is Verdict.DENY:  # unreachable: a turn kept meanwhile goes
                     self.pacer.forget(item, host)
                 return answer
             if rules is not None and not rules.can_fetch(url, self.token):
                 self.pacer.forget(item, host)
-                return Admission(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
+                return Answer(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
         wait = self.pacer.take(item, host, self.gap(origin), self.options.max_pages_per_host)
         if wait == 0:
             return _GO
         if wait < 0:
             return _HOST_FULL
-        return Admission(Verdict.WAIT, time.monotonic() + wait)
+        return Answer(Verdict.WAIT, time.monotonic() + wait)
 
     def done(self, item: Item, pause: float = 0.0) -> None:
         """The GO request for ``item`` is over; ``pause`` (a Retry-After) keeps the whole host
@@ -211,7 +211,7 @@ class Politeness:
         return robots
 
     def _robots_state(self, origin: str, host: str,
-                      item: Item) -> tuple[Protego | None, Admission | None, bool]:
+                      item: Item) -> tuple[Protego | None, Answer | None, bool]:
         """(rules, answer, claimed): the origin's rules to match against (None: allow all), or
         an answer without matching (WAIT while it is fetched or failing, DENY once given up),
         or claimed=True: the caller must fetch it now (it holds a request slot on the host)."""
@@ -223,11 +223,11 @@ class Politeness:
                 return robots.rules, None, False  # (a stale copy serves while refetched)
             if not robots.known:
                 if robots.failures > self.options.retries:
-                    return None, Admission(
+                    return None, Answer(
                         Verdict.DENY, reason=f"robots.txt unreachable: {robots.error}",
                         kind="robots_unreachable"), False
                 if robots.fetching or robots.retry_at > now:
-                    return None, Admission(Verdict.WAIT, max(robots.retry_at, now + ROBOTS_POLL),
+                    return None, Answer(Verdict.WAIT, max(robots.retry_at, now + ROBOTS_POLL),
                                            kind=ROBOTS_PENDING), False
             robots.fetching = True
         # Fetching robots.txt is a request to the host: it needs a slot like any other.
@@ -243,7 +243,7 @@ class Politeness:
             robots.fetching = False
             if robots.known:  # a stale copy serves until the host has a slot for the refetch
                 return robots.rules, None, False
-        return None, Admission(Verdict.WAIT, time.monotonic() + wait), False
+        return None, Answer(Verdict.WAIT, time.monotonic() + wait), False
 
     def _fetch_robots(self, origin: str, host: str, item: Item, fetcher: Fetcher) -> None:
         """Fetch and parse ``origin``'s robots.txt (this worker claimed it), then record the

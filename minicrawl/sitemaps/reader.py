@@ -237,12 +237,12 @@ class SitemapReader:
         attempt = hops = 0
         while True:
             item = Item(url)  # holds the host's slot while it is fetched
-            admission = self.politeness.admit(item, self.fetcher)
-            if admission.verdict is Verdict.WAIT:
-                time.sleep(max(0.0, admission.not_before - time.monotonic()))
+            answer = self.politeness.admit(item, self.fetcher)
+            if answer.verdict is Verdict.WAIT:
+                time.sleep(max(0.0, answer.not_before - time.monotonic()))
                 continue
-            if admission.verdict is Verdict.DENY:
-                return None, admission.reason
+            if answer.verdict is Verdict.DENY:
+                return None, answer.reason
             response: Response | None = None
             try:
                 response = self.fetcher.fetch(url, max_bytes=MAX_BYTES + 1)
