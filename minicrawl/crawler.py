@@ -243,8 +243,8 @@ class Crawler:
         self.events.seeds_queued(new, [url for url in self.seeds if url not in new])
         items = [Item(url, 0, None) for url in new]
         self.state.journal(items)
-        self.todo.put_many(items)
-        self.stats.add(seeds=len(new))
+        # Counted as queued: a process joining a shared crawl with the same seeds queues none.
+        self.stats.add(seeds=self.todo.put_many(items))
 
     def _put_sitemap_urls(self) -> None:
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
@@ -268,8 +268,7 @@ class Crawler:
                 new.discard(url)
                 items.append(Item(url, 0, sitemap))
         self.state.journal(items)
-        self.todo.put_many(items)
-        self.stats.add(sitemap_urls=len(items))
+        self.stats.add(sitemap_urls=self.todo.put_many(items))
         if self.options.recrawl:
             self._lastmod.update(found.lastmod)
         for page in file_records(found, items):

@@ -357,6 +357,7 @@ def test_three_processes_crawl_the_site_once_and_status_reports_it(redis_server,
     assert status.returncode == 0, status.stderr
     lines = dict(line.split(None, 1) for line in status.stdout.splitlines() if line.strip())
     assert lines["state"] == "finished" and lines["processes"] == "3"
+    assert lines["seeds"] == "1"  # queued once: the others' seeding was a replay
     assert int(lines["pages"]) == len(reachable)
     assert lines["todo_left"] == "0" and lines["in_flight"] == "0"
     assert float(lines["visited_fill_ratio"]) > 0

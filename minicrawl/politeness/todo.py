@@ -88,15 +88,17 @@ class ToDo:
                 heapq.heappush(self._later, (not_before, next(self._seq), item))
             self._cond.notify()
 
-    def put_many(self, items: list[Item]) -> None:
-        """Add several ready items under one lock acquisition (all the new links of a page)."""
+    def put_many(self, items: list[Item]) -> int:
+        """Add several ready items under one lock acquisition (all the new links of a page);
+        how many were queued (all of them, here)."""
         if not items:
-            return
+            return 0
         with self._cond:
             self._unfinished += len(items)
             for item in items:
                 self._enqueue(next(self._seq), item)
             self._cond.notify(len(items))
+        return len(items)
 
     def put_back(self, item: Item, not_before: float | None = None) -> None:
         """Give back ``item`` (handed out by ``take``) unfetched: when its worker is done with

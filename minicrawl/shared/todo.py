@@ -222,12 +222,15 @@ class RedisToDo:
         host gate, which keeps its turn): it returns at ``not_before``."""
         self.put(item, not_before)
 
-    def put_many(self, items: list[Item]) -> None:
-        """Add several ready items: one script call for all the new links of a page."""
-        if items:
-            self._put([_encode(item) for item in items], 0, [item.url for item in items])
+    def put_many(self, items: list[Item]) -> int:
+        """Add several ready items: one script call for all the new links of a page. How many
+        were queued: none when the put is a replay (another process seeded the same URLs, or
+        this page's links were put before its worker was killed)."""
+        if not items:
+            return 0
+        return self._put([_encode(item) for item in items], 0, [item.url for item in items])
 
-    def _put(self, payloads: list[str], delay_ms: int, urls: list[str]) -> None:
+    def _put(self, payloads: list[str], delay_ms: int, urls: list[str]) -> int:
         shared = self._shared
         token = shared.tokens.token(urls)
         calls: list[ScriptCall] = [
@@ -236,7 +239,7 @@ class RedisToDo:
               shared.key(f"todo:token:{token}.{start}")],
              [shared.token_ttl, delay_ms, *payloads[start:start + BATCH]])
             for start in range(0, len(payloads), BATCH)]
-        shared.eval_many("putting URLs in ToDo", calls)
+        return sum(map(reply_int, shared.eval_many("putting URLs in ToDo", calls)))
 
     # ----------------------------------------------------------------- taking
 
