@@ -121,6 +121,29 @@ def test_a_url_put_back_keeps_its_turn_and_an_unused_slot_costs_no_gap():
     assert hosts.take(Item("http://a/x"), "a", 5.0, None) > 4.9  # now the host's gap runs
 
 
+def test_an_item_put_back_rejoins_its_line_when_its_worker_is_done_not_before():
+    """Another worker must not take it while its first taker still holds it (that taker's
+    done would be counted for it); an item put back that no worker held is in line at once."""
+    todo = ToDo()
+    todo.put(Item("http://a/0", 0))
+    first = todo.take()
+    todo.put_back(first)
+    result: list = []
+    waiter = threading.Thread(target=lambda: result.append(todo.take()))
+    waiter.start()
+    time.sleep(0.1)
+    assert waiter.is_alive()  # not handed out again yet
+    todo.done(first)
+    waiter.join(2)
+    assert result == [first]
+    todo.done(first)
+    stray = Item("http://b/0", 0)
+    todo.put_back(stray)  # never taken here
+    assert todo.take() == stray
+    todo.done(stray)
+    assert todo.take() is None and todo.unfinished == 0
+
+
 def test_idle_host_records_are_bounded():
     hosts = Hosts(max_hosts=10)
     todo = ToDo(hosts)

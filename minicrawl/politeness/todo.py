@@ -110,7 +110,12 @@ class ToDo:
             self.hosts.give_back(item)
             if not_before is not None:
                 self.hosts.rest(host_of(item.url), not_before)
-            self._returning[item] = self._taken.pop(item)
+            seq = self._taken.pop(item, None)  # its old turn
+            if seq is not None:
+                self._returning[item] = seq
+            else:  # not handed out here, so no done will come for it: in line at once
+                self._enqueue(next(self._seq), item, back=True)
+                self._cond.notify()
 
     def _enqueue(self, seq: int, item: Item, back: bool = False) -> None:
         name = host_of(item.url)
