@@ -216,6 +216,30 @@ def test_todo_reclaims_the_items_of_a_dead_consumer(redis_server):
     assert alive.unfinished == 0
 
 
+def test_an_item_every_taker_died_with_is_given_up_counted_and_kept(redis_server, caplog):
+    """A page that kills every process fetching it (a parser crash, the memory limit) is not
+    reclaimed for ever: after MAX_TAKERS takers died holding it, the next poll gives it up —
+    counted as todo_abandoned, kept in Redis, told in one line — and the crawl can end."""
+    from minicrawl.shared.todo import MAX_TAKERS
+
+    shared = SharedRedis(redis_server.url, crawl_name())
+    poison = Item("http://site.test/poison", 1, "http://site.test/")
+    todos = [RedisToDo(shared, reclaim_after=0.2) for _ in range(MAX_TAKERS + 1)]
+    todos[0].put(poison)
+    for todo in todos[:MAX_TAKERS]:
+        assert todo.take() == poison  # the first takes it, each next one reclaims it
+        todo._inflight.clear()  # killed while fetching it: no more heartbeats
+    with caplog.at_level("WARNING", logger="minicrawl"):
+        assert todos[-1].take() is None  # given up, and nothing else is left: over
+    assert todos[-1].abandoned() == [poison]
+    counts = shared.client.hgetall(shared.key("stats"))
+    assert counts["todo_abandoned"] == "1"
+    assert counts["todo_reclaimed"] == str(MAX_TAKERS - 1)
+    told = [r.getMessage() for r in caplog.records if "gave up" in r.getMessage()]
+    assert told == [f"gave up {poison.url}: {MAX_TAKERS} processes died fetching it "
+                    f"(kept in Redis as {shared.key('todo:abandoned')})"]
+
+
 def test_todo_heartbeat_keeps_a_slow_item(redis_server):
     shared = SharedRedis(redis_server.url, crawl_name())
     slow = RedisToDo(shared, reclaim_after=0.4)

@@ -60,6 +60,9 @@ GROUP = "workers"
 STARTING_GRACE_MS = 30_000
 #: Items per script call when putting many.
 BATCH = 1000
+#: Takers an item may have: one more reclaim after this many died holding it and it is given up
+#: (a page that kills every process that fetches it would otherwise go round for ever).
+MAX_TAKERS = 4
 
 INIT_SCRIPT = """
 -- KEYS: stream, meta, starting; ARGV: group, consumer, grace ms, new epoch
@@ -88,8 +91,8 @@ return #ARGV - 2
 """
 
 POLL_SCRIPT = """
--- KEYS: stream, delayed, unfinished, starting, cursor, meta, stats
--- ARGV: group, consumer, min idle ms, epoch, '1' on this process's first poll
+-- KEYS: stream, delayed, unfinished, starting, cursor, meta, stats, abandoned
+-- ARGV: group, consumer, min idle ms, epoch, '1' on this process's first poll, max takers
 if redis.call('GET', KEYS[6]) ~= ARGV[4] then return {'lost'} end
 if ARGV[5] == '1' then redis.call('ZREM', KEYS[4], ARGV[2]) end
 local t = redis.call('TIME')
@@ -104,8 +107,20 @@ local c = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3],
                      redis.call('GET', KEYS[5]) or '0-0', 'COUNT', 1)
 redis.call('SET', KEYS[5], c[1])
 if #c[2] > 0 then
+  local id, payload = c[2][1][1], c[2][1][2][2]
+  -- Deliveries: the first take and every reclaim (a heartbeat's XCLAIM JUSTID counts none).
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+  if #p == 1 and tonumber(p[1][4]) > tonumber(ARGV[6]) then
+    -- Every one of its takers died holding it: given up, counted, kept to be looked at.
+    redis.call('XACK', KEYS[1], ARGV[1], id)
+    redis.call('XDEL', KEYS[1], id)
+    redis.call('DECR', KEYS[3])
+    redis.call('HINCRBY', KEYS[7], 'todo_abandoned', 1)
+    redis.call('RPUSH', KEYS[8], payload)
+    return {'abandoned', payload}
+  end
   redis.call('HINCRBY', KEYS[7], 'todo_reclaimed', 1)
-  return {'item', c[2][1][1], c[2][1][2][2]}
+  return {'item', id, payload}
 end
 local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1, 'STREAMS', KEYS[1], '>')
 if r and #r[1][2] > 0 then return {'item', r[1][2][1][1], r[1][2][1][2][2]} end
@@ -188,6 +203,7 @@ class RedisToDo:
         self._stream, self._delayed = k("todo:stream"), k("todo:delayed")
         self._unfinished, self._starting = k("todo:unfinished"), k("todo:starting")
         self._cursor, self._meta, self._stats = k("todo:cursor"), k("todo:epoch"), k("stats")
+        self._abandoned = k("todo:abandoned")  # items every taker died with (MAX_TAKERS)
         proposed = uuid.uuid4().hex
         self._epoch = reply_str(shared.eval(
             "joining the crawl", INIT_SCRIPT, [self._stream, self._meta, self._starting],
@@ -247,14 +263,15 @@ class RedisToDo:
         """The next item (possibly one reclaimed from a dead process); ``None`` once the crawl is
         over everywhere, after ``stop()``, or when Redis is lost (see ``failure``)."""
         keys = [self._stream, self._delayed, self._unfinished, self._starting, self._cursor,
-                self._meta, self._stats]
+                self._meta, self._stats, self._abandoned]
         pause = 0.002
         while not self._closed.is_set():
             first = self._first_poll
             try:
                 answer = reply_list(self._shared.eval(
                     "taking an item from ToDo", POLL_SCRIPT, keys,
-                    [GROUP, self._consumer, self._reclaim_ms, self._epoch, "1" if first else "0"]))
+                    [GROUP, self._consumer, self._reclaim_ms, self._epoch, "1" if first else "0",
+                     MAX_TAKERS]))
             except RedisUnavailable as e:
                 self._fail(e)
                 return None
@@ -268,6 +285,10 @@ class RedisToDo:
                 item = _decode(reply_str(answer[2]))
                 self._shared.tokens.begin(entry_id, item.url)
                 return item
+            if answer[0] == "abandoned":  # told once, by the process that gave it up
+                log.warning("gave up %s: %d processes died fetching it (kept in Redis as %s)",
+                            _decode(reply_str(answer[1])).url, MAX_TAKERS, self._abandoned)
+                continue
             if answer[0] == "done":
                 return None
             if answer[0] == "lost":
@@ -280,6 +301,12 @@ class RedisToDo:
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
         return None
+
+    def abandoned(self) -> list[Item]:
+        """The items given up because every process that took them died (``MAX_TAKERS``)."""
+        payloads = reply_list(self._shared.call(
+            "reading abandoned items", lambda: self._shared.client.lrange(self._abandoned, 0, -1)))
+        return [_decode(reply_str(p)) for p in payloads]
 
     def done(self, item: Item) -> None:
         """Acknowledge ``item``, the one this thread took and has not finished (after its links
