@@ -140,7 +140,7 @@ class Worker:
             self._refuse(item, chain, answer.reason, {answer.kind: 1}, n)
             return
         response: Response | None = None
-        try:  # the host slot admit() gave us is handed back whatever happens
+        try:  # the item's slot on the host (admit() said GO) is released whatever happens
             if not self._reserve_fetch():
                 if chain is not None:
                     self._refuse(item, chain, "max_pages reached before redirect target", {}, n)

@@ -95,3 +95,21 @@ def test_the_todo_hands_out_a_url_with_its_slot_and_its_request_uses_it():
     hosts.release(item, H, 5.0, 0.0)
     todo.done(item)
     assert hosts.state(H, time.monotonic()) is HostState.RESTING
+
+
+def test_a_retry_after_holds_back_a_url_handed_out_before_it_came():
+    """per_host 2: the ToDo hands out /a and /b together; /b's request ends in a 503 with
+    Retry-After: 0.4 before /a's starts. /a's slot was booked before the pause: it waits too."""
+    hosts = Hosts(per_host=2)
+    todo = ToDo(hosts)
+    todo.put_many([Item(f"http://{H}/a"), Item(f"http://{H}/b")])
+    a, b = todo.take(), todo.take()
+    assert hosts.take(b, H) == 0.0
+    hosts.release(b, H, 0.0, 0.4)
+    assert 0.3 < hosts.take(a, H) <= 0.4
+    todo.put_back(a)  # WAIT: back in its line until the host is quiet no more
+    todo.done(a)
+    todo.done(b)
+    started = time.monotonic()
+    assert todo.take() == a
+    assert time.monotonic() - started > 0.3

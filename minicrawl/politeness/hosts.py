@@ -56,6 +56,7 @@ class _Host:
     gap: float
     in_flight: int = 0  # slots out (taken and not yet ended or handed back)
     next_start: float = 0.0  # no request starts before this time
+    quiet_until: float = 0.0  # a Retry-After: not even on a slot booked before it came
 
 
 class Hosts:
@@ -123,6 +124,8 @@ class Hosts:
             record.gap = gap = max(gap, self.delay)
             slot = next((s for s in self._slots.get(item, ()) if s.host == host and not s.used),
                         None)
+            if slot is not None and record.quiet_until > now:
+                return record.quiet_until - now  # booked before a Retry-After came: it waits
             if slot is None:
                 state = self.state(host, now)
                 if state is HostState.BUSY:
@@ -166,6 +169,7 @@ class Hosts:
             # (the gap may have been raised meanwhile: robots.txt's Crawl-delay)
             record.next_start = max(record.next_start, slot.started + gap, now + pause,
                                     now + gap if self.per_host == 1 else 0.0)
+            record.quiet_until = max(record.quiet_until, now + pause)
             self.on_change(host)
 
     def give_back(self, item: Item) -> None:

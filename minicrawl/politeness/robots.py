@@ -2,18 +2,19 @@
 
 Three answers (:class:`Answer`): GO (a request slot on the host is taken; call
 :meth:`Politeness.done` after the request), WAIT until a given time (the crawler puts the URL
-back in ToDo, at the head of its host's line, and takes another: no worker ever sleeps here), or
+back in ToDo, at the head of its host's line, and takes another: no crawl worker sleeps here), or
 DENY with a reason (recorded, never fetched).
 
 * robots.txt (RFC 9309), one per origin, parsed with ``protego`` (Scrapy's parser: wildcards,
   ``$``, longest match, Allow/Disallow precedence, Crawl-delay, Request-rate). Fetched by the
   first worker that needs it, over that worker's own connections and on a request slot of the
-  host (it is a request to the host too); other URLs of the origin WAIT meanwhile (only that
-  origin waits: no lock is held during the fetch). 2xx → parse (first 500 KiB); 4xx → no rules,
-  everything allowed; 429, 5xx, timeout or connection failure → nothing allowed for now, ask
-  again after a backoff, and after ``retries`` more failures deny the origin's URLs as
-  "robots.txt unreachable"; up to 5 redirects followed. Rules are kept 24 hours, for the
-  ``max_origins`` most recently used origins (an origin forgotten and seen again is asked again).
+  host (it is a request to the host too); other URLs of the origin WAIT meanwhile, and their
+  host rests a moment (other hosts go on: no lock is held during the fetch). 2xx → parse (first
+  500 KiB); 4xx → no rules, everything allowed; 429, 5xx, timeout or connection failure →
+  nothing allowed for now, ask again after a backoff, and after ``retries`` more failures deny
+  the origin's URLs as "robots.txt unreachable"; up to 5 redirects followed. Rules are kept 24
+  hours, for the ``max_origins`` most recently used origins (an origin forgotten and seen again
+  is asked again).
 * per host, the pace is kept by a pacer (the core's ``Pace``): a request starts at least the
   gap after the previous one started, and with ``per_host=1`` (one at a time) after the
   previous one ended, so the server sees every gap whole; at most ``per_host`` in flight; a

@@ -10,9 +10,10 @@ when a host it was waiting for may have become READY.
 * ``take()`` hands out only a URL whose host is READY, and books the host's slot for it. Among
   READY hosts the oldest URL comes first, so with no pacing the order is the order of ``put``:
   breadth-first. Within a host it always is.
-* ``put_back(item)``: the URL could not be fetched yet (its robots.txt is being fetched): it
-  goes back to the *head* of its host's line, in its old turn, and the slot it was given is
-  handed back unused (a URL that made no request costs its host no gap).
+* ``put_back(item)``: the URL could not be fetched yet (politeness said WAIT: its robots.txt is
+  being fetched, or its host's gap runs): the slot it was given is handed back unused (a URL
+  that made no request costs its host no gap), and when its worker calls ``done`` it goes back
+  to the *head* of its host's line, in its old turn.
 * ``put(item, not_before=t)`` holds an item back until time ``t`` (a retry with backoff)
   without any worker sleeping on it; it then joins the tail of its host's line.
 * ``take()`` returns ``None`` when the crawl is over: nothing is queued *and* no worker is busy
