@@ -36,10 +36,6 @@ class Scope:
 
     def admits(self, url: str, depth: int) -> bool:
         """True if the canonical ``url`` may be crawled, at any depth."""
-        return self.allows(url)
-
-    def allows(self, url: str) -> bool:
-        """True if the canonical ``url`` may be crawled."""
         if not self.allows_host(host_of(url)):
             return False
         if self.include and not any(p.search(url) for p in self.include):

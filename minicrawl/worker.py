@@ -119,9 +119,10 @@ class Worker:
             log.exception("worker %d failed on %s", n, item.url)
             self.crawl.chains.end(item.url)
             self.crawl.stats.add(errors=1, error_internal=1)
-            self._emit(Page(item.url, item.depth, item.referrer, item.url, worker=n,
-                            error=f"internal error: {type(e).__name__}: {e}"[:300],
-                            fetched_at=now()))
+            emit(self.crawl.events, self.crawl.todo,
+                 Page(item.url, item.depth, item.referrer, item.url, worker=n,
+                      error=f"internal error: {type(e).__name__}: {e}"[:300], fetched_at=now()),
+                 [])
         finally:
             self.crawl.todo.done(item)
 
@@ -219,7 +220,7 @@ class Worker:
                 and page.change != UNCHANGED and page.duplicate_of is None:
             new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.crawl.stats.add(counts)
-        self._emit(page, new)
+        emit(self.crawl.events, self.crawl.todo, page, new)
 
     def _redirect(self, chain: Chain, item: Item,
                   response: Response) -> tuple[str, str | None, bool]:
@@ -232,7 +233,7 @@ class Worker:
                                  cookies=not opts.no_cookies)
         if error is not None:
             return target, error, False
-        why = self._unwanted(target)
+        why = unwanted(self.crawl.resolver, self.crawl.admission, target)
         if why is not None:
             self.crawl.stats.add({"redirects_" + why: 1})
             self.crawl.events.redirected(item.url, target, f"{why.upper()} → drop")
@@ -251,7 +252,7 @@ class Worker:
         return target, None, True
 
     def _follow_links(self, page: Page, counts: dict[str, int]) -> list[Item]:
-        """Extract the page's links; the unseen, in-scope ones, as ToDo items (``_emit`` puts
+        """Extract the page's links; the unseen, in-scope ones, as ToDo items (:func:`emit` puts
         them in ToDo once the page is recorded)."""
         opts = self.crawl.options
         extracted = extract_links(page.body, page.final_url, page.content_type)
@@ -288,13 +289,7 @@ class Worker:
         self.crawl.events.links_decided(page, decisions)
         return [Item(url, depth, page.final_url) for url in fresh]
 
-    def _emit(self, page: Page, new: list[Item] | None = None) -> None:
-        emit(self.crawl.events, self.crawl.todo, page, new or [])
-
     # -- limits --------------------------------------------------------------------------------
-
-    def _unwanted(self, url: str) -> str | None:
-        return unwanted(self.crawl.resolver, self.crawl.admission, url)
 
     def _reserve_fetch(self) -> bool:
         """Count one fetch against ``max_pages`` (the whole crawl's, in a shared crawl); False

@@ -14,6 +14,11 @@ connections differ from urllib3's in two ways, each a promise of the crawler:
 
 urllib3 takes its connection class from the pool and the pool from the manager, so reaching
 them takes a pool class per scheme and the manager told to use them (proxied managers too).
+
+This is no second HTTP client: every request is ``requests``' (the worker's ``Session``, this
+adapter, urllib3's pools and ``http.client`` under them), so proxies, cookies, CA bundles and
+decoding are theirs. The two changes sit below the adapter: ``http.client``'s ``response_class``
+hook, and urllib3's ``_new_conn`` (private: ``tests/test_fetch.py`` pins both down).
 """
 
 from __future__ import annotations
