@@ -25,7 +25,7 @@ class Summary:
     """What a crawl did, counted page by page (an :class:`Observer` every crawl has)."""
 
     pages: int = 0  # pages visited, answered or not
-    errors: int = 0  # pages with no usable answer
+    errors: int = 0  # pages whose answer came with an error (none came, or cut short)
     bytes: int = 0
     statuses: Counter[int] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -44,7 +44,7 @@ def keep_heaps_small() -> None:
     """glibc gives each thread that contends for the C heap its own (up to 8 per core), and after
     a big block is freed serves big bodies from those heaps, which keep their high-water mark
     (Java docs, 16 workers: 112 vs 78 MB). Blocks over 256 KB are mapped, never kept; all threads
-    share two heaps (75 vs 68 MB more). Each only where the user has not set glibc's variable."""
+    share two heaps (run.py: 75 → 68 MB). Each only where the user has not set glibc's variable."""
     if platform.libc_ver()[0] == "glibc":
         for name, option, value in (("ARENA_MAX", -8, 2), ("MMAP_THRESHOLD_", -3, 256 * 1024)):
             if "MALLOC_" + name not in os.environ:  # option: M_..., from <malloc.h>

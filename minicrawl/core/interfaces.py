@@ -63,9 +63,9 @@ class Frontier(Protocol):
 class Pace(Protocol):
     """Politeness: may a request to this host start now?
 
-    Contract: ``take`` answers 0.0 — the request may start, and ``item`` holds one of the host's
-    slots until ``release`` (the item's, not its thread's) — or the seconds to wait before asking
-    again. Starts on a host are at least its gap apart: the pace's delay, or ``gap`` if longer.
+    Contract: ``take`` answers 0.0 — the request may start; a pace that bounds the requests in
+    flight counts it, for ``item`` (not its thread), until ``release`` — or the seconds to wait.
+    Starts on a host are at least its gap apart: the pace's delay, or ``gap`` if longer. A
     ``pause`` (a Retry-After) keeps the host quiet that long after the release.
     """
 

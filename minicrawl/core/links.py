@@ -3,7 +3,7 @@
 lxml's parser (libxml2) forgives what browsers forgive, and builds a tree without holding the
 GIL: one core parses while another runs the crawl. A tree costs ~10× its page, so a page over
 ``STREAM_ABOVE`` is streamed instead (lxml hands us its start tags). BeautifulSoup is asked only
-what lxml cannot tell: the charset of a page that names one other than UTF-8.
+what lxml cannot tell: the charset of a page whose BOM, <meta> or XML declaration names one.
 """
 
 import codecs
