@@ -17,7 +17,7 @@ from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
 from minicrawl.core.urls import canonicalize
 from minicrawl.core.visited import BloomVisited
-from minicrawl.core.worker import Worker
+from minicrawl.core.worker import Trip, Worker
 
 
 @dataclass
@@ -81,10 +81,10 @@ class Crawler:
         """Crawl until done (or Ctrl-C: the pages in flight finish, then it is raised)."""
         start = time.monotonic()
         keep_heaps_small()
-        workers = [Worker(self.todo, self.visited, self.make_fetcher(), self.admission,
-                          self.observers, self.pace, self.budget)
-                   for _ in range(self.threads)]
-        workers[0].enqueue_new(self.seeds, depth=0, referrer=None)  # the door every link takes
+        trips = [Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace)
+                 for _ in range(self.threads)]
+        trips[0].enqueue_new(self.seeds, depth=0, referrer=None)  # the door every link takes
+        workers = [Worker(self.todo, trip, self.observers, self.budget) for trip in trips]
         threads = [threading.Thread(target=worker.run, name=f"worker-{n}")
                    for n, worker in enumerate(workers)]
         try:

@@ -98,11 +98,23 @@ class Admission(Protocol):
     def admits(self, url: str, depth: int) -> bool: ...
 
 
+class Visitor(Protocol):
+    """What a worker does with each item it takes: the core's :class:`~minicrawl.core.worker.Trip`
+    fetches it, finds its links and puts the new ones in ToDo; run.py's also asks robots.txt,
+    retries, follows redirects as one page and keeps it.
+
+    Contract: ``visit`` returns the item's page once its new links are in ToDo, or None when
+    there is no page yet (the item went back to ToDo, to wait or be retried).
+    """
+
+    def visit(self, item: Item) -> Page | None: ...
+
+
 class Observer(Protocol):
     """Told about every page when a worker has finished with it (stats, output, live view, …).
 
-    Contract: ``on_page`` is called once per page a worker visited (not for an item the page
-    cap turned back), from its thread, after the page's new links are in ToDo; it must be
+    Contract: ``on_page`` is called once per page a visitor returned (not for an item the page
+    cap turned back), from its worker's thread, after the page's new links are in ToDo; it must be
     thread-safe and must not raise.
     """
 

@@ -1,5 +1,6 @@
-"""The worker: one thread's loop — take a URL from ToDo, fetch it, extract its links, ask
-Visited about each, put the new ones in ToDo, tell the observers. Each step is one named call.
+"""The worker: one thread's loop — take a URL from ToDo, visit it, tell the observers, done —
+and the visit (:class:`Trip`): fetch the URL, extract its links, ask Visited about each, put the
+new ones in ToDo. Each step is one named call.
 """
 
 import threading
@@ -16,22 +17,19 @@ from minicrawl.core.interfaces import (
     Page,
     Response,
     SeenSet,
+    Visitor,
 )
 from minicrawl.core.links import extract_links, is_html
 from minicrawl.core.urls import origin, resolve
 
 
 class Worker:
-    """Crawls URLs from ``todo`` until the crawl is over. The parts are shared by all workers
-    of a crawl, except the fetcher, which is this worker's own."""
+    """Visits items from ``todo`` until the crawl is over, with its own ``visitor`` (a
+    :class:`Trip`); ToDo, the observers and the page cap are shared by all workers of a crawl."""
 
-    def __init__(self, todo: Frontier, visited: SeenSet, fetcher: Fetcher,
-                 admission: Sequence[Admission] = (), observers: Sequence[Observer] = (),
-                 pace: Pace | None = None,
+    def __init__(self, todo: Frontier, visitor: Visitor, observers: Sequence[Observer] = (),
                  budget: threading.Semaphore | None = None) -> None:
-        self.todo, self.visited, self.fetcher = todo, visited, fetcher
-        self.admission, self.observers = admission, observers
-        self.pace, self.budget = pace, budget
+        self.todo, self.visitor, self.observers, self.budget = todo, visitor, observers, budget
 
     def run(self) -> None:
         """Take → visit → tell the observers → done, until ToDo says the crawl is over."""
@@ -41,13 +39,23 @@ class Worker:
                     self.todo.stop()  # the page cap is reached: no more fetching, by anyone
                     continue
                 try:
-                    page = self.visit(item)
+                    page = self.visitor.visit(item)
                 except Exception as exc:  # a bug costs one page, not the worker
                     page = Page(item, Response(None, error=f"internal error: {exc!r}"[:300]))
-                for observer in self.observers:
+                for observer in self.observers if page is not None else ():
                     observer.on_page(page)
             finally:
                 self.todo.done(item)
+
+
+class Trip:
+    """One URL's trip, the core's :class:`Visitor`. ``todo``, ``visited``, the ``admission``
+    rules and the ``pace`` are the crawl's; the ``fetcher`` is this worker's own."""
+
+    def __init__(self, todo: Frontier, visited: SeenSet, fetcher: Fetcher,
+                 admission: Sequence[Admission] = (), pace: Pace | None = None) -> None:
+        self.todo, self.visited, self.fetcher = todo, visited, fetcher
+        self.admission, self.pace = admission, pace
 
     def visit(self, item: Item) -> Page:
         """One URL's trip: fetch it, find its links, queue the new ones; what was learned."""
