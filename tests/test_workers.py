@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 from minicrawl import Crawler
+from minicrawl.core.interfaces import Item
+from minicrawl.core.todo import ToDo
 from minicrawl.local.site import Resource, Slow
 from minicrawl.speed.gate import TokenGate
+from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import CROWDED_LOOKS, PERIOD, WorkLimit
 
 
@@ -90,3 +95,32 @@ def test_with_latency_the_server_sees_all_threads_at_work(server):
     assert len(counts) == 241 and set(counts.values()) == {1}
     assert slow.peak >= 14, slow.peak  # 2 at work would have taken 12 s instead of ~2
     assert crawler.workers.at_work.width >= 14
+
+
+def test_taking_turns_hands_out_at_most_the_gates_width_at_once():
+    """The ToDo taken in turns: with 2 turns, a third worker waits for a turn (not for an item)
+    until one of the two is done; a widened gate lets it through at once."""
+    todo = TakingTurns(ToDo(), TokenGate(2))
+    for n in range(4):
+        todo.put(Item(f"http://a.test/{n}"))
+    first, second = todo.take(), todo.take()
+    assert (first, second) == (Item("http://a.test/0"), Item("http://a.test/1"))
+    third: list[Item | None] = []
+    waiter = threading.Thread(target=lambda: third.append(todo.take()), daemon=True)
+    waiter.start()
+    waiter.join(0.3)
+    assert waiter.is_alive() and third == []  # items are waiting, but no turn is free
+    todo.done(first)
+    waiter.join(5)
+    assert third == [Item("http://a.test/2")]
+    todo.gate.widen(1)
+    assert todo.take() == Item("http://a.test/3")  # 3 turns now: second, third and this one
+
+
+def test_the_end_of_the_crawl_gives_back_every_turn():
+    todo = TakingTurns(ToDo(), TokenGate(2))
+    todo.put(Item("http://a.test/"))
+    item = todo.take()
+    todo.done(item)
+    assert [todo.take() for _ in range(5)] == [None] * 5  # no turn kept by a None
+    assert todo.gate.free == 2

@@ -66,15 +66,23 @@ class TokenGate:
         """How many more threads could pass now."""
         return max(0, self._tokens.qsize() - self._owed)
 
-    def __enter__(self) -> TokenGate:
+    def enter(self) -> None:
+        """Pass in: wait for a token (first come, first through)."""
         self._tokens.get()
-        return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def leave(self) -> None:
+        """Leave: the token goes to the next thread waiting (or is kept back if narrowed)."""
         if self._owed:  # read without the lock: the common case costs nothing
             with self._lock:
                 if self._owed:
                     self._owed -= 1
                     return
         self._tokens.put(None)
+
+    def __enter__(self) -> TokenGate:
+        self.enter()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.leave()

@@ -1,6 +1,6 @@
 """ToDo's contract (interfaces.Frontier), run over every implementation — the core's, run.py's
-host-aware one, and the shared crawl's in Redis: FIFO hand-out, each item once, and the end of
-the crawl — empty *and* no worker busy."""
+host-aware one (and the same taken in turns), and the shared crawl's in Redis: FIFO hand-out,
+each item once, and the end of the crawl — empty *and* no worker busy."""
 
 from __future__ import annotations
 
@@ -16,10 +16,14 @@ from minicrawl.core.todo import ToDo
 from minicrawl.politeness.todo import ToDo as HostToDo
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.todo import RedisToDo
+from minicrawl.speed.gate import TokenGate
+from minicrawl.speed.turns import TakingTurns
 
 IMPLEMENTATIONS: dict[str, Callable[[], Frontier]] = {
     "core": ToDo,
     "run.py": HostToDo,  # no politeness asked: a plain breadth-first queue
+    # run.py's workers take in turns (speed/turns.py); 16 turns: the suite's most at once
+    "turns": lambda: TakingTurns(HostToDo(), TokenGate(16)),
 }
 
 
