@@ -38,7 +38,7 @@ from run import minicrawl_politeness_args
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # profile the working tree's minicrawl, not an installed one
 
-import minicrawl.worker as worker_module  # noqa: E402
+import minicrawl.visit.trip as trip_module  # noqa: E402
 from minicrawl import Crawler  # noqa: E402
 from minicrawl.http.fetch import Fetcher, Response  # noqa: E402
 from minicrawl.options import Options  # noqa: E402
@@ -150,7 +150,7 @@ def main() -> int:
     else:
         origin = "http://127.0.0.1:9"  # never connected to
         DiskFetcher.root = site_dir
-        worker_module.Fetcher = DiskFetcher  # type: ignore[misc]
+        trip_module.Fetcher = DiskFetcher  # type: ignore[misc]
     site = sitegen.generate(site_dir, origin, args.seed)
     print(f"site: {site.describe()}")
     settings = politeness_off(args.threads)

@@ -2,8 +2,9 @@
 
 :class:`Crawler` builds the crawl's parts from the options — ToDo, Visited, politeness, the
 state, the shared crawl — puts the seeds in ToDo (marking them in Visited), starts ``threads``
-workers and waits. What each worker does with a ToDo item is in :mod:`minicrawl.worker`:
-take → admit → fetch → extract → Visited → ToDo.
+workers and waits. Each worker runs the core's loop (:class:`minicrawl.core.worker.Worker`:
+take → visit → done); what it does with a ToDo item is run.py's visitor,
+:mod:`minicrawl.visit.trip`: admit → fetch → extract → Visited → ToDo.
 
 The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
 Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state, the WARC
@@ -25,6 +26,7 @@ from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.core.crawler import keep_heaps_small
 from minicrawl.core.interfaces import Admission, Item
+from minicrawl.core.worker import Worker
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
@@ -36,19 +38,20 @@ from minicrawl.page import Page, now
 from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.robots import Politeness
 from minicrawl.politeness.todo import ToDo
-from minicrawl.redirects import Chains
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
+from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import Workers
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
+from minicrawl.visit.redirects import Chains
+from minicrawl.visit.trip import CrawlTrip, Parts, emit, unwanted
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
-from minicrawl.worker import Parts, Worker, emit, unwanted
 
 __all__ = ["Crawler", "Page"]
 
@@ -122,9 +125,10 @@ class Crawler:
         if opts.report:
             require_plotting()
         self.events = Events()  # the observers are made when the crawl runs
-        self.workers = Workers(opts.threads, lambda n: Worker(self._parts, n).run())
+        self.workers = Workers(opts.threads, self._work)
         self.page_count = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
+        self._over_capacity = threading.Event()  # told once, by whichever worker sees it first
 
     # -- the crawl ---------------------------------------------------------------------------
 
@@ -133,10 +137,6 @@ class Crawler:
         opts = self.options
         try:
             self.events = Events(self._observers(), self.stats)
-            self._parts = Parts(
-                opts, self.todo, self.visited, self.resolver, self.politeness, self.chains,
-                self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
-                self.page_count, self.workers, self._lastmod, self._fail, self.admission)
             self.events.crawl_started()
             items, counts = self.state.start(recrawl=opts.recrawl)  # resume: the journal
             if items:
@@ -206,6 +206,22 @@ class Crawler:
             runner.join()
         if failed:
             raise failed[0]
+
+    def visitor(self, n: int) -> CrawlTrip:
+        """Worker ``n``'s visitor: run.py's trip over this crawl's parts (close it after)."""
+        return CrawlTrip(Parts(
+            self.options, self.todo, self.visited, self.resolver, self.politeness, self.chains,
+            self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
+            self.page_count, self._lastmod, self._fail, self.admission, self._over_capacity), n)
+
+    def _work(self, n: int) -> None:
+        """Worker ``n``'s thread: the core's worker loop, with run.py's trip as its visitor,
+        over ToDo taken in turns (only as many work at once as keep the CPU busy)."""
+        trip = self.visitor(n)
+        try:
+            Worker(TakingTurns(self.todo, self.workers.at_work.gate), trip).run()
+        finally:
+            trip.close()
 
     def stop(self) -> None:
         """Ask the workers to stop after their current fetch; what is left in ToDo stays there."""

@@ -334,11 +334,11 @@ def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_
     import threading
     import time
 
-    from minicrawl import worker
+    from minicrawl.visit import trip
 
     started_late: list[str] = []  # pages worker 1 began to record after Ctrl-C
     recorded_late: list[str] = []
-    emit = worker.emit
+    emit = trip.emit
 
     def slow_to_finish(events, todo, page, new):
         late = crawler._stopping.is_set() and threading.current_thread().name == "worker-1"
@@ -349,7 +349,7 @@ def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_
         if late:
             recorded_late.append(page.url)
 
-    monkeypatch.setattr(worker, "emit", slow_to_finish)
+    monkeypatch.setattr(trip, "emit", slow_to_finish)
     server, site = make_site(pages=1000)
     out = tmp_path / "out.jsonl"
     crawler = Crawler([server.url(site.start)], threads=4, out=str(out), **FAST)

@@ -1,7 +1,7 @@
 """The worker threads: start them, let as many work at once as help, and wait for the last.
 
 ``--threads N`` starts N workers, but only ``at_work.width`` of them work at once (each takes a
-turn, :meth:`Workers.shift`, around taking a ToDo item and visiting it). Threads help while
+turn around taking a ToDo item and visiting it: :mod:`minicrawl.speed.turns`). Threads help while
 workers wait on the network; once the CPU is busy they only make each other wait for the GIL
 (on the Java API docs at 0 ms latency, 16 workers at once took 1.4× the CPU of one and more
 wall time, 2 at once 0.7× the wall time). So every ``PERIOD`` the main thread looks at the CPU
@@ -121,11 +121,6 @@ class Workers:
                             self._running)
         finally:
             _release_interrupts(held)
-
-    def shift(self) -> TokenGate:
-        """``with workers.shift():`` one worker's turn at work (waits while ``at_work.width``
-        others have theirs)."""
-        return self.at_work.gate
 
     def _start(self) -> None:
         """Start the threads; if the system refuses one (its limit), run with fewer."""

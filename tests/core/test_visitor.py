@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from minicrawl import Crawler
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Frontier, Item, Page, Response, SeenSet, Visitor
 from minicrawl.core.todo import ToDo
@@ -33,7 +34,16 @@ def core_trip(seed: str) -> Iterator[Visit]:
     yield Visit(Trip(todo, visited, Fetcher(timeout=2)), todo, visited)
 
 
-IMPLEMENTATIONS: dict[str, Callable[[str], Iterator[Visit]]] = {"core": core_trip}
+def run_py_trip(seed: str) -> Iterator[Visit]:
+    """run.py's trip (minicrawl/visit/trip.py) over the parts of a run.py crawl of ``seed``."""
+    crawler = Crawler([seed], ignore_robots=True, retries=0, delay=0, timeout=2)
+    trip = crawler.visitor(1)
+    yield Visit(trip, crawler.todo, crawler.visited)
+    trip.close()
+
+
+IMPLEMENTATIONS: dict[str, Callable[[str], Iterator[Visit]]] = {
+    "core": core_trip, "run.py": run_py_trip}
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))

@@ -1,13 +1,15 @@
-"""One worker's loop: take → admit → fetch → extract → Visited → ToDo, one ToDo item at a time.
+"""run.py's trip for one ToDo item: admit → fetch → extract → Visited → ToDo.
 
-:class:`Worker` is what each of the crawl's worker threads runs (:meth:`Worker.run`). For each
-item it takes from ToDo it asks politeness whether the host may be asked now (WAIT: back to ToDo
-in its turn; DENY: recorded, never fetched), fetches it once, retries later or follows a redirect
-through Visited like a link, then extracts the page's links, offers the wanted ones to Visited
-in one batch (test-and-insert, one atomic step) and puts those never seen in ToDo — after the
-page is kept (:func:`emit`), so that with a state a URL is in ToDo only once journaled.
+Each of the crawl's worker threads runs the core's worker loop (take → visit → done,
+:class:`minicrawl.core.worker.Worker`) with a :class:`CrawlTrip` as its visitor. For each item
+the loop takes from ToDo, the trip asks politeness whether the host may be asked now (WAIT:
+back to ToDo in its turn; DENY: recorded, never fetched), fetches it once, retries later or
+follows a redirect through Visited like a link, then extracts the page's links, offers the
+wanted ones to Visited in one batch (test-and-insert, one atomic step) and puts those never
+seen in ToDo — after the page is kept (:func:`emit`), so that with a state a URL is in ToDo
+only once journaled.
 
-The crawler (:mod:`minicrawl.crawler`) builds the :class:`Parts` its workers share; a worker
+The crawler (:mod:`minicrawl.crawler`) builds the :class:`Parts` its workers share; a trip
 only uses them. Whatever watches or keeps the crawl hears about it at the points of
 :mod:`minicrawl.events` (``crawl.events``); none of it is named here.
 """
@@ -18,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from minicrawl.admission import refusal
@@ -30,11 +32,11 @@ from minicrawl.http.fetch import Fetcher, Response, error_kind
 from minicrawl.links import extract_links, is_html
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import Politeness, Verdict
-from minicrawl.redirects import Chain, Chains, next_hop
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
+from minicrawl.visit.redirects import Chain, Chains, next_hop
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -48,7 +50,6 @@ if TYPE_CHECKING:
     from minicrawl.resolve import LinkResolver
     from minicrawl.shared.caps import RedisPageCap
     from minicrawl.shared.todo import RedisToDo
-    from minicrawl.speed.workers import Workers
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
     from minicrawl.stats import PageCount, Stats
@@ -74,57 +75,45 @@ class Parts:
     duplicates: Duplicates | None
     archive: WarcArchive | None
     page_count: PageCount | RedisPageCap  # .take(cap): this process's fetches, or all's
-    workers: Workers  # the threads; .shift(): a turn at work
     lastmod: dict[str, datetime]  # --sitemaps with --recrawl: URL → <lastmod>
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
     admission: Sequence[Admission]  # rules asked for every link (the resolver keeps the rest)
-    over_capacity_told: threading.Event = field(default_factory=threading.Event)
+    over_capacity_told: threading.Event  # Visited's over-capacity warning given: once a crawl
 
 
-class Worker:
-    """Worker ``n`` of a crawl: :meth:`run` takes ToDo items until ToDo says the crawl is over."""
+class CrawlTrip:
+    """run.py's :class:`~minicrawl.core.interfaces.Visitor`, worker ``n``'s: what the core's
+    worker loop does with each item it takes (:meth:`visit`). Its fetcher is its own; the
+    crawl's parts are shared. :meth:`close` it when its worker is done."""
 
     def __init__(self, crawl: Parts, n: int) -> None:
         self.crawl, self.n = crawl, n
+        self.fetcher = Fetcher(crawl.options, crawl.archive.exchange if crawl.archive else None,
+                               crawl.cookies)
 
-    def run(self) -> None:
-        """Take and visit ToDo items, each in a turn at work (only as many workers work at once
-        as keep the CPU busy: ``crawl.workers``)."""
-        crawl, n = self.crawl, self.n
-        fetcher = Fetcher(crawl.options, crawl.archive.exchange if crawl.archive else None,
-                          crawl.cookies)
+    def visit(self, item: Item) -> None:
+        """Admit, fetch and record ``item``, or send it back to ToDo for later; whatever goes
+        wrong is recorded. The page goes to the crawl's observers (``crawl.events``), so the
+        core's loop is given None."""
         try:
-            while True:
-                with crawl.workers.shift() as turn:
-                    while True:  # the turn is kept from item to item, until the gate narrows
-                        item = crawl.todo.take()
-                        if item is None:
-                            return
-                        self._handle(item, fetcher, n)
-                        if turn.narrowing:
-                            break
-        finally:
-            fetcher.close()
-
-    def _handle(self, item: Item, fetcher: Fetcher, n: int) -> None:
-        """Visit ``item``; whatever goes wrong is recorded, and ToDo hears the item is done."""
-        try:
-            self._visit(item, fetcher, n)
+            self._visit(item, self.fetcher, self.n)
         except StateError as e:  # the state cannot record: stop, the journal keeps the rest
             log.error("%s", e)
             self.crawl.fail(e)
         except RedisUnavailable as e:  # Redis lost: the items in flight wait there
             self.crawl.fail(e)  # run() raises it: one message, at the end
         except Exception as e:  # one bad URL must never kill a worker
-            log.exception("worker %d failed on %s", n, item.url)
+            log.exception("worker %d failed on %s", self.n, item.url)
             self.crawl.chains.end(item.url)
             self.crawl.stats.add(errors=1, error_internal=1)
             emit(self.crawl.events, self.crawl.todo,
-                 Page(item.url, item.depth, item.referrer, item.url, worker=n,
+                 Page(item.url, item.depth, item.referrer, item.url, worker=self.n,
                       error=f"internal error: {type(e).__name__}: {e}"[:300], fetched_at=now()),
                  [])
-        finally:
-            self.crawl.todo.done(item)
+
+    def close(self) -> None:
+        """Close this worker's connections."""
+        self.fetcher.close()
 
     def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
         """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""
