@@ -126,6 +126,7 @@ class Crawler:
             require_plotting()
         self.events = Events()  # the observers are made when the crawl runs
         self.workers = Workers(opts.threads, self._work)
+        self._in_turns = TakingTurns(self.todo, self.workers.at_work.gate)  # what workers take
         self.page_count = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
         self._over_capacity = threading.Event()  # told once, by whichever worker sees it first
@@ -219,7 +220,7 @@ class Crawler:
         over ToDo taken in turns (only as many work at once as keep the CPU busy)."""
         trip = self.visitor(n)
         try:
-            Worker(TakingTurns(self.todo, self.workers.at_work.gate), trip).run()
+            Worker(self._in_turns, trip).run()
         finally:
             trip.close()
 

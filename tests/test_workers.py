@@ -97,24 +97,40 @@ def test_with_latency_the_server_sees_all_threads_at_work(server):
     assert crawler.workers.at_work.width >= 14
 
 
-def test_taking_turns_hands_out_at_most_the_gates_width_at_once():
-    """The ToDo taken in turns: with 2 turns, a third worker waits for a turn (not for an item)
-    until one of the two is done; a widened gate lets it through at once."""
+def test_taking_turns_lets_at_most_the_gates_width_of_workers_work_at_once():
+    """The ToDo taken in turns, 2 turns: two workers hold an item each; a third worker waits
+    for a turn (not for an item) until one of them is done and the gate narrows; a worker keeps
+    its turn from item to item while the gate keeps its width."""
     todo = TakingTurns(ToDo(), TokenGate(2))
-    for n in range(4):
+    for n in range(5):
         todo.put(Item(f"http://a.test/{n}"))
-    first, second = todo.take(), todo.take()
-    assert (first, second) == (Item("http://a.test/0"), Item("http://a.test/1"))
-    third: list[Item | None] = []
-    waiter = threading.Thread(target=lambda: third.append(todo.take()), daemon=True)
-    waiter.start()
-    waiter.join(0.3)
-    assert waiter.is_alive() and third == []  # items are waiting, but no turn is free
-    todo.done(first)
-    waiter.join(5)
-    assert third == [Item("http://a.test/2")]
-    todo.gate.widen(1)
-    assert todo.take() == Item("http://a.test/3")  # 3 turns now: second, third and this one
+    got: dict[str, list[Item | None]] = {"a": [], "b": [], "c": []}
+    finish = {name: threading.Event() for name in got}
+
+    def worker(name: str) -> None:  # takes one item, holds it until told, takes the next
+        got[name].append(item := todo.take())
+        finish[name].wait(5)
+        todo.done(item)
+        got[name].append(todo.take())
+
+    threads = {name: threading.Thread(target=worker, args=(name,), daemon=True) for name in got}
+    threads["a"].start()
+    threads["b"].start()
+    threads["b"].join(0.2)
+    threads["c"].start()
+    threads["c"].join(0.3)
+    assert got["c"] == []  # items are waiting, but no turn is free
+    finish["a"].set()
+    threads["a"].join(5)  # "a" kept its turn: the next item is its own
+    assert got["a"] == [Item("http://a.test/0"), Item("http://a.test/2")] and got["c"] == []
+    todo.gate.narrow(1)  # one turn now: "b" hands its turn over when done, not on to "c"
+    finish["b"].set()
+    threads["b"].join(0.3)
+    assert len(got["b"]) == 1 and got["c"] == []  # "b" gave its turn back: it waits now
+    todo.gate.widen(2)
+    threads["c"].join(5)
+    threads["b"].join(5)
+    assert got["c"][0] is not None and got["b"][1] is not None  # both through the widened gate
 
 
 def test_the_end_of_the_crawl_gives_back_every_turn():
