@@ -63,8 +63,9 @@ class Crawler:
 
     ``Crawler(seeds, threads=4).run()`` crawls and returns the stats dict; ``pages()`` yields each
     :class:`Page` as it is fetched; ``on_page`` is called (from worker threads) for each page.
-    ``visited_filter`` replaces the Visited filter the options would build (any object with
-    ``add``/``add_many``, e.g. a shared or pre-filled filter).
+    ``visited_filter`` replaces the Visited filter the options would build (one of
+    :data:`minicrawl.bloom.visited.Visited`, e.g. a shared or pre-filled filter: the crawl
+    calls its ``add_new``).
     """
 
     def __init__(self, seeds: Iterable[str] | str, options: Options | None = None, *,
@@ -114,7 +115,8 @@ class Crawler:
         # resolver keeps the verdicts of those that answer from the URL alone.
         self.admission: list[Admission] = [HostCap(self.politeness)] \
             if opts.max_pages_per_host else []
-        self.chains = Chains()
+        # Redirect chains waiting at their targets: in Redis if shared (any process takes on)
+        self.chains = self.shared.chains if self.shared else Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
         # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.
         self.duplicates = open_duplicates(opts, self.state,

@@ -509,3 +509,64 @@ def test_per_host_delay_holds_across_processes(redis_server):
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         # Redis's clock books the slots; arrival at the server jitters by a few ms.
         assert min(gaps) >= 0.08, sorted(gaps)[:5]
+
+
+@pytest.mark.parametrize("outage", ["full", "read-only"])
+def test_a_full_or_read_only_redis_is_waited_for_not_fatal(outage, caplog):
+    """Redis answering OOM (maxmemory reached) or READONLY (a replica, mid-failover) cannot take
+    writes for now: the write is retried until it can (redis-py raises these as
+    ResponseErrors, like a script's own error, which is not retried)."""
+    import redis
+
+    with RedisServer() as server:
+        admin = redis.Redis.from_url(server.url)
+        shared = SharedRedis(server.url, crawl_name(), retry_for=20)
+        todo = RedisToDo(shared)
+        if outage == "full":
+            admin.config_set("maxmemory", 1)  # noeviction: every write is refused
+        else:
+            admin.replicaof("127.0.0.1", 1)  # a replica of a master that never answers
+        queued: list[int] = []
+        with caplog.at_level("WARNING", logger="minicrawl"):
+            writer = threading.Thread(target=lambda: queued.append(
+                todo.put_many([Item("http://a.test/")])), daemon=True)
+            writer.start()
+            writer.join(0.6)
+            assert writer.is_alive() and queued == []  # waiting, not failed
+            if outage == "full":
+                admin.config_set("maxmemory", 0)
+            else:
+                admin.replicaof("NO", "ONE")
+            writer.join(10)
+        assert queued == [1] and shared.failure is None
+        assert todo.take() == Item("http://a.test/")
+        told = [r.getMessage() for r in caplog.records]
+        assert any("unreachable" in m for m in told) and any("reachable again" in m for m in told)
+        todo.stop()
+
+
+def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_server):
+    """Process A fetches /old (a 301 to /new) and queues /new; process B takes /new. The chain
+    rides in Redis with its target, so B records one page — /old, finally /new — as a single
+    process would, and A's start of the chain is not lost."""
+    from minicrawl.events import Callback, Events
+    from minicrawl.local.site import Resource
+
+    with LocalSite({"/old": Resource(status=301, headers={"Location": "/new"}),
+                    "/new": Resource(b"<p>new</p>")}) as server:
+        name, recorded = crawl_name(), []
+        a, b = (Crawler([server.url("/old")], redis=redis_server.url, crawl=name,
+                        ignore_robots=True, retries=0, delay=0, timeout=2) for _ in "ab")
+        for process in (a, b):
+            process.events = Events([Callback(recorded.append, process.stats)], process.stats)
+        a.todo.put(Item(server.url("/old")))
+        for process in (a, b):  # A takes /old, then B takes the hop A queued
+            item = process.todo.take()
+            trip = process.visitor(1)
+            trip.visit(item)
+            process.todo.done(item)
+            trip.close()
+        assert [(p.url, p.final_url, p.status) for p in recorded] == [
+            (server.url("/old"), server.url("/new"), 200)]
+        assert server.fetch_counts() == {"/old": 1, "/new": 1}
+        b.todo.stop()

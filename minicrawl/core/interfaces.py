@@ -1,6 +1,6 @@
 """The seams: the few interfaces the rest of minicrawl plugs into, each with its contract, and
-the records that pass through them. A polite frontier, a Redis Visited, robots.txt or a WARC
-writer are other implementations of the same interfaces; the worker never knows which it has.
+the records that pass through them. A polite or a Redis ToDo, a Redis Visited, a Redis pace
+are other implementations of the same interfaces; the worker never knows which it has.
 """
 
 from collections.abc import Mapping
@@ -78,9 +78,10 @@ class SeenSet(Protocol):
 
     Contract: ``add_new(urls)`` returns the URLs it had not seen, in order, and remembers them;
     for each URL, check and insert are one atomic step, so of any number of threads offering
-    the same URL, one gets it back, once, ever. A Bloom filter may withhold a URL it never saw
-    (a false positive, at its stated rate). Seeds, links and redirect targets all come in
-    through this one door, a page's links in one call.
+    the same URL, one gets it back (a shared Visited gives a replayed call its first answer
+    again: a retry, or a page re-run after its process died). A Bloom filter may withhold a
+    URL it never saw (a false positive, at its stated rate). Seeds, links and redirect targets
+    all come in through this one door, a page's links in one call.
     """
 
     def add_new(self, urls: list[str]) -> list[str]: ...
@@ -99,12 +100,11 @@ class Admission(Protocol):
 
 
 class Visitor(Protocol):
-    """What a worker does with each item it takes: the core's :class:`~minicrawl.core.worker.Trip`
-    fetches it, finds its links and puts the new ones in ToDo; run.py's also asks robots.txt,
-    retries, follows redirects as one page and keeps it.
+    """What a worker does with each item it takes: the core's ``Trip`` fetches it, finds its
+    links, puts the new ones in ToDo; run.py's also asks robots.txt, retries, keeps the page.
 
-    Contract: ``visit`` returns the item's page once its new links are in ToDo, or None when
-    there is no page yet (the item went back to ToDo, to wait or be retried).
+    Contract: ``visit`` returns the item's page once its new links are in ToDo, or None: it
+    went back to ToDo (to wait, be retried, carry a redirect on), or run.py's observers had it.
     """
 
     def visit(self, item: Item) -> Page | None: ...

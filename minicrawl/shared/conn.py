@@ -5,7 +5,8 @@ Everything the shared crawl keeps in Redis goes through one :class:`SharedRedis`
 * **Connecting.** ``redis://HOST:PORT/DB`` is one server, ``redis+cluster://HOST:PORT`` a Redis
   Cluster (any node as the entry point); a plain ``redis://`` URL pointing at a cluster node is
   detected (``INFO cluster``) and switched to redis-py's cluster client.
-* **Retries.** A connection error, timeout or cluster-down answer is retried with exponential
+* **Retries.** A connection error, timeout, cluster-down answer, or a server that cannot take
+  writes for now (full: maxmemory; read-only: a replica mid-failover) is retried with exponential
   backoff and jitter for ``retry_for`` seconds; then :class:`RedisUnavailable` is raised with the
   URL and what was being done, and every later call fails fast with the same error, so a crawl that
   lost Redis stops quickly instead of waiting ``retry_for`` again for each call.
@@ -21,11 +22,18 @@ Everything the shared crawl keeps in Redis goes through one :class:`SharedRedis`
 
 Key names (NAME is the crawl's name, ``{...}`` is a Redis Cluster hash tag):
 
-* ``mc:{NAME}:todo:*``, ``mc:{NAME}:stats``: ToDo and stats, one hash slot, so ToDo's scripts can
+* ``mc:{NAME}:todo:*``, ``mc:{NAME}:stats``, ``mc:{NAME}:pages`` (the page cap),
+  ``mc:{NAME}:chains`` (redirect chains at their targets): one hash slot, so ToDo's scripts can
   touch several of its keys atomically;
 * ``mc:NAME:visited:{TAG}``: the Visited shards, tags chosen so the shards spread evenly over the
-  16384 slots, hence over the nodes (see :func:`shard_tags`);
-* ``mc:NAME:host:{HOST}``: the per-host politeness gate, spread by host.
+  16384 slots, hence over the nodes (see :func:`shard_tags`); ``mc:NAME:visited:meta``, its
+  sizing;
+* ``mc:NAME:host:{HOST}``, ``mc:NAME:lease:{HOST}``, ``mc:NAME:book:{HOST}``,
+  ``mc:NAME:pages:{HOST}``: the per-host politeness gate (pace, slots in use, turns booked,
+  requests made), spread by host;
+* replay tokens, for ``token_ttl`` seconds: ``mc:{NAME}:todo:token:…`` for ToDo's puts,
+  ``mc:NAME:visited:{TAG}:t:…`` beside the Visited shard they answer for; the digests of
+  duplicate content: ``mc:{NAME}:digests``.
 """
 
 from __future__ import annotations
@@ -232,14 +240,15 @@ class SharedRedis:
                     self._outage = False
                     log.warning("Redis at %s reachable again", self.shown_url)
                 return result
-            except REFUSALS as e:  # before RETRYABLE: an AuthenticationError is a ConnectionError
-                reason = refusal(e)
-                if reason is None:
-                    raise
-                self.failure = RedisRefused(f"Redis at {self.shown_url} {reason}")
-                raise self.failure from None
-            except RETRYABLE as e:
-                if isinstance(e, NOT_RETRYABLE):
+            except (*REFUSALS, *RETRYABLE) as e:
+                # Refusals first: an AuthenticationError is a ConnectionError. Then what is
+                # retryable, whatever its base: full, read-only and cluster-down answers are
+                # ResponseErrors, as a script's own error is.
+                reason = refusal(e) if isinstance(e, REFUSALS) else None
+                if reason is not None:
+                    self.failure = RedisRefused(f"Redis at {self.shown_url} {reason}")
+                    raise self.failure from None
+                if not isinstance(e, RETRYABLE) or isinstance(e, NOT_RETRYABLE):
                     raise
                 waited = time.monotonic() - started
                 if self.failure is not None:  # another thread gave up already

@@ -2,10 +2,11 @@
 
 ``Crawler`` calls :func:`open_shared_crawl` when ``options.redis`` is set and gets the shared
 ToDo (:mod:`minicrawl.shared.todo`), Visited (:mod:`minicrawl.shared.visited`), stats
-(:mod:`minicrawl.shared.stats`), per-host gate (:mod:`minicrawl.shared.gate`) and page cap
-(:mod:`minicrawl.shared.caps`), all on one connection (:mod:`minicrawl.shared.conn`). run.py's
-worker loop is the same with them: the data still flows seed → ToDo → worker → fetch → links →
-Visited → ToDo, only ToDo, Visited, the pace and the counts live in Redis.
+(:mod:`minicrawl.shared.stats`), per-host gate (:mod:`minicrawl.shared.gate`), page cap
+(:mod:`minicrawl.shared.caps`) and redirect chains (:mod:`minicrawl.shared.chains`), all on one
+connection (:mod:`minicrawl.shared.conn`). run.py's worker loop is the same with them: the
+data still flows seed → ToDo → worker → fetch → links → Visited → ToDo, only ToDo, Visited, the
+pace, the counts and the chains live in Redis.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.shared.caps import RedisPageCap
+from minicrawl.shared.chains import RedisChains
 from minicrawl.shared.conn import SharedRedis, reply_int
 from minicrawl.shared.gate import RedisHostGate
 from minicrawl.shared.stats import META, RedisStats, read_shared, shared_elapsed
@@ -33,6 +35,7 @@ class SharedCrawl:
     stats: RedisStats
     host_gate: RedisHostGate
     pages: RedisPageCap
+    chains: RedisChains  # redirect chains, carried on by whichever process takes the target
 
 
 def connect(options: Options, seeds: Sequence[str] = ()) -> SharedRedis:
@@ -59,7 +62,7 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
     # A slot lease outlives a live request through heartbeats, a killed process by reclaim_after.
     gate = RedisHostGate(shared, options.per_host, options.reclaim_after)
     return SharedCrawl(shared, RedisToDo(shared, options.reclaim_after), visited,
-                       RedisStats(shared), gate, RedisPageCap(shared))
+                       RedisStats(shared), gate, RedisPageCap(shared), RedisChains(shared))
 
 
 def crawl_status(options: Options) -> JSON:

@@ -77,7 +77,7 @@ if mode ~= 'book' and not busy and nxt <= now
   redis.call('PEXPIRE', KEYS[2], lease + 600000)
   return 0
 end
-if mine and mode ~= 'book' then  -- its slot has come: only the gap or a free slot is awaited
+if mine and mode ~= 'book' then  -- it holds a booking: it waits for the gap or a free slot
   if busy then return math.max(nxt - now, 10) end
   return math.max(nxt - now, 1)
 end

@@ -23,9 +23,10 @@ time) every ``reclaim_after / 4`` seconds.
 
 Termination across processes
 ----------------------------
-``mc:{NAME}:todo:unfinished`` counts items put and not yet acknowledged, exactly like the local
-ToDo's counter: incremented in the same script that adds entries, decremented in the same script
-that acknowledges one — and only if ``XACK`` really removed it from the PEL, so an entry processed
+``mc:{NAME}:todo:unfinished`` counts items put and not yet acknowledged (the local ToDos count
+the items queued and the items taken and not yet done; this one counts both at once):
+incremented in the same script that adds entries, decremented in the same script that
+acknowledges one — and only if ``XACK`` really removed it from the PEL, so an entry processed
 twice (reclaimed from a slow but live process) is counted down once. A killed process's entries
 stay counted until whoever reclaims them acknowledges them. ``take`` returns ``None`` when, in one
 atomic script, nothing is ready, nothing is reclaimable, the counter is 0 and no process is still

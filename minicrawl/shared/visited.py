@@ -10,11 +10,12 @@ URL is what makes the test-and-set atomic on a cluster, where a command or scrip
 one slot.
 
 **Atomic test-and-set, one round trip per page.** ``add_many`` groups a page's URLs by shard and
-sends one Lua script per shard, all in one pipeline. The script runs one ``BITFIELD`` with k
-``SET u1`` operations per URL, which sets the bits and returns their old values in order: a URL
-is new when one of its old bits was 0. A script runs alone on its server, so two processes
-offering the same URL get "new" exactly once. Separate GETBIT/SETBIT calls (the usual recipe)
-race: both callers read the bits before either sets them (``bench/bench_redis.py`` counts it).
+sends one Lua script per shard, all in one pipeline. The script runs a ``BITFIELD`` with k
+``SET u1`` operations per URL (one per 200 URLs), which sets the bits and returns their old
+values in order: a URL is new when one of its old bits was 0. A script runs alone on its
+server, so two processes offering the same URL get "new" exactly once. Separate GETBIT/SETBIT
+calls (the usual recipe) race: both callers read the bits before either sets them
+(``bench/bench_redis.py`` counts it).
 
 **Replays.** The script stores its answer under the write's replay token when it found something
 new (see :mod:`minicrawl.shared.conn`): a retried call, or the process that reclaims a killed
@@ -104,7 +105,7 @@ class RedisBloomVisited(FilterNumbers):
 
     One of run.py's Visited (:data:`minicrawl.bloom.visited.Visited`): ``add_new`` (the core's
     ``SeenSet``), ``add``, ``add_many`` (True only the first time a URL is offered, by any
-    process), ``in``, ``len``.
+    process, or to a replay of that call: its token), ``in``, ``len``.
     """
 
     def __init__(self, shared: SharedRedis, capacity: int = 1_000_000,

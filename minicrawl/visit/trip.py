@@ -5,7 +5,7 @@ Each of the crawl's worker threads runs the core's worker loop (take → visit �
 the loop takes from ToDo, the trip asks politeness whether the host may be asked now (WAIT:
 back to ToDo in its turn; DENY: recorded, never fetched), fetches it once, retries later or
 follows a redirect through Visited like a link, then extracts the page's links, offers the
-wanted ones to Visited in one batch (test-and-insert, one atomic step) and puts those never
+wanted ones to Visited in one batch (test-and-insert, one atomic step per URL) and puts those never
 seen in ToDo — after the page is kept (:func:`emit`), so that with a state a URL is in ToDo
 only once journaled.
 
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from minicrawl.politeness.todo import ToDo
     from minicrawl.resolve import LinkResolver
     from minicrawl.shared.caps import RedisPageCap
+    from minicrawl.shared.chains import RedisChains
     from minicrawl.shared.todo import RedisToDo
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
@@ -67,7 +68,7 @@ class Parts:
     visited: Visited
     resolver: LinkResolver
     politeness: Politeness
-    chains: Chains
+    chains: Chains | RedisChains  # this process's, or the shared crawl's
     cookies: RequestsCookieJar  # the crawl's, shared by its workers' fetchers
     state: CrawlState | NoState  # NoState without --state
     stats: Stats
@@ -265,7 +266,7 @@ class CrawlTrip:
                 else:
                     counts["links_" + why] = counts.get("links_" + why, 0) + 1
                     decisions.unwanted[url] = why
-            if decisions.in_scope:  # Visited: test-and-insert, one atomic step per batch
+            if decisions.in_scope:  # Visited, one call: each URL's test-and-insert atomic
                 decisions.new = self.crawl.visited.add_new(decisions.in_scope)
             told = self.crawl.over_capacity_told
             if not told.is_set() and getattr(self.crawl.visited, "over_capacity", False):

@@ -1,0 +1,52 @@
+"""Redirect chains of a shared crawl: a chain rides in Redis with its target.
+
+A redirect's target waits in the shared ToDo, and any process may take it. The chain that led
+there (:class:`minicrawl.visit.redirects.Chain`: the item that started it, when, the URLs
+fetched so far and their time) is kept in the hash ``mc:{NAME}:chains`` under the target, so
+whichever process takes the target carries the chain on and writes its one record — also after
+the process that started it was killed. (A shared crawl keeps no state: a chain has no
+``prior``.)
+"""
+
+from __future__ import annotations
+
+import json
+
+from minicrawl.core.interfaces import Item
+from minicrawl.shared.conn import SharedRedis
+from minicrawl.visit.redirects import Chain
+
+
+class RedisChains:
+    """Redirect targets waiting in the shared ToDo → the chain that led there: the answers of
+    :class:`minicrawl.visit.redirects.Chains`, for every process of the crawl. One read per item
+    taken; a write when a chain goes on, a delete when it ends."""
+
+    def __init__(self, shared: SharedRedis) -> None:
+        self._shared, self._key = shared, shared.key("chains")
+        self._found: set[str] = set()  # targets this process found a chain at (to delete)
+
+    def waiting_at(self, url: str) -> Chain | None:
+        """The chain ``url`` is the next hop of, if it is one (whoever queued it)."""
+        client = self._shared.client
+        raw = self._shared.call("reading a redirect chain", lambda: client.hget(self._key, url))
+        if raw is None:
+            return None
+        self._found.add(url)
+        item, fetched_at, urls, elapsed_ms = json.loads(raw)
+        return Chain(Item(*item), fetched_at, None, urls, elapsed_ms)
+
+    def carry(self, target: str, chain: Chain) -> None:
+        """``chain`` goes on at ``target`` (call before ``target`` enters ToDo)."""
+        origin = chain.item
+        value = json.dumps([[origin.url, origin.depth, origin.referrer, origin.attempt],
+                            chain.fetched_at, chain.urls, chain.elapsed_ms], ensure_ascii=False)
+        client = self._shared.client
+        self._shared.call("keeping a redirect chain", lambda: client.hset(self._key, target, value))
+
+    def end(self, url: str) -> None:
+        """The chain waiting at ``url`` (if this process found one) is over."""
+        if url in self._found:
+            self._found.discard(url)
+            client = self._shared.client
+            self._shared.call("ending a redirect chain", lambda: client.hdel(self._key, url))
