@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
 from minicrawl.outpaths import cannot_write
+from minicrawl.page import record
 
 if TYPE_CHECKING:
     import sqlite3
@@ -79,7 +80,7 @@ class Output(CrawlObserver):
         # With a state its writer writes the pages' lines; a sitemap file is no page of the
         # state (read again by each run), so its record is written here.
         if not self.by_state or page.sitemap:
-            self.write(page.record())
+            self.write(record(page))
 
     def crawl_finished(self, stats: StatsSnapshot) -> None:
         self.close()  # after the state's crawl_finished: its writer is done with the file
@@ -248,7 +249,7 @@ class Outbox:
         if self._flushed > self._settled:
             db.execute("DELETE FROM outbox WHERE seq <= ?", (self._flushed,))
             self._settled = self._flushed
-        lines = [record_line(page.record(), seq) for page in pages]
+        lines = [record_line(record(page), seq) for page in pages]
         db.executemany("INSERT OR REPLACE INTO outbox (seq, url, line) VALUES (?, ?, ?)",
                        [(seq, page.url, line) for page, line in zip(pages, lines, strict=True)])
         return lines

@@ -1,18 +1,23 @@
-"""The Page record: one fetched ToDo item, what the server said, and what the crawl made of it.
+"""The page as an output record: one fetched ToDo item, what the server said, and what the crawl
+made of it.
 
-Every output — the ``--out`` line, the state's row, the report, an ``on_page`` callback — is
-made from a :class:`Page`.
+The page itself is the core's :class:`~minicrawl.core.interfaces.Page` (re-exported here and as
+``minicrawl.Page``); every output — the ``--out`` line, the state's row, the report, an
+``on_page`` callback — is made from one. :func:`record` is its ``--out`` line.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NotRequired, TypedDict
 
+from minicrawl.core.interfaces import Page
+
+__all__ = ["Page", "PageRecord", "now", "record"]
+
 
 class PageRecord(TypedDict):
-    """A page as one output record (:meth:`Page.record`): the ``--out`` line without ``seq``."""
+    """A page as one output record (:func:`record`): the ``--out`` line without ``seq``."""
 
     url: str
     final_url: str
@@ -32,46 +37,18 @@ class PageRecord(TypedDict):
     sitemap: NotRequired[bool]  # only for a sitemap file read with --sitemaps (then True)
 
 
-@dataclass
-class Page:
-    """One fetched ToDo item: what the server said and what links it had."""
-
-    url: str
-    depth: int
-    referrer: str | None
-    final_url: str
-    status: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    links: list[str] = field(default_factory=list)  # canonical URLs found on the page
-    new: int = 0  # how many of them entered ToDo
-    elapsed_ms: float = 0.0
-    fetched_at: str = ""
-    error: str | None = None
-    worker: int = 0
-    change: str | None = None  # with --state: new, changed, unchanged or gone
-    saved: str | None = None  # with --save-pages: the file holding the body
-    duplicate_of: str | None = None  # the URL first recorded with this body (minicrawl.digests)
-    digest: str | None = None  # the body's MD5, once computed
-    sitemap: bool = False  # a sitemap file read with --sitemaps, not a page
-
-    @property
-    def content_type(self) -> str | None:
-        """The Content-Type header (``text/html; charset=utf-8``), or None if none came."""
-        return self.headers.get("content-type")
-
-    def record(self) -> PageRecord:
-        """The page as one JSON-ready output record (a new dict each call)."""
-        record: PageRecord = {
-            "url": self.url, "final_url": self.final_url, "status": self.status,
-            "depth": self.depth, "referrer": self.referrer, "content_type": self.content_type,
-            "bytes": len(self.body), "links": len(self.links), "new": self.new,
-            "elapsed_ms": self.elapsed_ms, "fetched_at": self.fetched_at, "error": self.error,
-            "change": self.change, "saved": self.saved, "duplicate_of": self.duplicate_of,
-        }
-        if self.sitemap:
-            record["sitemap"] = True
-        return record
+def record(page: Page) -> PageRecord:
+    """``page`` as one JSON-ready output record (a new dict each call)."""
+    out: PageRecord = {
+        "url": page.url, "final_url": page.final_url, "status": page.status,
+        "depth": page.depth, "referrer": page.referrer, "content_type": page.content_type,
+        "bytes": len(page.body), "links": len(page.links), "new": page.new,
+        "elapsed_ms": page.elapsed_ms, "fetched_at": page.fetched_at, "error": page.error,
+        "change": page.change, "saved": page.saved, "duplicate_of": page.duplicate_of,
+    }
+    if page.sitemap:
+        out["sitemap"] = True
+    return out
 
 
 def now() -> str:

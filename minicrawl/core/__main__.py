@@ -29,9 +29,8 @@ class PrintPages:
         self._lock = threading.Lock()
 
     def on_page(self, page: Page) -> None:
-        answer = page.response
-        why = f"→ {page.redirect}" if page.redirect else answer.error or ""
-        line = f"{answer.status or '---'} {page.item.url} {page.links} {page.new} {why}".rstrip()
+        why = f"→ {page.redirect}" if page.redirect else page.error or ""
+        line = f"{page.status or '---'} {page.url} {len(page.links)} {page.new} {why}".rstrip()
         with self._lock:  # one write per line: lines of two workers never mix
             try:
                 self.stream.write(line + "\n")

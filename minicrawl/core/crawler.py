@@ -34,10 +34,10 @@ class Summary:
     def on_page(self, page: Page) -> None:
         with self._lock:
             self.pages += 1
-            self.errors += page.response.error is not None
-            self.bytes += len(page.response.body)
-            if page.response.status is not None:
-                self.statuses[page.response.status] += 1
+            self.errors += page.error is not None
+            self.bytes += len(page.body)
+            if page.status is not None:
+                self.statuses[page.status] += 1
 
 
 def keep_heaps_small() -> None:

@@ -34,13 +34,35 @@ class Response:
 
 @dataclass(slots=True)
 class Page:
-    """What a worker learned about one item: what observers are given."""
+    """What a worker learned about one item (its URL, depth and referrer): what observers are
+    given. ``error`` says why no answer came, or why the body is not all of it."""
 
-    item: Item
-    response: Response
-    links: int = 0  # distinct links found on the page (or the redirect target)
+    url: str
+    depth: int
+    referrer: str | None
+    final_url: str  # whose answer this is: the URL, or (run.py) the end of its redirect chain
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)  # any case
+    body: bytes = b""
+    links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
     new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo
-    redirect: str | None = None  # a 3xx answer's Location, made absolute
+    elapsed_ms: float = 0.0
+    fetched_at: str = ""  # when the fetch began (ISO 8601, UTC), if the crawler notes it
+    error: str | None = None
+    worker: int = 0  # which worker (1…N), if the crawler notes it
+    # What run.py's wings note: the state's verdict (new, changed, unchanged, gone), the saved
+    # copy, the first URL that had this body and its MD5, a sitemap file rather than a page.
+    change: str | None = None
+    saved: str | None = None
+    duplicate_of: str | None = None
+    digest: str | None = None
+    sitemap: bool = False
+    redirect: str | None = None  # a 3xx answer's Location, made absolute (the core's hops)
+
+    @property
+    def content_type(self) -> str | None:
+        """The Content-Type header (``text/html; charset=utf-8``), or None if none came."""
+        return self.headers.get("content-type")
 
 
 class Frontier(Protocol):

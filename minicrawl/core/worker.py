@@ -41,7 +41,8 @@ class Worker:
                 try:
                     page = self.visitor.visit(item)
                 except Exception as exc:  # a bug costs one page, not the worker
-                    page = Page(item, Response(None, error=f"internal error: {exc!r}"[:300]))
+                    page = Page(item.url, item.depth, item.referrer, item.url,
+                                error=f"internal error: {exc!r}"[:300])
                 for observer in self.observers if page is not None else ():
                     observer.on_page(page)
             finally:
@@ -59,11 +60,13 @@ class Trip:
 
     def visit(self, item: Item) -> Page:
         """One URL's trip: fetch it, find its links, queue the new ones; what was learned."""
-        page = Page(item, self.fetch(item))
-        links = self.links_of(page)
+        answer = self.fetch(item)
+        page = Page(item.url, item.depth, item.referrer, item.url, answer.status, answer.headers,
+                    answer.body, elapsed_ms=answer.elapsed * 1000, error=answer.error)
+        page.links = self.links_of(page, answer.location)
         # A redirect's target is the same page under another name: it keeps the page's depth.
         depth = item.depth if page.redirect else item.depth + 1
-        page.links, page.new = len(links), self.enqueue_new(links, depth, item.url)
+        page.new = self.enqueue_new(page.links, depth, item.url)
         return page
 
     def fetch(self, item: Item) -> Response:
@@ -78,17 +81,17 @@ class Trip:
         finally:
             self.pace.release(item, host)
 
-    def links_of(self, page: Page) -> list[str]:
-        """The canonical URLs the answer leads to: a redirect's target (kept as
+    def links_of(self, page: Page, location: str | None) -> list[str]:
+        """The canonical URLs the answer leads to: a redirect's target (``location``, kept as
         ``page.redirect``), or an HTML page's links, resolved against its ``<base href>``."""
-        answer = page.response
-        if answer.location is not None:
-            page.redirect = resolve(page.item.url, answer.location)
+        if location is not None:
+            page.redirect = resolve(page.url, location)
             return [page.redirect] if page.redirect else []
-        if answer.status != 200 or answer.error or not is_html(answer.content_type):
+        content_type = page.content_type or ""
+        if page.status != 200 or page.error or not is_html(content_type):
             return []
-        hrefs, base_href = extract_links(answer.body, answer.content_type)
-        base = (resolve(page.item.url, base_href) if base_href else None) or page.item.url
+        hrefs, base_href = extract_links(page.body, content_type)
+        base = (resolve(page.url, base_href) if base_href else None) or page.url
         return list(dict.fromkeys(url for href in hrefs if (url := resolve(base, href))))
 
     def enqueue_new(self, links: list[str], depth: int, referrer: str | None) -> int:

@@ -10,12 +10,14 @@ import pytest
 
 from minicrawl.core.__main__ import PrintPages
 from minicrawl.core.crawler import Summary
-from minicrawl.core.interfaces import Item, Page, Response
+from minicrawl.core.interfaces import Page
 
-PAGES = [Page(Item(f"http://a.test/{n}", 1, "http://a.test/"),
-              Response((200, 404)[n % 2], "text/html", b"x" * 10), links=3, new=n % 3)
+LINKS = ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
+PAGES = [Page(f"http://a.test/{n}", 1, "http://a.test/", f"http://a.test/{n}", (200, 404)[n % 2],
+              {"content-type": "text/html"}, b"x" * 10, LINKS, new=n % 3)
          for n in range(800)]
-PAGES += [Page(Item("http://dead.test/"), Response(None, error="ConnectionError: refused"))] * 200
+PAGES += [Page("http://dead.test/", 0, None, "http://dead.test/",
+               error="ConnectionError: refused")] * 200
 
 
 def summary_check(observer: Summary, _: object) -> None:
@@ -27,7 +29,7 @@ def summary_check(observer: Summary, _: object) -> None:
 def print_check(observer: PrintPages, stream: io.StringIO) -> None:
     lines = stream.getvalue().splitlines()
     assert sorted(lines) == sorted(
-        [f"{p.response.status} {p.item.url} 3 {p.new}" for p in PAGES[:800]]
+        [f"{p.status} {p.url} 3 {p.new}" for p in PAGES[:800]]
         + ["--- http://dead.test/ 0 0 ConnectionError: refused"] * 200)
 
 
@@ -59,6 +61,7 @@ def test_sixteen_workers_reporting_at_once(name: str) -> None:
 
 def test_print_pages_shows_a_redirect() -> None:
     stream = io.StringIO()
-    PrintPages(stream).on_page(Page(Item("http://a.test/old", 1), Response(301), links=1, new=1,
+    PrintPages(stream).on_page(Page("http://a.test/old", 1, None, "http://a.test/old", 301,
+                                    links=["http://a.test/new"], new=1,
                                     redirect="http://a.test/new"))
     assert stream.getvalue() == "301 http://a.test/old 1 1 → http://a.test/new\n"

@@ -13,7 +13,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.core.fetch import Fetcher
-from minicrawl.core.interfaces import Frontier, Item, Page, Response, SeenSet, Visitor
+from minicrawl.core.interfaces import Frontier, Item, Page, SeenSet, Visitor
 from minicrawl.core.todo import ToDo
 from minicrawl.core.visited import BloomVisited
 from minicrawl.core.worker import Trip, Worker
@@ -113,7 +113,7 @@ def test_a_dead_server_is_no_exception(make_visit) -> None:
     visit = make_visit("http://127.0.0.1:9/")  # nothing listens on the discard port
     visit.visited.add_new(["http://127.0.0.1:9/"])
     page = visit_one(visit, "http://127.0.0.1:9/")
-    assert page is None or page.response.error
+    assert page is None or page.error
     assert drain(visit.todo) == []
 
 
@@ -127,7 +127,8 @@ class Scripted:
         answer = self.answers[item.url]
         if answer == "raise":
             raise RuntimeError("a bug in the visitor")
-        return Page(item, Response(200)) if answer == "page" else None
+        return Page(item.url, item.depth, item.referrer, item.url, 200) if answer == "page" \
+            else None
 
 
 class Told:
@@ -145,5 +146,5 @@ def test_worker_tells_observers_of_pages_only_and_finishes_every_item() -> None:
     visitor = Scripted({"http://a.test/page": "page", "http://a.test/later": "none",
                         "http://a.test/bug": "raise"})
     Worker(todo, visitor, [told]).run()  # returns: every item taken was done
-    assert [page.item.url for page in told.pages] == ["http://a.test/page", "http://a.test/bug"]
-    assert told.pages[1].response.error == "internal error: RuntimeError('a bug in the visitor')"
+    assert [page.url for page in told.pages] == ["http://a.test/page", "http://a.test/bug"]
+    assert told.pages[1].error == "internal error: RuntimeError('a bug in the visitor')"
