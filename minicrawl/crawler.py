@@ -48,7 +48,7 @@ from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.redirects import Chains
-from minicrawl.visit.trip import CrawlTrip, Parts, emit, unwanted
+from minicrawl.visit.trip import CrawlTrip, Parts, keep, unwanted
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
@@ -222,7 +222,7 @@ class Crawler:
         over ToDo taken in turns (only as many work at once as keep the CPU busy)."""
         trip = self.visitor(n)
         try:
-            Worker(self._in_turns, trip).run()
+            Worker(self._in_turns, trip, [self.events]).run()
         finally:
             trip.close()
 
@@ -292,7 +292,8 @@ class Crawler:
             self._lastmod.update(found.lastmod)
         for page in file_records(found, items):
             self.events.sitemap_read(page)
-            emit(self.events, self.todo, page, [])
+            keep(self.events, self.todo, page, [])
+            self.events.on_page(page)
         self.events.sitemap_queued(items, len(urls) - len(items))
 
     def _fail(self, failure: StateError | RedisUnavailable) -> None:

@@ -25,7 +25,9 @@ point                  who hears it (today)
 ``page_kept``          page saver, then the state's commit — *before* the page's new links
                        enter ToDo (the resume argument in :mod:`minicrawl.state.store`) —
                        then the WARC archive (a duplicate is archived as a revisit)
-``page_recorded``      the ``--out`` file, the report, the ``on_page`` callback
+``on_page``            the ``--out`` file, the report, the ``on_page`` callback: the core's
+                       ``Observer`` point, told by the core's worker loop once the page's
+                       links are in ToDo (:class:`Events` is the core ``Observer`` it tells)
 ``crawl_finished``     each closes its files; the report is drawn
 =====================  ====================================================================
 
@@ -119,8 +121,9 @@ class CrawlObserver:
         """Keep the page (and the links about to enter ToDo) before they do; may raise to stop
         the crawl (a state that cannot write)."""
 
-    def page_recorded(self, page: Page) -> None:
-        """``page``'s record is final and its new links are in ToDo (after ``page_kept``)."""
+    def on_page(self, page: Page) -> None:
+        """``page``'s record is final and its new links are in ToDo (after ``page_kept``): the
+        core's ``Observer``, as the core's worker loop tells it."""
 
     def crawl_finished(self, stats: StatsSnapshot) -> None:
         """Once, at the end, even after a failure, with the final stats: close files here."""
@@ -129,12 +132,13 @@ POINTS = tuple(name for name in vars(CrawlObserver)
                if not name.startswith("_") and name != "critical")
 # Once a page is kept its record exists: a watcher failing on it must not fail the page (which
 # would record it twice). Only a critical observer (the state) may stop the crawl there.
-RECORDING = ("page_kept", "page_recorded")
+RECORDING = ("page_kept", "on_page")
 
 
 class Events:
     """The crawl's observers behind one object: ``events.fetched(worker, response)`` calls
-    ``fetched`` on each observer that overrides it, in order."""
+    ``fetched`` on each observer that overrides it, in order. ``events.on_page(page)`` makes it
+    the one core ``Observer`` the core's worker loop is given."""
 
     # The points, each set in __init__; their arguments are those of CrawlObserver's.
     crawl_started: Callable[[], None]
@@ -152,7 +156,7 @@ class Events:
     sitemap_queued: Callable[[Sequence[Item], int], None]
     lastmod_unchanged: Callable[[int, str], None]
     page_kept: Callable[[Page, Sequence[Item]], None]
-    page_recorded: Callable[[Page], None]
+    on_page: Callable[[Page], None]
     crawl_finished: Callable[[StatsSnapshot], None]
 
     def __init__(self, observers: Iterable[CrawlObserver] = (),
@@ -219,13 +223,13 @@ class Callback(CrawlObserver):
     """The library's ``on_page``: called for each recorded page; its failures are counted, never
     allowed to take the crawl down."""
 
-    def __init__(self, on_page: Callable[[Page], None], stats: Stats) -> None:
-        self.on_page = on_page
+    def __init__(self, callback: Callable[[Page], None], stats: Stats) -> None:
+        self.callback = callback
         self.stats = stats
 
-    def page_recorded(self, page: Page) -> None:
+    def on_page(self, page: Page) -> None:
         try:
-            self.on_page(page)
+            self.callback(page)
         except Exception:  # the caller's bug must not take the crawl down
             log.exception("on_page callback failed for %s", page.url)
             self.stats.add(callback_errors=1)

@@ -57,7 +57,7 @@ class Output(CrawlObserver):
     ``flush_each``: every :meth:`write` reaches the OS before it returns (a shared crawl).
     Thread-safe; writes after :meth:`close` are dropped (a worker outliving a Ctrl-C's grace).
     ``by_state``: a state's writer writes the lines (:meth:`CrawlState.attach_output`), not
-    :meth:`page_recorded`.
+    :meth:`on_page`.
     """
 
     flag = "--out"
@@ -76,7 +76,7 @@ class Output(CrawlObserver):
         self._on_failure = on_failure  # the crawl's stop: further pages would be lost
         self.failed = False  # a write failed (a full disk): told in one line, the crawl stopped
 
-    def page_recorded(self, page: Page) -> None:
+    def on_page(self, page: Page) -> None:
         # With a state its writer writes the pages' lines; a sitemap file is no page of the
         # state (read again by each run), so its record is written here.
         if not self.by_state or page.sitemap:

@@ -338,18 +338,18 @@ def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_
 
     started_late: list[str] = []  # pages worker 1 began to record after Ctrl-C
     recorded_late: list[str] = []
-    emit = trip.emit
+    keep = trip.keep
 
     def slow_to_finish(events, todo, page, new):
         late = crawler._stopping.is_set() and threading.current_thread().name == "worker-1"
         if late:
             started_late.append(page.url)
             time.sleep(1.0)  # the page worker 1 holds when Ctrl-C comes is slow to record
-        emit(events, todo, page, new)
+        keep(events, todo, page, new)
         if late:
             recorded_late.append(page.url)
 
-    monkeypatch.setattr(trip, "emit", slow_to_finish)
+    monkeypatch.setattr(trip, "keep", slow_to_finish)
     server, site = make_site(pages=1000)
     out = tmp_path / "out.jsonl"
     crawler = Crawler([server.url(site.start)], threads=4, out=str(out), **FAST)

@@ -6,7 +6,7 @@ the loop takes from ToDo, the trip asks politeness whether the host may be asked
 back to ToDo in its turn; DENY: recorded, never fetched), fetches it once, retries later or
 follows a redirect through Visited like a link, then extracts the page's links, offers the
 wanted ones to Visited in one batch (test-and-insert, one atomic step per URL) and puts those never
-seen in ToDo — after the page is kept (:func:`emit`), so that with a state a URL is in ToDo
+seen in ToDo — after the page is kept (:func:`keep`), so that with a state a URL is in ToDo
 only once journaled.
 
 The crawler (:mod:`minicrawl.crawler`) builds the :class:`Parts` its workers share; a trip
@@ -92,12 +92,13 @@ class CrawlTrip:
         self.fetcher = Fetcher(crawl.options, crawl.archive.exchange if crawl.archive else None,
                                crawl.cookies)
 
-    def visit(self, item: Item) -> None:
-        """Admit, fetch and record ``item``, or send it back to ToDo for later; whatever goes
-        wrong is recorded. The page goes to the crawl's observers (``crawl.events``), so the
-        core's loop is given None."""
+    def visit(self, item: Item) -> Page | None:
+        """Admit, fetch and keep ``item``'s page, its new links put in ToDo: the page, for the
+        core's loop to give the crawl's observers. None when there is none to give: the item
+        went back to ToDo (to wait, be retried or carry a redirect chain on), or the crawl
+        cannot go on. Whatever else goes wrong is the page's error."""
         try:
-            self._visit(item, self.fetcher, self.n)
+            return self._visit(item, self.fetcher, self.n)
         except StateError as e:  # the state cannot record: stop, the journal keeps the rest
             log.error("%s", e)
             self.crawl.fail(e)
@@ -107,35 +108,37 @@ class CrawlTrip:
             log.exception("worker %d failed on %s", self.n, item.url)
             self.crawl.chains.end(item.url)
             self.crawl.stats.add(errors=1, error_internal=1)
-            emit(self.crawl.events, self.crawl.todo,
-                 Page(item.url, item.depth, item.referrer, item.url, worker=self.n,
-                      error=f"internal error: {type(e).__name__}: {e}"[:300], fetched_at=now()),
-                 [])
+            page = Page(item.url, item.depth, item.referrer, item.url, worker=self.n,
+                        error=f"internal error: {type(e).__name__}: {e}"[:300], fetched_at=now())
+            keep(self.crawl.events, self.crawl.todo, page, [])
+            return page
+        return None
 
     def close(self) -> None:
         """Close this worker's connections."""
         self.fetcher.close()
 
-    def _visit(self, item: Item, fetcher: Fetcher, n: int) -> None:
-        """Admit, fetch and record one ToDo item (or send it back to ToDo for later)."""
+    def _visit(self, item: Item, fetcher: Fetcher, n: int) -> Page | None:
+        """Admit, fetch and keep one ToDo item's page (None: back to ToDo for later)."""
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         chain = self.crawl.chains.waiting_at(item.url)
-        if chain is None and item.url in self.crawl.lastmod and self._sitemap_unchanged(item, n):
-            return
+        if chain is None and item.url in self.crawl.lastmod \
+                and (page := self._sitemap_unchanged(item, n)) is not None:
+            return page
         answer = self.crawl.politeness.admit(item, fetcher)
         if answer.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
             self.crawl.stats.add(politeness_waits=1)
             self.crawl.todo.put_back(item, answer.not_before)
-            return
+            return None
         if answer.verdict is Verdict.DENY:
-            self._refuse(item, chain, answer.reason, {answer.kind: 1}, n)
-            return
+            return self._refuse(item, chain, answer.reason, {answer.kind: 1}, n)
         response: Response | None = None
         try:  # the item's slot on the host (admit() said GO) is released whatever happens
             if not self._reserve_fetch():
                 if chain is not None:
-                    self._refuse(item, chain, "max_pages reached before redirect target", {}, n)
-                return
+                    return self._refuse(item, chain, "max_pages reached before redirect target",
+                                        {}, n)
+                return None
             self.crawl.events.taken(n, item)
             if chain is None:
                 # With a state, what was recorded last time: a conditional GET, what changed.
@@ -175,10 +178,10 @@ class CrawlTrip:
                     headers=response.headers, body=response.body,
                     elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
                     error=error, worker=n)
-        self._record(page, counts, chain.prior)
+        return self._record(page, counts, chain.prior)
 
     def _refuse(self, item: Item, chain: Chain | None, reason: str, counts: dict[str, int],
-                n: int) -> None:
+                n: int) -> Page:
         """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
         self.crawl.chains.end(item.url)
         origin = chain.item if chain is not None else item
@@ -187,11 +190,11 @@ class CrawlTrip:
         self.crawl.events.refused(n, item.url, reason, next(iter(counts), ""))
         prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
-        self._record(page, counts, prior, failed=not policy)
+        return self._record(page, counts, prior, failed=not policy)
 
     def _record(self, page: Page, counts: dict[str, int], prior: Prior | None,
-                failed: bool = True) -> None:
-        """Count the page, follow its links if it is HTML, and emit it."""
+                failed: bool = True) -> Page:
+        """Count the page, follow its links if it is HTML, keep it (:func:`keep`): the page."""
         counts["pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
@@ -210,7 +213,8 @@ class CrawlTrip:
                 and page.change != UNCHANGED and page.duplicate_of is None:
             new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.crawl.stats.add(counts)
-        emit(self.crawl.events, self.crawl.todo, page, new)
+        keep(self.crawl.events, self.crawl.todo, page, new)
+        return page
 
     def _redirect(self, chain: Chain, item: Item,
                   response: Response) -> tuple[str, str | None, bool]:
@@ -242,7 +246,7 @@ class CrawlTrip:
         return target, None, True
 
     def _follow_links(self, page: Page, counts: dict[str, int]) -> list[Item]:
-        """Extract the page's links; the unseen, in-scope ones, as ToDo items (:func:`emit` puts
+        """Extract the page's links; the unseen, in-scope ones, as ToDo items (:func:`keep` puts
         them in ToDo once the page is recorded)."""
         opts = self.crawl.options
         extracted = extract_links(page.body, page.final_url, page.content_type)
@@ -292,20 +296,19 @@ class CrawlTrip:
             self.crawl.todo.stop()  # the fetches in flight finish; no new one starts
         return count > 0
 
-    def _sitemap_unchanged(self, item: Item, n: int) -> bool:
+    def _sitemap_unchanged(self, item: Item, n: int) -> Page | None:
         """With --recrawl: record ``item`` unchanged, without a request, if its sitemap
-        <lastmod> is not newer than its recorded fetch (True when done so)."""
+        <lastmod> is not newer than its recorded fetch (its page when done so)."""
         prior = self.crawl.state.prior(item.url)
         page = unchanged_page(item, prior, self.crawl.lastmod.get(item.url), n)
         if page is None:
-            return False
+            return None
         self.crawl.events.lastmod_unchanged(n, item.url)
-        self._record(page, {"sitemap_unchanged": 1}, prior)
-        return True
+        return self._record(page, {"sitemap_unchanged": 1}, prior)
 
 
-def emit(events: Events, todo: ToDo | RedisToDo, page: Page, new: list[Item]) -> None:
-    """Keep the page, put its ``new`` links in ToDo, then report it.
+def keep(events: Events, todo: ToDo | RedisToDo, page: Page, new: list[Item]) -> None:
+    """Keep the page, then put its ``new`` links in ToDo (the observers hear of it after).
 
     The keepers (saved copy, the state's commit) hear of the page *before* its links enter
     ToDo: with a state, a URL is in ToDo only once journaled (the resume argument in
@@ -313,7 +316,6 @@ def emit(events: Events, todo: ToDo | RedisToDo, page: Page, new: list[Item]) ->
     """
     events.page_kept(page, new)
     todo.put_many(new)
-    events.page_recorded(page)
 
 
 def unwanted(resolver: LinkResolver, admission: Sequence[Admission], url: str) -> str | None:

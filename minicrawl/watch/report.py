@@ -90,7 +90,7 @@ class Recorder(CrawlObserver):
     def crawl_started(self) -> None:
         self.start()
 
-    def page_recorded(self, page: Page) -> None:
+    def on_page(self, page: Page) -> None:
         if not page.sitemap:  # a sitemap file read (--sitemaps) is no page of the crawl
             self.page(page)
 
