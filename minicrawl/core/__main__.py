@@ -1,7 +1,8 @@
 """``python -m minicrawl.core URL...``: crawl with the core alone, one line per page.
 
-Stays on the seeds' hosts. Each line is ``status url links new`` (``---`` and why, when no usable
-answer came); a summary goes to stderr. Exit status: 0 done, 2 no usable seed or a wrong option,
+Stays on the seeds' hosts. Each line is ``status url links new`` and, if any, why (``---`` and
+the error when no answer came; ``→ target`` for a redirect; a body cut short); a summary goes to
+stderr. Exit status: 0 done, 2 no usable seed or a wrong option,
 130 interrupted (the pages in flight finish first).
 """
 

@@ -60,7 +60,7 @@ class Fetcher:
                                                     proxies=self._proxies_for(url)) as answer:
                 extract_cookies_to_jar(self.session.cookies, request, answer.raw)
                 body, error = self._read_body(answer, start)
-                return Response(answer.status_code, answer.headers.get("Content-Type", ""), body,
+                return Response(answer.status_code, body,
                                 self.session.get_redirect_target(answer),  # UTF-8 read as such
                                 error, time.monotonic() - start, answer.raw.headers)
         except (requests.RequestException, OSError, ValueError) as exc:

@@ -21,12 +21,12 @@ class Item:
 @dataclass(slots=True)
 class Response:
     """What one GET brought back. ``status`` is None when no answer came (then ``error`` says
-    why); with an answer, ``error`` says why the body is not all of it (what came is kept)."""
+    why); with an answer, ``error`` says why the body is not all of it (what was read is kept:
+    nothing, for a body declared over the cap or in an unknown encoding)."""
 
     status: int | None
-    content_type: str = ""
     body: bytes = b""
-    location: str | None = None  # a 3xx answer's Location header, as sent
+    location: str | None = None  # a 3xx answer's Location header, as sent (read as UTF-8)
     error: str | None = None
     elapsed: float = 0.0  # seconds, request to last byte
     headers: Mapping[str, str] = field(default_factory=dict)  # any case; repeats kept in items()
@@ -40,24 +40,28 @@ class Page:
     url: str
     depth: int
     referrer: str | None
-    final_url: str  # whose answer this is: the URL, or (run.py) the end of its redirect chain
+    final_url: str  # whose answer this is: the URL (run.py: the end of its redirect chain)
     status: int | None = None
     headers: Mapping[str, str] = field(default_factory=dict)  # any case
     body: bytes = b""
     links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
-    new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo
+    new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo (or
+    # dropped there, if the crawl was stopped meanwhile)
     elapsed_ms: float = 0.0
-    fetched_at: str = ""  # when the fetch began (ISO 8601, UTC), if the crawler notes it
     error: str | None = None
-    worker: int = 0  # which worker (1…N), if the crawler notes it
-    # What run.py's wings note: the state's verdict (new, changed, unchanged, gone), the saved
-    # copy, the first URL that had this body and its MD5, a sitemap file rather than a page.
+    redirect: str | None = None  # a 3xx answer's Location, made absolute (the page's one link)
+    # The core leaves the rest empty; run.py notes when and by which worker, and its parts
+    # outside the core (minicrawl/state, --save-pages, digests, sitemaps) note the state's
+    # verdict (new, changed, unchanged, gone), the saved copy, the first URL that had this
+    # body and its MD5, a sitemap file read rather than a page. One record for both crawlers
+    # is what lets run.py's observers be the core's.
+    fetched_at: str = ""  # when the fetch began (ISO 8601, UTC)
+    worker: int = 0  # which worker (1…N)
     change: str | None = None
     saved: str | None = None
     duplicate_of: str | None = None
     digest: str | None = None
     sitemap: bool = False
-    redirect: str | None = None  # a 3xx answer's Location, made absolute (the core's hops)
 
     @property
     def content_type(self) -> str | None:
@@ -85,10 +89,10 @@ class Frontier(Protocol):
 class Pace(Protocol):
     """Politeness: may a request to this host start now?
 
-    Contract: ``take`` answers 0.0 — the request may start; a pace that bounds the requests in
-    flight counts it, for ``item`` (not its thread), until ``release`` — or the seconds to wait.
-    Starts on a host are at least its gap apart: the pace's delay, or ``gap`` if longer. A
-    ``pause`` (a Retry-After) keeps the host quiet that long after the release.
+    Contract: ``take`` answers the seconds to wait, or 0.0: the request may start now (and a
+    pace that bounds the requests in flight counts it, for ``item``, until ``release``). Starts
+    on a host are at least its gap apart: the pace's delay, or ``gap`` if longer. A ``pause``
+    (a Retry-After) keeps the host quiet that long after the release.
     """
 
     def take(self, item: Item, host: str, gap: float = 0.0) -> float: ...
@@ -125,8 +129,8 @@ class Visitor(Protocol):
     """What a worker does with each item it takes: the core's ``Trip`` fetches it, finds its
     links, puts the new ones in ToDo; run.py's also asks robots.txt, retries, keeps the page.
 
-    Contract: ``visit`` returns the item's page once its new links are in ToDo, or None: it
-    went back to ToDo (to wait, be retried, carry a redirect on), or run.py's observers had it.
+    Contract: ``visit`` returns the item's page once its new links are in ToDo, or None when
+    it went back to ToDo (run.py's: to wait, to be retried, to carry a redirect chain on).
     """
 
     def visit(self, item: Item) -> Page | None: ...
@@ -135,9 +139,9 @@ class Visitor(Protocol):
 class Observer(Protocol):
     """Told about every page when a worker has finished with it (stats, output, live view, …).
 
-    Contract: ``on_page`` is called once per page a visitor returned (not for an item the page
-    cap turned back), from its worker's thread, after the page's new links are in ToDo; it must be
-    thread-safe and must not raise.
+    Contract: ``on_page`` is called once per page a visitor returned (or made of its error, if
+    the visit raised; not for an item the page cap turned back), from its worker's thread, after
+    the page's new links are in ToDo; it must be thread-safe and must not raise.
     """
 
     def on_page(self, page: Page) -> None: ...

@@ -40,7 +40,7 @@ class ToDo:
             return self._items.popleft()
 
     def done(self, item: Item) -> None:
-        """The worker that took ``item`` has finished it (its links are queued)."""
+        """The worker that took ``item`` has finished it (its links, if any, are queued)."""
         with self._changed:
             self._busy -= 1
             if not self._busy and not self._items:

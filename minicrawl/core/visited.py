@@ -47,7 +47,7 @@ class BloomVisited:
         """The URLs of ``urls`` not seen before (or not seeming to be), now remembered."""
         positions = [self.positions(url) for url in urls]  # hashing needs no lock
         new = []
-        with self._lock:  # one lock per page, not per link: 16 threads queue on it less
+        with self._lock:  # one lock per page, not per link: threads queue on it less
             for url, bits in zip(urls, positions, strict=True):
                 if not self.bits[bits].all():
                     self.bits[bits] = 1

@@ -73,7 +73,7 @@ class Trip:
         """GET the item's URL once its host's pace allows (http and https of a host share it)."""
         if self.pace is None:
             return self.fetcher.fetch(item.url)
-        host = origin(item.url).partition(":")[2]  # "//host:port/"
+        host = origin(item.url).partition(":")[2]  # the host as "//host:port/", either scheme
         while (wait := self.pace.take(item, host)) > 0:
             time.sleep(wait)
         try:
@@ -83,7 +83,7 @@ class Trip:
 
     def links_of(self, page: Page, location: str | None) -> list[str]:
         """The canonical URLs the answer leads to: a redirect's target (``location``, kept as
-        ``page.redirect``), or an HTML page's links, resolved against its ``<base href>``."""
+        ``page.redirect``), or a 200 HTML page's links, resolved against its ``<base href>``."""
         if location is not None:
             page.redirect = resolve(page.url, location)
             return [page.redirect] if page.redirect else []

@@ -98,7 +98,7 @@ class CrawlTrip:
         went back to ToDo (to wait, be retried or carry a redirect chain on), or the crawl
         cannot go on. Whatever else goes wrong is the page's error."""
         try:
-            return self._visit(item, self.fetcher, self.n)
+            return self._visit(item)
         except StateError as e:  # the state cannot record: stop, the journal keeps the rest
             log.error("%s", e)
             self.crawl.fail(e)
@@ -118,34 +118,34 @@ class CrawlTrip:
         """Close this worker's connections."""
         self.fetcher.close()
 
-    def _visit(self, item: Item, fetcher: Fetcher, n: int) -> Page | None:
+    def _visit(self, item: Item) -> Page | None:
         """Admit, fetch and keep one ToDo item's page (None: back to ToDo for later)."""
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         chain = self.crawl.chains.waiting_at(item.url)
         if chain is None and item.url in self.crawl.lastmod \
-                and (page := self._sitemap_unchanged(item, n)) is not None:
+                and (page := self._sitemap_unchanged(item)) is not None:
             return page
-        answer = self.crawl.politeness.admit(item, fetcher)
+        answer = self.crawl.politeness.admit(item, self.fetcher)
         if answer.verdict is Verdict.WAIT:  # not now: back in its turn, take another URL
             self.crawl.stats.add(politeness_waits=1)
             self.crawl.todo.put_back(item, answer.not_before)
             return None
         if answer.verdict is Verdict.DENY:
-            return self._refuse(item, chain, answer.reason, {answer.kind: 1}, n)
+            return self._refuse(item, chain, answer.reason, {answer.kind: 1})
         response: Response | None = None
         try:  # the item's slot on the host (admit() said GO) is released whatever happens
             if not self._reserve_fetch():
                 if chain is not None:
                     return self._refuse(item, chain, "max_pages reached before redirect target",
-                                        {}, n)
+                                        {})
                 return None
-            self.crawl.events.taken(n, item)
+            self.crawl.events.taken(self.n, item)
             if chain is None:
                 # With a state, what was recorded last time: a conditional GET, what changed.
                 chain = Chain(item, now(), self.crawl.state.prior(item.url))
             headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
-            response = fetcher.fetch(item.url, headers=headers)
-            self.crawl.events.fetched(n, response)
+            response = self.fetcher.fetch(item.url, headers=headers)
+            self.crawl.events.fetched(self.n, response)
         finally:
             self.crawl.politeness.done(item, host_pause(response, self.crawl.options.max_backoff))
         opts = self.crawl.options
@@ -157,7 +157,7 @@ class CrawlTrip:
                                          opts.max_backoff)
                 counts["retries"] = 1
                 self.crawl.stats.add(counts)
-                self.crawl.events.retrying(n, item, opts.retries + 1, wait)
+                self.crawl.events.retrying(self.n, item, opts.retries + 1, wait)
                 self.crawl.todo.put(replace(item, attempt=item.attempt + 1),
                               not_before=time.monotonic() + wait)
                 return
@@ -172,22 +172,22 @@ class CrawlTrip:
                 return
         self.crawl.chains.end(item.url)
         if error:
-            self.crawl.events.gave_up(n, chain.item.url, error)
+            self.crawl.events.gave_up(self.n, chain.item.url, error)
         origin = chain.item
         page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
                     headers=response.headers, body=response.body,
                     elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
-                    error=error, worker=n)
+                    error=error, worker=self.n)
         return self._record(page, counts, chain.prior)
 
-    def _refuse(self, item: Item, chain: Chain | None, reason: str, counts: dict[str, int],
-                n: int) -> Page:
+    def _refuse(self, item: Item, chain: Chain | None, reason: str,
+                counts: dict[str, int]) -> Page:
         """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
         self.crawl.chains.end(item.url)
         origin = chain.item if chain is not None else item
         page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
-                    fetched_at=chain.fetched_at if chain is not None else now(), worker=n)
-        self.crawl.events.refused(n, item.url, reason, next(iter(counts), ""))
+                    fetched_at=chain.fetched_at if chain is not None else now(), worker=self.n)
+        self.crawl.events.refused(self.n, item.url, reason, next(iter(counts), ""))
         prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
         return self._record(page, counts, prior, failed=not policy)
@@ -296,14 +296,14 @@ class CrawlTrip:
             self.crawl.todo.stop()  # the fetches in flight finish; no new one starts
         return count > 0
 
-    def _sitemap_unchanged(self, item: Item, n: int) -> Page | None:
+    def _sitemap_unchanged(self, item: Item) -> Page | None:
         """With --recrawl: record ``item`` unchanged, without a request, if its sitemap
         <lastmod> is not newer than its recorded fetch (its page when done so)."""
         prior = self.crawl.state.prior(item.url)
-        page = unchanged_page(item, prior, self.crawl.lastmod.get(item.url), n)
+        page = unchanged_page(item, prior, self.crawl.lastmod.get(item.url), self.n)
         if page is None:
             return None
-        self.crawl.events.lastmod_unchanged(n, item.url)
+        self.crawl.events.lastmod_unchanged(self.n, item.url)
         return self._record(page, {"sitemap_unchanged": 1}, prior)
 
 

@@ -129,7 +129,7 @@ def test_a_page_comes_back_with_its_body_and_content_type(server):
                                      {"Content-Type": "text/html; charset=iso-8859-1"})
     response, _ = fetch(server.url("/page"))
     assert (response.status, response.body, response.error) == (200, b"<p>hello</p>", None)
-    assert response.content_type == "text/html; charset=iso-8859-1"
+    assert response.headers["content-type"] == "text/html; charset=iso-8859-1"
     assert response.location is None
 
 
