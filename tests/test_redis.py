@@ -568,3 +568,35 @@ def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_serv
             (server.url("/old"), server.url("/new"), 200)]
         assert server.fetch_counts() == {"/old": 1, "/new": 1}
         b.todo.stop()
+
+
+def test_three_processes_record_each_redirect_chain_once_whoever_takes_its_target(
+        redis_server, tmp_path):
+    """60 pages redirect (301) to 60 others; three processes share the crawl, each with its own
+    --out. A target is taken by whichever process polls first, yet the merged files hold each
+    chain once, under the URL that started it, ending at its target — no target recorded as a
+    page of its own, no chain lost."""
+    from minicrawl.local.site import Handler, Resource, Slow
+
+    pages: dict[str, Handler] = {
+        "/": Resource("".join(f'<a href="/r{n}">r</a>' for n in range(60)).encode())}
+    for n in range(60):  # slow enough that one process cannot finish before the others start
+        pages[f"/r{n}"] = Slow(Resource(status=301, headers={"Location": f"/t{n}"}), 0.05)
+        pages[f"/t{n}"] = Resource(b"<p>target</p>")
+    with LocalSite(pages) as server:
+        name, outs = crawl_name(), [tmp_path / f"out{n}.jsonl" for n in range(3)]
+        procs = [subprocess.Popen(
+            [sys.executable, "run.py", server.url("/"), "--redis", redis_server.url, "--crawl",
+             name, "--threads", "4", "--quiet", "--out", str(out), "--timeout", "5",
+             *POLITE_FLAGS], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, stdin=subprocess.DEVNULL) for out in outs]
+        results = wait_all(procs)
+        assert [code for code, _ in results] == [0, 0, 0], results
+        records = [json.loads(line) for out in outs for line in out.read_text().splitlines()]
+        chains = sorted((r["url"], r["final_url"], r["status"]) for r in records
+                        if r["url"] != server.url("/"))
+        assert chains == sorted((server.url(f"/r{n}"), server.url(f"/t{n}"), 200)
+                                for n in range(60))
+        assert set(fetched_paths(server).values()) == {1}  # every hop fetched once
+        assert sum(1 for out in outs if any(
+            "/t" in json.loads(line)["final_url"] for line in out.read_text().splitlines())) > 1
