@@ -85,19 +85,29 @@ class Crawler:
                  for _ in range(self.threads)]
         trips[0].enqueue_new(self.seeds, depth=0, referrer=None)  # the door every link takes
         workers = [Worker(self.todo, trip, self.observers, self.budget) for trip in trips]
-        threads = [threading.Thread(target=worker.run, name=f"worker-{n}")
-                   for n, worker in enumerate(workers)]
+        # Each thread says when it ended: a Ctrl-C that interrupts CPython 3.11's Thread.join
+        # marks the joined thread ended while it still records its page.
+        ended = [threading.Event() for _ in workers]
+        threads = [threading.Thread(target=_run, args=(worker, end), name=f"worker-{n}")
+                   for n, (worker, end) in enumerate(zip(workers, ended, strict=True))]
         try:
             for thread in threads:
                 thread.start()
-            for thread in threads:
-                thread.join()
+            for end in ended:
+                end.wait()
         except KeyboardInterrupt:  # even while starting them: no worker may be left crawling
             self.todo.stop()
-            for thread in threads:
-                if thread.is_alive():  # started
-                    thread.join()
+            for thread, end in zip(threads, ended, strict=True):
+                if thread.ident is not None:  # started
+                    end.wait()
             raise
         finally:
             self.summary.seconds = time.monotonic() - start
         return self.summary
+
+
+def _run(worker: Worker, ended: threading.Event) -> None:
+    try:
+        worker.run()
+    finally:
+        ended.set()

@@ -140,3 +140,40 @@ def test_slow_pages_keep_every_worker_busy_and_the_crawl_ends(server: LocalSite)
     summary = Crawler([server.url("/")], threads=8).run()
     assert summary.pages == 41
     assert slow.peak == 8
+
+
+def test_ctrl_c_waits_for_the_page_in_flight_even_on_the_thread_being_joined(
+        server: LocalSite) -> None:
+    """Ctrl-C: the pages in flight finish, then KeyboardInterrupt is raised. worker-0, the
+    thread the main thread waits on first, is slow to record its last page: run() must not
+    raise before it has. (CPython 3.11's Thread.join, interrupted, takes it for ended.)"""
+    import signal
+    import time
+
+    late_started: list[str] = []
+    late_recorded: list[str] = []
+    stopping = threading.Event()
+
+    class SlowToRecord:
+        def on_page(self, page: Page) -> None:
+            if stopping.is_set() and threading.current_thread().name == "worker-0":
+                late_started.append(page.url)
+                time.sleep(1.0)
+                late_recorded.append(page.url)
+
+    server.pages.update({"/": html(*(f"/{n}" for n in range(1, 400)))})
+    server.pages.update({f"/{n}": html() for n in range(1, 400)})
+    crawler = Crawler([server.url("/")], threads=4, observers=[SlowToRecord()])
+
+    def interrupt() -> None:
+        while len(server.requests) < 50:
+            time.sleep(0.002)
+        stopping.set()
+        time.sleep(0.05)  # worker-0 is now in its slow record
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        crawler.run()
+    assert late_started and late_recorded == late_started
+    assert not [t for t in threading.enumerate() if t.name.startswith("worker-")]

@@ -16,8 +16,9 @@ def test_core_is_about_800_lines() -> None:
     # the core's worker asks before each request as run.py's does, took it to 839; the sixth and
     # last seam (Visitor), through which run.py's workers run the core's loop, to 870; one Page
     # record for both crawlers' observers (what run.py notes about a page, its wings' notes), and
-    # the words a student reader asked for, to 899.
-    assert sum(len(f.read_text().splitlines()) for f in FILES) <= 900
+    # the words a student reader asked for, to 899; waiting for each thread's own word that it
+    # ended, not Thread.join (a Ctrl-C bug in CPython 3.11), to 909.
+    assert sum(len(f.read_text().splitlines()) for f in FILES) <= 910
 
 
 def test_core_imports_nothing_from_the_rest_of_minicrawl() -> None:
