@@ -1,10 +1,12 @@
 """The crawl: seeds → ToDo → worker → fetch → links → Visited → ToDo.
 
 :class:`Crawler` builds the crawl's parts from the options — ToDo, Visited, politeness, the
-state, the shared crawl — puts the seeds in ToDo (marking them in Visited), starts ``threads``
-workers and waits. Each worker runs the core's loop (:class:`minicrawl.core.worker.Worker`:
-take → visit → done); what it does with a ToDo item is run.py's visitor,
-:mod:`minicrawl.visit.trip`: admit → fetch → extract → Visited → ToDo.
+state, the shared crawl — puts the seeds in ToDo (marking them in Visited), then hands its
+parts to the core's crawler (:class:`minicrawl.core.crawler.Crawler`), which runs ``threads``
+workers. Each runs the core's loop (:class:`minicrawl.core.worker.Worker`: take → visit →
+done) over ToDo taken in turns; what it does with a ToDo item is run.py's visitor
+(:mod:`minicrawl.visit.trip`: admit → fetch → extract → Visited → ToDo); its threads are
+run.py's (:mod:`minicrawl.speed.workers`: as many at work as keep the CPU busy, Ctrl-C).
 
 The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
 Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state, the WARC
@@ -14,6 +16,7 @@ archive) is an observer made here when the crawl runs, and hears about it at the
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import queue
@@ -24,6 +27,7 @@ from datetime import datetime
 
 from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
+from minicrawl.core.crawler import Crawler as CoreCrawler
 from minicrawl.core.crawler import keep_heaps_small
 from minicrawl.core.interfaces import Admission, Item
 from minicrawl.core.worker import Worker
@@ -127,8 +131,9 @@ class Crawler:
         if opts.report:
             require_plotting()
         self.events = Events()  # the observers are made when the crawl runs
-        self.workers = Workers(opts.threads, self._work)
+        self.workers = Workers(opts.threads)  # the threads, and how many work at once
         self._in_turns = TakingTurns(self.todo, self.workers.at_work.gate)  # what workers take
+        self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order
         self.page_count = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
         self._over_capacity = threading.Event()  # told once, by whichever worker sees it first
@@ -149,7 +154,11 @@ class Crawler:
             self._put_seeds()
             if opts.sitemaps:  # before the workers start: the termination rule still holds
                 self._put_sitemap_urls()
-            self.workers.run(on_interrupt=self._interrupted, grace=opts.timeout * 3 + 1)
+            # The core's crawler, given run.py's parts: the seeds are in ToDo already.
+            self._trips = []
+            CoreCrawler([], threads=opts.threads, todo=self._in_turns, visited=self.visited,
+                        observers=[self.events], visitor=self._visitor,
+                        runner=self._run_workers).run()
             self.stats.finished = time.monotonic()
         finally:
             stats = self.summary()
@@ -217,14 +226,18 @@ class Crawler:
             self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
             self.page_count, self._lastmod, self._fail, self.admission, self._over_capacity), n)
 
-    def _work(self, n: int) -> None:
-        """Worker ``n``'s thread: the core's worker loop, with run.py's trip as its visitor,
-        over ToDo taken in turns (only as many work at once as keep the CPU busy)."""
-        trip = self.visitor(n)
-        try:
-            Worker(self._in_turns, trip, [self.events]).run()
-        finally:
-            trip.close()
+    def _visitor(self, n: int) -> CrawlTrip:
+        """The core crawler's worker ``n`` gets run.py's trip (kept, to be closed by its thread)."""
+        self._trips.append(trip := self.visitor(n))
+        return trip
+
+    def _run_workers(self, workers: list[Worker]) -> None:
+        """The core crawler's runner, run.py's way (:class:`Workers`): only as many at work as
+        keep the CPU busy, a Ctrl-C gives the pages in flight a grace; each thread closes its
+        worker's connections when its loop ends."""
+        self.workers.run([functools.partial(_work, worker, trip)
+                          for worker, trip in zip(workers, self._trips, strict=True)],
+                         on_interrupt=self._interrupted, grace=self.options.timeout * 3 + 1)
 
     def stop(self) -> None:
         """Ask the workers to stop after their current fetch; what is left in ToDo stays there."""
@@ -309,6 +322,14 @@ class Crawler:
     def worker_failures(self) -> list[str]:
         """Workers that died (a bug): never silent."""
         return self.workers.failures
+
+
+def _work(worker: Worker, trip: CrawlTrip) -> None:
+    """One worker thread: the core's worker loop, then its trip's connections closed."""
+    try:
+        worker.run()
+    finally:
+        trip.close()
 
 
 def _write_json(path: str, data: StatsSnapshot) -> None:

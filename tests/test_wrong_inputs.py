@@ -633,6 +633,7 @@ def test_every_number_has_bounds_and_the_help_says_them():
 def test_a_system_that_refuses_threads_gets_fewer_workers_not_a_crash(monkeypatch, caplog):
     """Thread start-up is bounded by the system too: a refused thread (its limit reached) is a
     warning, and the workers that did start finish the crawl's loop."""
+    import functools
     import threading
 
     from minicrawl.speed.workers import Workers
@@ -648,7 +649,8 @@ def test_a_system_that_refuses_threads_gets_fewer_workers_not_a_crash(monkeypatc
 
     monkeypatch.setattr(threading.Thread, "start", start)
     ran = []
-    workers = Workers(8, lambda n: ran.append(n))
-    workers.run(on_interrupt=lambda: None, grace=1)
+    workers = Workers(8)
+    workers.run([functools.partial(ran.append, n) for n in range(1, 9)],
+                on_interrupt=lambda: None, grace=1)
     assert sorted(ran) == [1, 2, 3]
     assert "could start only 3 of 8 workers" in caplog.text

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from minicrawl.core.fetch import Fetcher
-from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet
+from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet, Visitor
 from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
 from minicrawl.core.urls import canonicalize
@@ -53,15 +53,18 @@ def keep_heaps_small() -> None:
 
 class Crawler:
     """A crawl of ``seeds`` by ``threads`` workers: ``Crawler(seeds).run()`` → a :class:`Summary`.
-    Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, ``observers`` told
-    about each page, the ``pace`` of hosts (else ``delay`` between starts), and ``fetcher``,
-    called once per worker to make its own."""
+    Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, ``observers`` of each
+    page, the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per worker), worker n's
+    ``visitor(n)`` (a :class:`Trip`), the workers' ``runner`` (:meth:`run_threads`). run.py's
+    crawler is this one, given its own."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,
                  admission: Sequence[Admission] = (), observers: Sequence[Observer] = (),
                  delay: float = 0.0, pace: Pace | None = None, max_pages: int | None = None,
-                 fetcher: Callable[[], Fetcher] = Fetcher) -> None:
+                 fetcher: Callable[[], Fetcher] = Fetcher,
+                 visitor: Callable[[int], Visitor] | None = None,
+                 runner: Callable[[list[Worker]], None] | None = None) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         given = list(seeds)
@@ -76,20 +79,34 @@ class Crawler:
         # The page cap: a permit per page, never given back; the worker that finds none stops ToDo.
         self.budget = threading.Semaphore(max_pages) if max_pages is not None else None
         self.make_fetcher = fetcher
+        self.visitor = visitor if visitor is not None else self.trip
+        self.runner = runner if runner is not None else self.run_threads
+
+    def trip(self, n: int) -> Trip:
+        """Worker ``n``'s visitor: the core's :class:`Trip`, with a fetcher of its own."""
+        return Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace)
 
     def run(self) -> Summary:
         """Crawl until done (or Ctrl-C: the pages in flight finish, then it is raised)."""
         start = time.monotonic()
         keep_heaps_small()
-        trips = [Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace)
-                 for _ in range(self.threads)]
-        trips[0].enqueue_new(self.seeds, depth=0, referrer=None)  # the door every link takes
-        workers = [Worker(self.todo, trip, self.observers, self.budget) for trip in trips]
-        # Each thread says when it ended: a Ctrl-C that interrupts CPython 3.11's Thread.join
-        # marks the joined thread ended while it still records its page.
+        if self.seeds:  # the door every link takes
+            self.trip(0).enqueue_new(self.seeds, depth=0, referrer=None)
+        workers = [Worker(self.todo, self.visitor(n), self.observers, self.budget)
+                   for n in range(1, self.threads + 1)]
+        try:
+            self.runner(workers)
+        finally:
+            self.summary.seconds = time.monotonic() - start
+        return self.summary
+
+    def run_threads(self, workers: list[Worker]) -> None:
+        """Each worker's loop in a thread (``worker-1`` …) until all have ended. Each thread says
+        when it ended: a Ctrl-C that interrupts CPython 3.11's Thread.join marks the joined
+        thread ended while it still records its page."""
         ended = [threading.Event() for _ in workers]
         threads = [threading.Thread(target=_run, args=(worker, end), name=f"worker-{n}")
-                   for n, (worker, end) in enumerate(zip(workers, ended, strict=True))]
+                   for n, (worker, end) in enumerate(zip(workers, ended, strict=True), 1)]
         try:
             for thread in threads:
                 thread.start()
@@ -101,9 +118,6 @@ class Crawler:
                 if thread.ident is not None:  # started
                     end.wait()
             raise
-        finally:
-            self.summary.seconds = time.monotonic() - start
-        return self.summary
 
 
 def _run(worker: Worker, ended: threading.Event) -> None:

@@ -24,7 +24,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from minicrawl.speed.gate import TokenGate
 
@@ -86,20 +86,26 @@ class WorkLimit:
 
 
 class Workers:
-    """``count`` daemon threads named ``worker-1`` … running ``loop(n)``."""
+    """``count`` daemon threads named ``worker-1`` …, each running one of the loops given to
+    :meth:`run` (the core crawler's workers' loops: this is run.py's runner of them)."""
 
-    def __init__(self, count: int, loop: Callable[[int], None]) -> None:
+    def __init__(self, count: int) -> None:
         self.count = count
-        self.loop = loop
+        self.loops: Sequence[Callable[[], None]] = ()
         self.at_work = WorkLimit(count)
         self.failures: list[str] = []  # a worker that died: never silent
         self._running = 0
         self._lock = threading.Lock()
         self._all_done = threading.Event()
 
-    def run(self, on_interrupt: Callable[[], None], grace: float) -> None:
-        """Run the workers to the end. On Ctrl-C call ``on_interrupt`` (which stops the crawl),
-        then give the pages in flight ``grace`` seconds to be recorded."""
+    def run(self, loops: Sequence[Callable[[], None]], on_interrupt: Callable[[], None],
+            grace: float) -> None:
+        """Run the ``loops`` (``count`` of them) to the end, one per thread. On Ctrl-C call
+        ``on_interrupt`` (which stops the crawl), then give the pages in flight ``grace``
+        seconds to be recorded."""
+        if len(loops) != self.count:
+            raise ValueError(f"{len(loops)} loops for {self.count} workers")
+        self.loops = loops
         # A Ctrl-C while the threads start would interrupt a Thread.start() and leave a worker
         # running that nobody waits for: it is held back until all have started, then seen.
         held = _hold_interrupts()
@@ -140,7 +146,7 @@ class Workers:
 
     def _run_one(self, n: int) -> None:
         try:
-            self.loop(n)
+            self.loops[n - 1]()
         except BaseException as e:  # pragma: no cover - recorded so a dying worker is never silent
             self.failures.append(f"worker {n}: {type(e).__name__}: {e}")
             raise

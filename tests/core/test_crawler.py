@@ -144,7 +144,7 @@ def test_slow_pages_keep_every_worker_busy_and_the_crawl_ends(server: LocalSite)
 
 def test_ctrl_c_waits_for_the_page_in_flight_even_on_the_thread_being_joined(
         server: LocalSite) -> None:
-    """Ctrl-C: the pages in flight finish, then KeyboardInterrupt is raised. worker-0, the
+    """Ctrl-C: the pages in flight finish, then KeyboardInterrupt is raised. worker-1, the
     thread the main thread waits on first, is slow to record its last page: run() must not
     raise before it has. (CPython 3.11's Thread.join, interrupted, takes it for ended.)"""
     import signal
@@ -156,7 +156,7 @@ def test_ctrl_c_waits_for_the_page_in_flight_even_on_the_thread_being_joined(
 
     class SlowToRecord:
         def on_page(self, page: Page) -> None:
-            if stopping.is_set() and threading.current_thread().name == "worker-0":
+            if stopping.is_set() and threading.current_thread().name == "worker-1":
                 late_started.append(page.url)
                 time.sleep(1.0)
                 late_recorded.append(page.url)
@@ -169,7 +169,7 @@ def test_ctrl_c_waits_for_the_page_in_flight_even_on_the_thread_being_joined(
         while len(server.requests) < 50:
             time.sleep(0.002)
         stopping.set()
-        time.sleep(0.05)  # worker-0 is now in its slow record
+        time.sleep(0.05)  # worker-1 is now in its slow record
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     threading.Thread(target=interrupt, daemon=True).start()

@@ -17,8 +17,9 @@ def test_core_is_about_800_lines() -> None:
     # last seam (Visitor), through which run.py's workers run the core's loop, to 870; one Page
     # record for both crawlers' observers (what run.py notes about a page, its wings' notes), and
     # the words a student reader asked for, to 899; waiting for each thread's own word that it
-    # ended, not Thread.join (a Ctrl-C bug in CPython 3.11), to 909.
-    assert sum(len(f.read_text().splitlines()) for f in FILES) <= 910
+    # ended, not Thread.join (a Ctrl-C bug in CPython 3.11), to 909; a visitor per worker and a
+    # runner as parts of the core's Crawler, so that run.py's crawler is the core's, to 923.
+    assert sum(len(f.read_text().splitlines()) for f in FILES) <= 925
 
 
 def test_core_imports_nothing_from_the_rest_of_minicrawl() -> None:
