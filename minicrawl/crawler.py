@@ -10,8 +10,8 @@ run.py's (:mod:`minicrawl.speed.workers`: as many at work as keep the CPU busy, 
 
 The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
 Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state, the WARC
-archive) is an observer made here when the crawl runs, and hears about it at the points of
-:mod:`minicrawl.events`.
+archive) is an observer, listed here when the crawl runs (:meth:`Crawler._observers`), and hears
+about it at the points of :mod:`minicrawl.events`.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class Crawler:
                       else None)
         if opts.report:
             require_plotting()
-        self.events = Events()  # the observers are made when the crawl runs
+        self.events = Events()  # the observers are listed when the crawl runs
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
         self._in_turns = TakingTurns(self.todo, self.workers.at_work.gate)  # what workers take
         self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order
@@ -240,7 +240,7 @@ class Crawler:
                          on_interrupt=self._interrupted, grace=self.options.timeout * 3 + 1)
 
     def stop(self) -> None:
-        """Ask the workers to stop after their current fetch; what is left in ToDo stays there."""
+        """Ask the workers to stop after their current item; what is left in ToDo stays there."""
         self._stopping.set()
         self.todo.stop()
 

@@ -1,9 +1,9 @@
 """The points where the crawl tells others what it did: what watches it and what keeps it.
 
-The crawl loop (:mod:`minicrawl.crawler`) does the model's work — take, admit, fetch, extract,
-Visited, ToDo — and at each step that someone may care about it calls one *point* on
-``crawler.events``. Whatever watches or keeps the crawl is a :class:`CrawlObserver` that
-overrides the points it needs; the loop knows none of them by name:
+The crawl's worker loop (the core's, with run.py's trip: :mod:`minicrawl.visit.trip`) does the
+model's work — take, admit, fetch, extract, Visited, ToDo — and at each step that someone may
+care about it calls one *point* on ``crawler.events``. Whatever watches or keeps the crawl is
+a :class:`CrawlObserver` that overrides the points it needs; the loop knows none of them by name:
 
 =====================  ====================================================================
 point                  who hears it (today)
@@ -25,9 +25,11 @@ point                  who hears it (today)
 ``page_kept``          page saver, then the state's commit — *before* the page's new links
                        enter ToDo (the resume argument in :mod:`minicrawl.state.store`) —
                        then the WARC archive (a duplicate is archived as a revisit)
-``on_page``            the ``--out`` file, the report, the ``on_page`` callback: the core's
-                       ``Observer`` point, told by the core's worker loop once the page's
-                       links are in ToDo (:class:`Events` is the core ``Observer`` it tells)
+``on_page``            the ``--out`` file (with ``--state``: the state's writer writes it,
+                       after the commit at ``page_kept``), the report, the ``on_page``
+                       callback: the core's ``Observer`` point, told by the core's worker
+                       loop once the page's links are in ToDo (:class:`Events` is the core
+                       ``Observer`` it tells)
 ``crawl_finished``     each closes its files; the report is drawn
 =====================  ====================================================================
 
@@ -130,9 +132,11 @@ class CrawlObserver:
 
 POINTS = tuple(name for name in vars(CrawlObserver)
                if not name.startswith("_") and name != "critical")
-# Once a page is kept its record exists: a watcher failing on it must not fail the page (which
-# would record it twice). Only a critical observer (the state) may stop the crawl there.
-RECORDING = ("page_kept", "on_page")
+# A watcher failing must not fail the page: once a page is kept its record exists (failing it
+# would record it twice), and before, its links may already be in Visited (failing it would
+# lose them). Only a critical observer (the state) may stop the crawl there. Failing at the
+# start of the crawl, or at its end (each closes its files), is the crawl's failure.
+GUARDED = tuple(point for point in POINTS if point not in ("crawl_started", "crawl_finished"))
 
 
 class Events:
@@ -164,7 +168,7 @@ class Events:
         self.observers = list(observers)
         for point in POINTS:
             default = getattr(CrawlObserver, point)
-            hearing = [getattr(o, point) if o.critical or point not in RECORDING
+            hearing = [getattr(o, point) if o.critical or point not in GUARDED
                        else _guarded(o, point, stats) for o in self.observers
                        if getattr(type(o), point, default) is not default]
             setattr(self, point, _fan_out(hearing))

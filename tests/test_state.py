@@ -315,3 +315,36 @@ def test_a_failing_database_stops_the_crawl_and_keeps_the_journal(make_site, tmp
     counts = server.fetch_counts()
     assert set(counts) == set(site.reachable())
     assert sum(c - 1 for c in counts.values()) <= 4  # at most one page per worker repeated
+
+
+def test_a_state_that_cannot_record_an_internal_error_page_stops_the_crawl(server, tmp_path,
+                                                                          monkeypatch):
+    """A bug on one page makes an internal-error record; if the state cannot commit that either,
+    the crawl stops with the state's error (as for any page), rather than going on unjournaled."""
+    from minicrawl import Crawler
+    from minicrawl.local.site import Resource
+    from minicrawl.state.db import StateError
+    from minicrawl.state.store import CrawlState
+    from minicrawl.visit.trip import CrawlTrip
+
+    server.pages["/"] = Resource(b'<a href="/a">a</a><a href="/b">b</a>')
+    server.pages["/a"] = Resource(b"a")
+    server.pages["/b"] = Resource(b"b")
+    real_visit, real_commit = CrawlTrip._visit, CrawlState.commit
+
+    def visit(self, item):
+        if item.url.endswith("/a"):
+            raise RuntimeError("a bug on this page")
+        return real_visit(self, item)
+
+    def commit(self, page, items):
+        if page.url.endswith("/a"):
+            raise StateError("the state cannot write (disk full)")
+        return real_commit(self, page, items)
+
+    monkeypatch.setattr(CrawlTrip, "_visit", visit)
+    monkeypatch.setattr(CrawlState, "commit", commit)
+    crawler = Crawler([server.url("/")], threads=1, state=str(tmp_path / "s"), delay=0,
+                      ignore_robots=True)
+    with pytest.raises(StateError, match="disk full"):
+        crawler.run()

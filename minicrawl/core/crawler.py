@@ -87,7 +87,7 @@ class Crawler:
         return Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace)
 
     def run(self) -> Summary:
-        """Crawl until done (or Ctrl-C: the pages in flight finish, then it is raised)."""
+        """Crawl until done (or Ctrl-C: the pages in flight finish; run_threads then raises it)."""
         start = time.monotonic()
         keep_heaps_small()
         if self.seeds:  # the door every link takes
@@ -112,7 +112,7 @@ class Crawler:
                 thread.start()
             for end in ended:
                 end.wait()
-        except KeyboardInterrupt:  # even while starting them: no worker may be left crawling
+        except BaseException:  # Ctrl-C, a thread refused, even while starting: none left crawling
             self.todo.stop()
             for thread, end in zip(threads, ended, strict=True):
                 if thread.ident is not None:  # started

@@ -45,8 +45,8 @@ class Page:
     headers: Mapping[str, str] = field(default_factory=dict)  # any case
     body: bytes = b""
     links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
-    new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo (or
-    # dropped there, if the crawl was stopped meanwhile)
+    new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo (which,
+    # stopped meanwhile, may drop them)
     elapsed_ms: float = 0.0
     error: str | None = None
     redirect: str | None = None  # a 3xx answer's Location, made absolute (the page's one link)
@@ -129,8 +129,8 @@ class Visitor(Protocol):
     """What a worker does with each item it takes: the core's ``Trip`` fetches it, finds its
     links, puts the new ones in ToDo; run.py's also asks robots.txt, retries, keeps the page.
 
-    Contract: ``visit`` returns the item's page once its new links are in ToDo, or None when
-    it went back to ToDo (run.py's: to wait, to be retried, to carry a redirect chain on).
+    Contract: ``visit`` returns the item's page once its new links are in ToDo, or None: back
+    to ToDo (to wait, be retried, carry a redirect on), turned back by a cap, crawl failed.
     """
 
     def visit(self, item: Item) -> Page | None: ...

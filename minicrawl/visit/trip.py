@@ -110,7 +110,12 @@ class CrawlTrip:
             self.crawl.stats.add(errors=1, error_internal=1)
             page = Page(item.url, item.depth, item.referrer, item.url, worker=self.n,
                         error=f"internal error: {type(e).__name__}: {e}"[:300], fetched_at=now())
-            keep(self.crawl.events, self.crawl.todo, page, [])
+            try:
+                keep(self.crawl.events, self.crawl.todo, page, [])
+            except StateError as failure:  # nor can the state record it: stop, as above
+                log.error("%s", failure)
+                self.crawl.fail(failure)
+                return None
             return page
         return None
 

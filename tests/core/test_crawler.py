@@ -177,3 +177,24 @@ def test_ctrl_c_waits_for_the_page_in_flight_even_on_the_thread_being_joined(
         crawler.run()
     assert late_started and late_recorded == late_started
     assert not [t for t in threading.enumerate() if t.name.startswith("worker-")]
+
+
+def test_a_thread_the_system_refuses_stops_the_crawl_and_leaves_none_crawling(
+        server: LocalSite, monkeypatch) -> None:
+    """The third thread cannot start (the system's limit): run() raises that error, but only
+    after ToDo stopped and the two workers already crawling ended."""
+    server.pages.update(chain(200))
+    real_start = threading.Thread.start
+    started: list[str] = []
+
+    def start(self: threading.Thread) -> None:
+        if self.name.startswith("worker-"):  # (the server's threads start meanwhile)
+            if len(started) == 2:
+                raise RuntimeError("can't start new thread")
+            started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        Crawler([server.url("/")], threads=4).run()
+    assert not [t for t in threading.enumerate() if t.name.startswith("worker-")]
