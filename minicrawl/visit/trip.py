@@ -64,7 +64,8 @@ class Parts:
     """What the workers use, built by the crawler and shared by all of its workers."""
 
     options: Options
-    todo: ToDo | RedisToDo  # a core Frontier: this process's, or the shared crawl's
+    todo: ToDo | RedisToDo  # this process's, or the shared crawl's: the trip puts into it (the
+    # workers take from it in turns, through speed/turns.py's TakingTurns around it)
     visited: Visited
     resolver: LinkResolver
     politeness: Politeness
