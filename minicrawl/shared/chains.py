@@ -14,23 +14,28 @@ import json
 
 from minicrawl.core.interfaces import Item
 from minicrawl.shared.conn import SharedRedis
+from minicrawl.shared.todo import RedisToDo
 from minicrawl.visit.redirects import Chain
 
 
 class RedisChains:
     """Redirect targets waiting in the shared ToDo → the chain that led there: the answers of
-    :class:`minicrawl.visit.redirects.Chains`, for every process of the crawl. One read per item
-    taken; a write when a chain goes on, a delete when it ends."""
+    :class:`minicrawl.visit.redirects.Chains`, for every process of the crawl. The chain at an
+    item ``todo`` handed out came with it (read in the same poll); a write when a chain goes on,
+    a delete when it ends."""
 
-    def __init__(self, shared: SharedRedis) -> None:
-        self._shared, self._key = shared, shared.key("chains")
+    def __init__(self, shared: SharedRedis, todo: RedisToDo | None = None) -> None:
+        self._shared, self._key, self._todo = shared, shared.key("chains"), todo
         self._found: set[str] = set()  # targets this process found a chain at (to delete)
 
     def waiting_at(self, url: str) -> Chain | None:
         """The chain ``url`` is the next hop of, if it is one (whoever queued it)."""
-        client = self._shared.client
-        raw = self._shared.call("reading a redirect chain", lambda: client.hget(self._key, url))
-        if raw is None:
+        raw = self._todo.chains_taken.pop(url, None) if self._todo is not None else None
+        if raw is None:  # not an item taken from ``todo``: ask Redis
+            client = self._shared.client
+            raw = self._shared.call("reading a redirect chain",
+                                    lambda: client.hget(self._key, url)) or ""
+        if not raw:
             return None
         self._found.add(url)
         item, fetched_at, urls, elapsed_ms = json.loads(raw)

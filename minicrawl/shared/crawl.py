@@ -61,8 +61,9 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
                                 options.visited_shards or auto_shards(shared))
     # A slot lease outlives a live request through heartbeats, a killed process by reclaim_after.
     gate = RedisHostGate(shared, options.per_host, options.reclaim_after)
-    return SharedCrawl(shared, RedisToDo(shared, options.reclaim_after), visited,
-                       RedisStats(shared), gate, RedisPageCap(shared), RedisChains(shared))
+    todo = RedisToDo(shared, options.reclaim_after)
+    return SharedCrawl(shared, todo, visited, RedisStats(shared), gate, RedisPageCap(shared),
+                       RedisChains(shared, todo))
 
 
 def crawl_status(options: Options) -> JSON:

@@ -92,9 +92,13 @@ return #ARGV - 2
 """
 
 POLL_SCRIPT = """
--- KEYS: stream, delayed, unfinished, starting, cursor, meta, stats, abandoned
+-- KEYS: stream, delayed, unfinished, starting, cursor, meta, stats, abandoned, chains
 -- ARGV: group, consumer, min idle ms, epoch, '1' on this process's first poll, max takers
 if redis.call('GET', KEYS[6]) ~= ARGV[4] then return {'lost'} end
+-- An item, with the redirect chain waiting at its URL, if any (shared/chains.py): one trip.
+local function taken(id, payload)
+  return {'item', id, payload, redis.call('HGET', KEYS[9], cjson.decode(payload)[1]) or ''}
+end
 if ARGV[5] == '1' then redis.call('ZREM', KEYS[4], ARGV[2]) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -121,10 +125,10 @@ if #c[2] > 0 then
     return {'abandoned', payload}
   end
   redis.call('HINCRBY', KEYS[7], 'todo_reclaimed', 1)
-  return {'item', id, payload}
+  return taken(id, payload)
 end
 local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1, 'STREAMS', KEYS[1], '>')
-if r and #r[1][2] > 0 then return {'item', r[1][2][1][1], r[1][2][1][2][2]} end
+if r and #r[1][2] > 0 then return taken(r[1][2][1][1], r[1][2][1][2][2]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 if tonumber(redis.call('GET', KEYS[3]) or '0') <= 0 and redis.call('ZCARD', KEYS[4]) == 0 then
   return {'done'}
@@ -205,6 +209,10 @@ class RedisToDo:
         self._unfinished, self._starting = k("todo:unfinished"), k("todo:starting")
         self._cursor, self._meta, self._stats = k("todo:cursor"), k("todo:epoch"), k("stats")
         self._abandoned = k("todo:abandoned")  # items every taker died with (MAX_TAKERS)
+        self._chains = k("chains")  # redirect chains at their targets (shared/chains.py)
+        #: URL taken → the redirect chain waiting at it as stored, "" for none: read in the
+        #: same poll, so that RedisChains needs no round trip of its own per item.
+        self.chains_taken: dict[str, str] = {}
         proposed = uuid.uuid4().hex
         self._epoch = reply_str(shared.eval(
             "joining the crawl", INIT_SCRIPT, [self._stream, self._meta, self._starting],
@@ -264,7 +272,7 @@ class RedisToDo:
         """The next item (possibly one reclaimed from a dead process); ``None`` once the crawl is
         over everywhere, after ``stop()``, or when Redis is lost (see ``failure``)."""
         keys = [self._stream, self._delayed, self._unfinished, self._starting, self._cursor,
-                self._meta, self._stats, self._abandoned]
+                self._meta, self._stats, self._abandoned, self._chains]
         pause = 0.002
         while not self._closed.is_set():
             first = self._first_poll
@@ -284,6 +292,7 @@ class RedisToDo:
                 ids = self._ids()
                 ids.append(entry_id)
                 item = _decode(reply_str(answer[2]))
+                self.chains_taken[item.url] = reply_str(answer[3])
                 self._shared.tokens.begin(entry_id, item.url)
                 return item
             if answer[0] == "abandoned":  # told once, by the process that gave it up
