@@ -147,7 +147,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         fail(e)
         return EXIT_REDIS, None
     code = EXIT_OK
-    view = LiveView(crawler, enabled=wants_live_view(
+    view = LiveView(crawler.watched, enabled=wants_live_view(
         quiet, sys.stdout, trace_to_stdout=crawler.options.trace == "-"))
     try:
         with view:

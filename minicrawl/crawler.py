@@ -28,7 +28,6 @@ from datetime import datetime
 from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.core.crawler import Crawler as CoreCrawler
-from minicrawl.core.crawler import keep_heaps_small
 from minicrawl.core.interfaces import Admission, Item
 from minicrawl.core.worker import Worker
 from minicrawl.digests import open_duplicates
@@ -54,6 +53,7 @@ from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.redirects import Chains
 from minicrawl.visit.trip import CrawlTrip, Parts, keep, unwanted
 from minicrawl.warc.archive import WarcArchive
+from minicrawl.watch.progress import Watched
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
 
@@ -111,7 +111,6 @@ class Crawler:
         # Its memories hold at most a share of Visited's URLs (minicrawl.speed.memo).
         self.resolver = LinkResolver(opts, [self.scope, Traps(opts.max_repeated_segments)],
                                      budget=None if self.shared else self.visited.__len__)
-        keep_heaps_small()  # the C heap must not grow with the thread count (the core's)
         self.stats = self.shared.stats if self.shared else Stats()
         # robots.txt, and each request asks the hosts' pace for a slot
         self.politeness = Politeness(opts, self.stats, self.pace)
@@ -133,6 +132,8 @@ class Crawler:
         self.events = Events()  # the observers are listed when the crawl runs
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
         self._in_turns = TakingTurns(self.todo, self.workers.at_work.gate)  # what workers take
+        # What the live view and the report read (they never import this module)
+        self.watched = Watched(self.stats, self.todo, self.visited, self.workers, opts, self.seeds)
         self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order
         self.page_count = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
@@ -259,7 +260,7 @@ class Crawler:
         if opts.trace:
             observers.append(Tracer.open(opts.trace, on_broken=self.stop))
         if opts.report:
-            observers.append(Recorder(self, path=opts.report))
+            observers.append(Recorder(self.watched, path=opts.report))
         if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
             out = Output(opts.out, continued=self.state.existed or bool(
                 self.shared and self.shared.todo.joined), flush_each=self.shared is not None,

@@ -161,7 +161,7 @@ class Options:
     forget_gone: bool = opt(False, "with --recrawl: forget gone pages, so a link to one that "
                             "comes back finds it again", "State")
 
-    # -- a crawl shared by many processes through Redis (minicrawl/redis_*.py)
+    # -- a crawl shared by many processes through Redis (minicrawl/shared/)
     redis: str | None = opt(None, "share the crawl with other processes through this Redis: "
                             "redis://HOST:PORT/DB, or redis+cluster://HOST:PORT for a Redis "
                             "Cluster (a cluster node is also detected)", "Shared crawl (Redis)",

@@ -61,14 +61,6 @@ def test_stop_wakes_every_waiting_worker():
     assert results == [None] * 5
 
 
-def test_drain_returns_what_was_left():
-    todo = ToDo()
-    todo.put(Item("a", 0))
-    todo.put(Item("b", 0), not_before=time.monotonic() + 60)
-    assert [i.url for i in todo.drain()] == ["a", "b"]
-    assert len(todo) == 0 and todo.unfinished == 0
-
-
 # -- hosts: per-host lines, paced slots ---------------------------------------------------------
 
 def test_a_host_is_handed_out_once_its_gap_is_over_and_others_meanwhile():

@@ -151,7 +151,7 @@ def test_a_long_crawl_keeps_a_bounded_number_of_samples(server, monkeypatch):
 
     monkeypatch.setattr(report, "MAX_SAMPLES", 10)
     server.pages["/"] = Resource(b"end")
-    recorder = report.Recorder(Crawler([server.url("/")]), interval=0.1)
+    recorder = report.Recorder(Crawler([server.url("/")]).watched, interval=0.1)
     for _ in range(35):
         recorder._sample()
     assert len(recorder.samples) <= 10  # halved at 11 samples: after the 11th, 16th, … 31st

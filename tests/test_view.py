@@ -62,10 +62,10 @@ def test_render_reads_a_real_crawl(server):
     server.pages["/b"] = Resource(b"end")
     crawler = Crawler([server.url("/")], threads=2, visited="exact", **FAST)
     crawler.run()
-    p = read_progress(crawler)
+    p = read_progress(crawler.watched)
     assert (p.pages, p.todo, p.in_flight, p.visited) == (3, 0, 0, 3)
     assert p.links_new == 2 and p.links_dropped == 2  # "/" on "/" and "/b" on "/a"
-    text = text_of(LiveView(crawler, enabled=False).render())
+    text = text_of(LiveView(crawler.watched, enabled=False).render())
     assert "3 URLs" in text and "2 dropped by Visited" in text
 
 
@@ -95,7 +95,7 @@ def test_live_view_draws_on_a_terminal_console(server):
     server.pages["/a"] = Resource(b"end")
     crawler = Crawler([server.url("/")], threads=1, max_pages=2, **FAST)
     out = io.StringIO()
-    with LiveView(crawler, console=Console(file=out, force_terminal=True, width=120)):
+    with LiveView(crawler.watched, console=Console(file=out, force_terminal=True, width=120)):
         crawler.run()
     assert "pages done" in out.getvalue() and "2 / 2" in out.getvalue()
 
@@ -129,7 +129,7 @@ def test_the_filter_is_counted_only_as_often_as_the_budget_allows(server):
 
     server.pages["/"] = Resource(b"end")
     crawler = Crawler([server.url("/")], visited_filter=SlowFilter(), **FAST)
-    reader = ProgressReader(crawler, budget=0.01)  # 5 ms of counting per 0.5 s at most
+    reader = ProgressReader(crawler.watched, budget=0.01)  # 5 ms of counting per 0.5 s at most
     for _ in range(40):
         assert reader.read().fill_ratio == 0.5
     assert SlowFilter.counted == 1

@@ -223,19 +223,6 @@ class ToDo:
             self._closed = True
             self._cond.notify_all()
 
-    def drain(self) -> list[Item]:
-        """Remove and return everything not yet handed out (queued and delayed), oldest first."""
-        with self._cond:
-            entries = [(seq, item) for line in self._lines.values()
-                       for seq, item in (*line.back, *line.queue)]
-            entries += [(seq, item) for _, seq, item in self._later]
-            self._lines.clear()
-            self._later.clear()
-            self._waiting = 0
-            self._unfinished -= len(entries)
-            self._cond.notify_all()
-            return [item for _, item in sorted(entries, key=lambda entry: entry[0])]
-
     def __len__(self) -> int:
         """Items waiting (queued or delayed), not counting those being fetched."""
         with self._cond:

@@ -18,7 +18,7 @@ Everything the shared crawl keeps in Redis goes through one :class:`SharedRedis`
   :class:`ReplayTokens` makes the tokens from what is written and for which page, so whoever
   handles that page again within ``token_ttl`` — and finds the same links — makes the same ones.
   ToDo's poll and acknowledgement need none (an entry taken twice is reclaimed, acknowledged
-  once); draining ToDo has none, so a drain whose answer is lost and retried loses those items.
+  once).
 
 Key names (NAME is the crawl's name, ``{...}`` is a Redis Cluster hash tag):
 

@@ -2,7 +2,7 @@
 
 :class:`RedisToDo` is the core's ``Frontier`` (``put``, ``take``, ``done``, ``stop``; its contract
 suite is ``tests/core/test_todo.py``) with :class:`minicrawl.politeness.todo.ToDo`'s additions
-(``put_many``, ``drain``, ``len``, ``unfinished``), so the crawl loop does not know which one it
+(``put_many``, ``len``, ``unfinished``), so the crawl loop does not know which one it
 has. Two differences the contract allows for: an item a killed process held is handed out again
 (to be fetched again; the replay tokens of :mod:`minicrawl.shared.conn` keep its effects from
 doubling), and ``stop`` stops this process only: the queue stays for the others.
@@ -163,28 +163,6 @@ LEN_SCRIPT = """
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1])[1]
 return redis.call('XLEN', KEYS[1]) - pending + redis.call('ZCARD', KEYS[2])
 """
-
-DRAIN_SCRIPT = """
--- KEYS: stream, delayed, unfinished; ARGV: group, consumer.  Takes out what is not handed out.
-local out = {}
-local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 500, 'STREAMS', KEYS[1], '>')
-if r then
-  for _, e in ipairs(r[1][2]) do
-    redis.call('XACK', KEYS[1], ARGV[1], e[1])
-    redis.call('XDEL', KEYS[1], e[1])
-    out[#out + 1] = e[2][2]
-  end
-end
-if #out == 0 then
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, 499)) do
-    redis.call('ZREM', KEYS[2], m)
-    out[#out + 1] = m
-  end
-end
-if #out > 0 then redis.call('DECRBY', KEYS[3], #out) end
-return out
-"""
-
 
 def _encode(item: Item, nonce: str | None = None) -> str:
     fields: list[str | int | None] = [item.url, item.depth, item.referrer, item.attempt]
@@ -373,15 +351,6 @@ class RedisToDo:
         """Stop handing out items in this process (Ctrl-C, page cap); the crawl goes on elsewhere.
         Items in flight here are still acknowledged when their workers finish."""
         self._closed.set()
-
-    def drain(self) -> list[Item]:
-        """Remove and return every item not yet handed out to any process (ready and delayed)."""
-        items: list[Item] = []
-        while batch := reply_list(self._shared.eval(
-                "draining ToDo", DRAIN_SCRIPT, [self._stream, self._delayed, self._unfinished],
-                [GROUP, self._consumer])):
-            items += [_decode(reply_str(p)) for p in batch]
-        return items
 
     def __len__(self) -> int:
         """Items waiting in the shared queue (ready or delayed), not counting those in flight."""

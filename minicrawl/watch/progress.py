@@ -14,7 +14,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from minicrawl.crawler import Crawler
+    from minicrawl.bloom.visited import Visited
+    from minicrawl.options import Options
+    from minicrawl.politeness.todo import ToDo
+    from minicrawl.shared.todo import RedisToDo
+    from minicrawl.speed.workers import Workers
+    from minicrawl.stats import Stats
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What the live view and the report read of a crawl: its parts, handed over by run.py's
+    Crawler (``crawler.watched``), so watch/ never imports the crawler that imports it."""
+
+    stats: Stats
+    todo: ToDo | RedisToDo
+    visited: Visited
+    workers: Workers
+    options: Options
+    seeds: list[str]
 
 
 @dataclass(frozen=True)
@@ -48,7 +66,7 @@ class Progress:
         return min(1.0, self.pages / self.max_pages) if self.max_pages else None
 
 
-def read_progress(crawler: Crawler,
+def read_progress(crawler: Watched,
                   filter_figures: tuple[float | None, float | None] | None = None) -> Progress:
     """Read the crawl's counters now: a few locked reads, plus :func:`read_filter` unless
     ``filter_figures`` (fill ratio, false-positive rate) are passed in."""
@@ -88,7 +106,7 @@ class ProgressReader:
     keeps counting them under ``budget`` of the wall time (1%: a 1.8 MB Bloom filter that takes
     2 ms to count is re-counted every 0.2 s, a small one on every reading)."""
 
-    def __init__(self, crawler: Crawler, budget: float = 0.01) -> None:
+    def __init__(self, crawler: Watched, budget: float = 0.01) -> None:
         self.crawler = crawler
         self.budget = budget
         self._figures: tuple[float | None, float | None] | None = None

@@ -27,12 +27,11 @@ from minicrawl.http.fetch import error_kind
 from minicrawl.outpaths import write_at_end
 from minicrawl.redact import redact
 from minicrawl.version import __version__
-from minicrawl.watch.progress import Progress, ProgressReader
+from minicrawl.watch.progress import Progress, ProgressReader, Watched
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from minicrawl.crawler import Crawler
     from minicrawl.page import Page
     from minicrawl.stats import StatsSnapshot
 
@@ -63,7 +62,7 @@ class Recorder(CrawlObserver):
     flag = "--report"
     failed = False  # the report could not be written (told in one line)
 
-    def __init__(self, crawler: Crawler, interval: float = SAMPLE_INTERVAL,
+    def __init__(self, crawler: Watched, interval: float = SAMPLE_INTERVAL,
                  path: str | None = None) -> None:
         self._reader = ProgressReader(crawler)
         self.crawler = crawler

@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, TextIO
 
-from minicrawl.watch.progress import Progress, ProgressReader, RecentRate
+from minicrawl.watch.progress import Progress, ProgressReader, RecentRate, Watched
 
 if TYPE_CHECKING:  # rich is imported when a panel is drawn: a --quiet crawl never loads it
     from rich.console import Console
@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # rich is imported when a panel is drawn: a --quiet crawl nev
     from rich.panel import Panel
     from rich.text import Text
 
-    from minicrawl.crawler import Crawler
     from minicrawl.stats import StatsSnapshot
 
 
@@ -44,7 +43,7 @@ def wants_live_view(quiet: bool, stream: TextIO | None = None, trace_to_stdout: 
 class LiveView:
     """A ``rich`` panel showing ToDo, workers, Visited and throughput; a no-op when disabled."""
 
-    def __init__(self, crawler: Crawler, enabled: bool = True,
+    def __init__(self, crawler: Watched, enabled: bool = True,
                  console: Console | None = None) -> None:
         self.crawler = crawler
         self.enabled = enabled
