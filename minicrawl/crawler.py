@@ -273,7 +273,8 @@ class Crawler:
 
     def _put_seeds(self) -> None:
         new = self.visited.add_new(self.seeds)  # the door every link takes (core SeenSet)
-        self.events.seeds_queued(new, [url for url in self.seeds if url not in new])
+        fresh = set(new)  # not the list: a seed list of 100,000 was compared in 67 s
+        self.events.seeds_queued(new, [url for url in self.seeds if url not in fresh])
         items = [Item(url, 0, None) for url in new]
         self.state.journal(items)
         # Counted as queued: a process joining a shared crawl with the same seeds queues none.

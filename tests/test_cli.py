@@ -164,3 +164,19 @@ def test_a_quiet_local_crawl_does_not_load_numpy_beautifulsoup_redis_or_rich(ser
                           timeout=60, cwd=ROOT)
     assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr
     assert server.fetch_counts().keys() >= {"/", "/a", "/b"}
+
+
+def test_a_hundred_thousand_seeds_start_at_once(tmp_path, server):
+    """100,000 seeds (some repeated) go through Visited once each: the seeds new to it were
+    compared with a list of the others (quadratic: 63 s before the first request here); the
+    bound below is an error bound, ~100× what the crawl takes now, not a measure of speed."""
+    server.pages.update({f"/p{i}": Resource(b"end") for i in range(100)})
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{server.url(f'/p{i}')}\n" for i in range(100_000))
+                     + f"{server.url('/p1')}\n")
+    stats = tmp_path / "stats.json"
+    result = run(str(seeds), "--max-pages", "20", "--threads", "4", "--quiet",
+                 "--ignore-robots", "--delay", "0", "--stats", str(stats), timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(stats.read_text())["seeds"] == 100_000
+    assert len(server.requests) == 20  # the page cap, as the server saw it
