@@ -75,9 +75,10 @@ def origin(url: str) -> str:
 
 
 def host_of(url: str) -> str:
-    """The host of a canonical URL (no user, no port): what a crawl paces, caps and scopes by."""
-    host = origin_of(url).partition("//")[2].rpartition("@")[2]
-    return host[: host.index("]") + 1] if host.startswith("[") else host.partition(":")[0]
+    """The host of a canonical URL (no user, no port; "" for a non-URL): what a crawl paces,
+    caps and scopes by."""
+    host = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
+    return host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
 
 
 def _one_escape(match: re.Match[str]) -> str:

@@ -195,6 +195,10 @@ def test_origin_and_host(url: str, origin_: str, host: str) -> None:
     assert host_of(url) == host
 
 
+def test_a_non_url_has_no_host() -> None:
+    assert host_of("0") == host_of("") == ""
+
+
 # --- properties -------------------------------------------------------------------------------
 
 _URL_TEXT = st.lists(
