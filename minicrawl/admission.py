@@ -20,11 +20,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from minicrawl.urls import repeated_segments
-
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Admission
     from minicrawl.politeness.robots import Politeness
+
+
+def repeated_segments(url: str) -> int:
+    """How often the most frequent segment occurs in the path of the canonical ``url``: 4 for
+    ``/a/a/a/a/`` or ``/x/a/y/a/a/a``. Calendars and relative-link loops build such paths."""
+    path = url.split("://", 1)[1].partition("/")[2].split("?", 1)[0]
+    segments = [seg for seg in path.split("/") if seg]
+    distinct = set(segments)
+    if len(distinct) == len(segments):  # the common case: no segment repeats
+        return min(1, len(segments))
+    return max(segments.count(seg) for seg in distinct)
 
 
 class Traps:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from minicrawl.core.urls import resolve
 from minicrawl.speed.gate import TokenGate
-from minicrawl.urls import BadURL, canonicalize
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -190,7 +190,7 @@ def extract_links(body: bytes, url: str, content_type: str | None = None) -> Ext
     """The link hrefs of the page ``url`` whose bytes are ``body``, in document order.
 
     hrefs are returned as written (stripped), duplicates removed; resolving and canonicalizing
-    them is :func:`minicrawl.urls.canonicalize`'s job. Links in comments and in script or style
+    them is :func:`minicrawl.core.urls.resolve`'s job. Links in comments and in script or style
     text are not links; links in ``<template>``, ``<noscript>`` and after ``</html>`` are.
     """
     encoding = detect_encoding(body, content_type)
@@ -211,11 +211,8 @@ def extract_links(body: bytes, url: str, content_type: str | None = None) -> Ext
                         elif value:
                             hrefs[value.strip()] = None
     base = url
-    if links.base_href:
-        try:
-            base = canonicalize(links.base_href, url)
-        except BadURL:
-            pass  # a broken <base> is ignored, as browsers do
+    if links.base_href:  # a broken <base> is ignored, as browsers do
+        base = resolve(url, links.base_href) or url
     return Extracted(list(links.hrefs), base, encoding)
 
 

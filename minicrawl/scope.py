@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from minicrawl.urls import host_of
+from minicrawl.core.urls import host_of
 
 
 class Scope:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from minicrawl.core.urls import canonical
 from minicrawl.options import shown
 from minicrawl.redact import redact
-from minicrawl.urls import BadURL, canonicalize
 
 
 class NoValidSeeds(ValueError):
@@ -74,11 +74,10 @@ def _looks_like_a_file(arg: str) -> bool:
 
 
 def _add(text: str, where: str, urls: list[str], problems: list[str]) -> None:
-    try:
-        urls.append(canonicalize(text))
-    except BadURL as e:
-        hint = ""
-        if e.reason == "relative without base" and "." in text.split("/", 1)[0]:
-            hint = f"; write https://{text}"
-        problems.append(f"{where}: {shown(redact(text))} is not a valid http(s) URL "
-                        f"({e.reason}{hint}); skipped")
+    url, why = canonical(text)
+    if url is not None:
+        urls.append(url)
+        return
+    hint = f"; write https://{text}" if why == "no scheme" and "." in text.split("/", 1)[0] else ""
+    problems.append(f"{where}: {shown(redact(text))} is not a valid http(s) URL ({why}{hint}); "
+                    "skipped")

@@ -60,9 +60,8 @@ class Fetcher:
                                                     proxies=self._proxies_for(url)) as answer:
                 extract_cookies_to_jar(self.session.cookies, request, answer.raw)
                 body, error = self._read_body(answer, start)
-                return Response(answer.status_code, body,
-                                self.session.get_redirect_target(answer),  # UTF-8 read as such
-                                error, time.monotonic() - start, answer.raw.headers)
+                return Response(answer.status_code, body, location_of(answer), error,
+                                time.monotonic() - start, answer.raw.headers)
         except (requests.RequestException, OSError, ValueError) as exc:
             return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
 
@@ -92,6 +91,14 @@ class Fetcher:
         except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
             error = describe(exc)
         return b"".join(chunks)[: self.max_bytes], error  # cut short: what came, and why
+
+
+def location_of(answer: requests.Response) -> str | None:
+    """A redirect's Location, its bytes read as UTF-8 as browsers read them (http.client read
+    them as Latin-1); a byte that is no UTF-8 is U+FFFD, as in Chrome (requests would raise)."""
+    if not answer.is_redirect:
+        return None
+    return answer.headers["Location"].encode("latin-1").decode("utf-8", "replace")
 
 
 # Kinds are the names of requests' and urllib3's exceptions, as run.py's records count them.

@@ -1,92 +1,119 @@
 """URLs: one spelling per page, so that Visited can recognise a URL it has seen.
 
-``HTTP://Example.org:80/a/../b#top`` and ``http://example.org/b`` are one page: a link is made
-absolute against its page, then canonical — scheme and host lower-cased, the default port and
-the fragment dropped, ``..`` and ``.`` resolved, an empty path ``/``, what a URL may not hold
-percent-encoded. Only http(s) URLs are crawlable; ``mailto:``, a broken port… are None.
+A link is read as a browser reads it, by the WHATWG URL Standard (url.spec.whatwg.org) through
+``ada_url`` (Node.js's parser), so the crawl asks for what a browser would ask for:
+``HTTP://Ex.org:80/a/../b`` is ``http://ex.org/b``, ``\\x`` is ``/x``, ``faß.de`` is
+``xn--fa-hia.de``, ``http://127.1`` is ``http://127.0.0.1/``, a link's query is percent-encoded in
+its page's encoding (its path in UTF-8). Canonical is the parser's answer and our choices, one
+spelling for what servers read alike:
+
+* no fragment (``#top`` never leaves the browser), no empty query (``/p?`` goes out as ``/p``);
+* escaped unreserved characters decoded, other escapes' hex digits upper-cased (RFC 3986, 6.2.2:
+  ``%7eme/%2f`` is ``~me/%2F``, as requests sends it anyway);
+* only http and https, at most ``MAX_LENGTH`` characters (a longer href is not even parsed).
+
+Anything else is no URL to crawl: :func:`canonical` says why; ``canonicalize``, ``resolve``: None.
 """
 
+import codecs
 import re
 from functools import lru_cache
-from urllib.parse import quote, urljoin, urlparse, urlsplit, urlunsplit
+
+import ada_url
 
 MAX_LENGTH = 2048
-DEFAULT_PORTS = {"http": 80, "https": 443}
-# What may stay as it is in a path or query: RFC 3986's reserved and unreserved characters and
-# '%' (already-encoded bytes are left alone); spaces, quotes, non-ASCII… are encoded.
-_SAFE = "/?:@!$&'()*+,;=-._~%"
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_NOT_IN_HOST = re.compile(r"[\s#%/<>?@\[\\\]^|]")  # WHATWG's forbidden host code points
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})?")
+_SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-\t\n\r]*):")  # tabs, newlines: ignored
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+# A character the page's encoding lacks goes as "&#NNNN;", percent-encoded, as browsers send it.
+codecs.register_error("minicrawl-url-query", lambda e: (
+    "".join(f"%26%23{ord(c)}%3B" for c in e.object[e.start:e.end]).encode(), e.end))
+
+
+def canonical(href: str, base: str | None = None, encoding: str = "utf-8",
+              max_length: int = MAX_LENGTH) -> tuple[str | None, str]:
+    """(canonical URL, "") for the link ``href`` on the page ``base`` (None: ``href`` is
+    absolute) whose encoding is ``encoding``; or (None, why there is none)."""
+    if len(href) > max_length:
+        return None, "too long"
+    if not href.isascii() and (codec := _output_encoding(encoding)) != "utf-8":
+        href = _query_encoded(href, codec)
+    try:
+        url = ada_url.join_url(base, href) if base else ada_url.normalize_url(href)
+    except ValueError:
+        return None, _why_refused(href, base)
+    if not url.startswith(("http://", "https://")):
+        return None, "not http(s)"
+    url = url.partition("#")[0]
+    if url.find("?") == len(url) - 1:  # an empty query
+        url = url[:-1]
+    if "%" in url:
+        url = _ESCAPE.sub(_one_escape, url)
+    return (url, "") if len(url) <= max_length else (None, "too long")
 
 
 def canonicalize(url: str) -> str | None:
     """``url`` (absolute) in canonical form, or None if it is not a crawlable http(s) URL."""
-    try:
-        parts = urlsplit(url.strip())
-        scheme, host, port = parts.scheme.lower(), parts.hostname, parts.port
-        if scheme not in DEFAULT_PORTS or not host or _NOT_IN_HOST.search(host):
-            return None
-        if not host.isascii():
-            host = host.encode("idna").decode("ascii")  # bücher.de → xn--bcher-kva.de
-    except (ValueError, UnicodeError):  # a port that is no number, a host IDNA refuses
-        return None
-    if ":" in host:
-        host = f"[{host}]"  # an IPv6 address keeps its brackets
-    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    path = _escapes_normal(quote(parts.path, safe=_SAFE)) or "/"
-    if "/." in path:
-        path = _without_dot_segments(path)
-    query = _escapes_normal(quote(parts.query, safe=_SAFE))
-    canonical = urlunsplit((scheme, netloc, path, query, ""))
-    return canonical if len(canonical) <= MAX_LENGTH else None
+    return canonical(url)[0]
 
 
-def _escapes_normal(text: str) -> str:
-    """RFC 3986, 6.2.2: ``%70`` → ``p`` (an unreserved character needs no escape), ``%2f`` →
-    ``%2F`` (hex digits upper-case), a ``%`` that starts no escape → ``%25``."""
-    return _ESCAPE.sub(_one_escape, text) if "%" in text else text
+def resolve(page: str, href: str, encoding: str = "utf-8") -> str | None:
+    """The canonical URL the link ``href`` on ``page`` points to, or None; ``encoding``: the
+    page's (a browser percent-encodes a link's query in it)."""
+    return canonical(href, page, encoding)[0]
 
 
-def _one_escape(match: re.Match[str]) -> str:
-    if match[1] is None:
-        return "%25"
-    char = chr(int(match[1], 16))
-    return char if char in _UNRESERVED else "%" + match[1].upper()
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a canonical URL: the key of per-site state (robots.txt)."""
+    return url[: url.find("/", url.index("//") + 2)]
 
 
 def origin(url: str) -> str:
     """``scheme://host[:port]/`` of a canonical URL (its path always starts with ``/``)."""
-    return url[: url.index("/", url.index("//") + 2) + 1]
+    return origin_of(url) + "/"
 
 
-def _without_dot_segments(path: str) -> str:
-    """``/a/./b/../c`` → ``/a/c`` (RFC 3986, 5.2.4); ``..`` never climbs above the root."""
-    kept: list[str] = []
-    for segment in path.split("/")[1:]:
-        if segment == "..":
-            if kept:
-                kept.pop()
-        elif segment != ".":
-            kept.append(segment)
-    return "/" + "/".join(kept) + ("/" if kept and path.endswith(("/.", "/..")) else "")
+def host_of(url: str) -> str:
+    """The host of a canonical URL (no user, no port; "" for a non-URL): what a crawl paces,
+    caps and scopes by."""
+    host = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
+    return host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
 
 
-def resolve(page: str, href: str) -> str | None:
-    """The canonical absolute URL a link ``href`` on ``page`` (a canonical URL) points to."""
-    # Pages of one folder share most of their links (menus, the index, the parent), which mean
-    # the same on each: resolving once per folder saves 14 % of the Java API docs crawl's time.
-    path = page.split("?", 1)[0]
-    url = _resolve_in_folder(path[: path.rfind("/") + 1], href)
-    return canonicalize(urljoin(page, href)) if url == "" else url
+def _one_escape(match: re.Match[str]) -> str:
+    char = chr(int(match[0][1:], 16))
+    return char if char in _UNRESERVED else match[0].upper()
 
 
-@lru_cache(maxsize=8192)
-def _resolve_in_folder(folder: str, href: str) -> str | None:
+def _why_refused(href: str, base: str | None) -> str:
+    # The parser says only no. In an http(s) URL it refuses nothing but a host or a port (it
+    # percent-encodes the rest), so that is the reason, unless a relative href has no base.
+    scheme = _SCHEME.match(href)
+    name = re.sub(r"[\t\n\r]", "", scheme[1]).lower() if scheme else (base or "").partition(":")[0]
+    if name in ("http", "https"):
+        return "invalid host or port"
+    return "not http(s)" if scheme else "no scheme"
+
+
+@lru_cache(maxsize=64)
+def _output_encoding(encoding: str) -> str:
+    """The page's encoding, but UTF-8 for UTF-16 (WHATWG's "get an output encoding") and for an
+    encoding Python does not know."""
     try:
-        parts = urlparse(href)  # as urljoin reads it: blanks cut, 'HTTP:' the page's scheme…
-    except ValueError:  # 'http://[::1': urljoin refuses it too
-        return None
-    if not (parts.netloc or parts.path or parts.params):  # '', '?q', '#f', 'http:', ';'
-        return ""  # not in the folder: the page itself, or another query of it
-    return canonicalize(urljoin(folder, href))
+        return "utf-8" if (name := codecs.lookup(encoding).name).startswith("utf-") else name
+    except LookupError:
+        return "utf-8"
+
+
+def _query_encoded(href: str, codec: str) -> str:
+    """``href`` with the non-ASCII characters of its query percent-encoded in ``codec`` (bytes
+    the standard's query set holds escaped, the others as they are); the parser does the rest."""
+    start, end = href.find("?"), href.find("#")
+    if start < 0 or 0 <= end < start:
+        return href  # no query
+    end = len(href) if end < 0 else end
+    query = _NON_ASCII.sub(lambda m: "".join(
+        chr(b) if 0x20 < b < 0x7F and b not in b"\"#<>'" else f"%{b:02X}"
+        for b in m[0].encode(codec, "minicrawl-url-query")), href[start:end])
+    return href[:start] + query + href[end:]

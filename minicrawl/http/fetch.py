@@ -52,18 +52,13 @@ class Response:
     reason: str = ""  # the reason phrase: "OK"
     raw_headers: list[tuple[str, str]] = field(default_factory=list)  # as received: case,
     # order and repeated names kept (``headers`` above is lower-cased; a repeat's last value)
+    location: str | None = None  # a redirect's Location, as the core's fetcher reads it (UTF-8)
 
     @property
     def content_type(self) -> str | None:
         """The Content-Type header (``text/html; charset=utf-8``), or None if none came."""
         return self.headers.get("content-type")
 
-    @property
-    def location(self) -> str | None:
-        """The redirect target as sent, if this is a redirect."""
-        if self.status in (301, 302, 303, 307, 308):
-            return self.headers.get("location")
-        return None
 
 
 class Fetcher:
@@ -100,7 +95,8 @@ class Fetcher:
         fields = list(answer.headers.items())  # as received: repeated names kept
         result = Response(url, answer.status, {name.lower(): value for name, value in fields},
                           answer.body, round(answer.elapsed * 1000, 1), answer.error,
-                          transient=error_kind(answer.error or "") in TRANSIENT)
+                          transient=error_kind(answer.error or "") in TRANSIENT,
+                          location=answer.location)
         if self.on_exchange is not None and (sent := self.adapter.last_request) is not None:
             parts = urlsplit(url)
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

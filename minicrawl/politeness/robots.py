@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING
 from protego import Protego
 
 from minicrawl.core.interfaces import Item
+from minicrawl.core.urls import host_of, origin_of, resolve
 from minicrawl.http.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
-from minicrawl.urls import BadURL, canonicalize, host_of, origin_of
 
 if TYPE_CHECKING:
     from minicrawl.politeness.hosts import Hosts
@@ -273,9 +273,7 @@ class Politeness:
             location = response.location
             if location is None:
                 return response
-            try:
-                url = canonicalize(location, response.url)
-            except BadURL:
+            if (url := resolve(response.url, location)) is None:
                 return None
         return None
 

@@ -33,8 +33,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from minicrawl.core.interfaces import Item
+from minicrawl.core.urls import host_of
 from minicrawl.politeness.hosts import Hosts, HostState
-from minicrawl.urls import host_of
 
 
 @dataclass(eq=False)

@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from minicrawl.core.interfaces import Item
+from minicrawl.core.urls import origin_of
 from minicrawl.http.fetch import Fetcher, Response
 from minicrawl.options import Options
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import Politeness, Verdict
+from minicrawl.resolve import canonical_url
 from minicrawl.retry import host_pause, is_retryable, wait_before_retry
 from minicrawl.sitemaps.parse import (
     MAX_BYTES,
@@ -48,7 +50,6 @@ from minicrawl.sitemaps.parse import (
 )
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.stats import Stats
-from minicrawl.urls import BadURL, canonicalize, origin_of
 
 log = logging.getLogger("minicrawl")
 
@@ -190,11 +191,8 @@ class SitemapReader:
                 found.urls.append((url, sitemap))
 
     def _canonical(self, loc: str, base: str) -> str | None:
-        try:
-            return canonicalize(loc, base, sort_query=self.options.sort_query,
-                                max_length=self.options.max_url_length)
-        except BadURL:
-            return None
+        return canonical_url(loc, base, sort_query=self.options.sort_query,
+                             max_length=self.options.max_url_length)[0]
 
     def _read_one(self, url: str, referrer: str | None) -> tuple[SitemapFile, Parsed | None]:
         """Fetch and parse one sitemap file; its record, and what it held (None: nothing)."""

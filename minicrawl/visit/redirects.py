@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from minicrawl.urls import BadURL, canonicalize
+from minicrawl.resolve import canonical_url
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
@@ -64,11 +64,10 @@ def next_hop(chain: Chain, url: str, response: Response, *, sort_query: bool,
     Back to a URL of the chain is a loop, unless ``cookies`` are kept and the answer set one:
     the next request differs (a cookie wall: set a cookie, come back with it), so it is made,
     within the same bound on hops."""
-    try:
-        target = canonicalize(response.location or "", response.url, sort_query=sort_query,
-                              max_length=max_length)
-    except BadURL as e:
-        return url, f"bad redirect location ({e.reason})"
+    target, why = canonical_url(response.location or "", response.url, sort_query=sort_query,
+                                max_length=max_length)
+    if target is None:
+        return url, f"bad redirect location ({why})"
     if target in chain.urls and not (cookies and "set-cookie" in response.headers):
         return target, "redirect loop"
     if len(chain.urls) > MAX_REDIRECTS:

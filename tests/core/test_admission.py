@@ -11,12 +11,12 @@ import pytest
 from minicrawl.admission import HostCap, Traps
 from minicrawl.core.interfaces import Item
 from minicrawl.core.limits import SameHost
+from minicrawl.core.urls import canonicalize
 from minicrawl.options import Options
 from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.robots import Politeness
 from minicrawl.scope import Scope
 from minicrawl.stats import Stats
-from minicrawl.urls import canonicalize
 
 SEEDS = ["http://Site.test/start", "https://other.test:8443/x?y"]
 # (url, depth) → what each implementation must answer
