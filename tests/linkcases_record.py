@@ -1,0 +1,139 @@
+"""Record what headless Chromium finds on each link case page: tests/data/linkcases/truth.json.
+
+Not run by the test suite (CI has no browser); run by hand after adding or changing a case:
+
+    apt-get install -y chromium chromium-driver
+    PYTHONPATH=. python tests/linkcases_record.py
+
+It serves the cases (tests/linkcases.py's CaseSite) on 127.0.0.1, starts chromedriver, and has
+Chromium (headless, scripting on, --lang=en-US: the fallback encoding is windows-1252) load each
+case page in turn. A script Chromium runs in every new document (DevTools'
+Page.addScriptToEvaluateOnNewDocument) reads the parsed DOM at DOMContentLoaded — before a
+refresh can replace the page — and sends it back with a keepalive fetch: the document's
+characterSet, baseURI and contentType, and every element that may be a link with its attribute
+as written and as the browser resolved it (``a.href``, ``area.href``, ``iframe.src``,
+``frame.src``, ``link.href``; an SVG ``<a>``'s href against ``document.baseURI``), and its rel.
+The site's log adds the navigations the browser made from the page (its Sec-Fetch-Dest header:
+``document`` for a refresh, ``iframe``/``frame`` for frames), waiting 2.5 s for a 1 s refresh.
+URLs are recorded with the site's origin as ``{{ORIGIN}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.linkcases import DATA, ORIGIN, CaseSite, cases  # noqa: E402
+
+READ_DOM = r"""
+addEventListener('DOMContentLoaded', () => {
+  if (window.top !== window || !location.pathname.endsWith('/page.html')) return;
+  const HTML = 'http://www.w3.org/1999/xhtml', SVG = 'http://www.w3.org/2000/svg',
+        XLINK = 'http://www.w3.org/1999/xlink';
+  const out = {url: document.URL, characterSet: document.characterSet,
+               baseURI: document.baseURI, contentType: document.contentType, links: [],
+               metas: []};
+  for (const el of document.getElementsByTagName('*')) {
+    const tag = el.localName, ns = el.namespaceURI;
+    const add = (kind, attr, value, resolved) =>
+      out.links.push({kind, attr, value, resolved, rel: el.getAttribute('rel')});
+    if (ns === HTML && (tag === 'a' || tag === 'area' || tag === 'link')) {
+      if (el.hasAttribute('href')) add(tag, 'href', el.getAttribute('href'), el.href);
+    } else if (ns === HTML && (tag === 'iframe' || tag === 'frame')) {
+      if (el.hasAttribute('src')) add(tag, 'src', el.getAttribute('src'), el.src);
+    } else if (ns === SVG && tag === 'a') {
+      const value = el.hasAttribute('href') ? el.getAttribute('href')
+                                            : el.getAttributeNS(XLINK, 'href');
+      if (value !== null) add('svg:a', 'href', value, new URL(value, document.baseURI).href);
+    } else if (tag === 'a') {
+      out.links.push({kind: 'other:a', ns, value: el.getAttribute('href')});
+    } else if (ns === HTML && tag === 'meta') {
+      out.metas.push({name: el.getAttribute('name'), httpEquiv: el.getAttribute('http-equiv'),
+                      content: el.getAttribute('content')});
+    }
+  }
+  fetch(location.origin + '/__truth?case=' + encodeURIComponent(location.pathname) + '&dom=' +
+        encodeURIComponent(JSON.stringify(out)), {keepalive: true});
+});
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def call(base: str, method: str, path: str, body: object = None) -> dict:
+    request = urllib.request.Request(base + path, method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return json.loads(answer.read())["value"]
+
+
+def main() -> None:
+    version = subprocess.run(["chromium", "--version"], capture_output=True, text=True).stdout
+    port = free_port()
+    driver = subprocess.Popen(["chromedriver", f"--port={port}"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                call(base, "GET", "/status")
+                break
+            except OSError:
+                time.sleep(0.1)
+        session = call(base, "POST", "/session", {"capabilities": {"alwaysMatch": {
+            "browserName": "chrome", "goog:chromeOptions": {"args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--lang=en-US",
+                "--no-proxy-server", "--disable-features=HttpsUpgrades"]}}}})["sessionId"]
+        s = f"/session/{session}"
+        call(base, "POST", s + "/goog/cdp/execute", {
+            "cmd": "Page.addScriptToEvaluateOnNewDocument", "params": {"source": READ_DOM}})
+        recorded = {}
+        with CaseSite() as site:
+            for name, case in cases().items():
+                start = len(site.requests)
+                call(base, "POST", s + "/url", {"url": site.url(case.path)})
+                deadline = time.monotonic() + (2.5 if case.category == "refresh" else 0.7)
+                while time.monotonic() < deadline:
+                    time.sleep(0.05)
+                dom, requests = None, []
+                for request in site.requests[start:]:
+                    path = request.path
+                    if path.startswith("/__truth?"):
+                        query = parse_qs(urlsplit(path).query)
+                        if query["case"][0] == case.path:
+                            dom = json.loads(query["dom"][0])
+                    elif path.startswith(f"/c/{name}/") and path != case.path or (
+                            path == case.path and request is not site.requests[start]):
+                        dest = request.headers.get("sec-fetch-dest", "")
+                        requests.append([dest, ORIGIN + path])
+                if dom is None:  # no DOMContentLoaded script ran (an image): no links
+                    dom = {"characterSet": None, "baseURI": None, "contentType": None,
+                           "links": [], "metas": []}
+                dom.pop("url", None)
+                text = json.dumps(dom).replace(site.origin, ORIGIN)
+                recorded[name] = {**json.loads(text), "requests": requests}
+                print(name, dom["characterSet"], len(dom["links"]), requests, flush=True)
+        call(base, "DELETE", s)
+    finally:
+        driver.terminate()
+        driver.wait(10)
+    recorded = {"_chromium": version.strip(), **recorded}
+    (DATA / "truth.json").write_text(json.dumps(recorded, indent=1, ensure_ascii=False,
+                                                sort_keys=True) + "\n", "utf-8")
+
+
+if __name__ == "__main__":
+    main()
