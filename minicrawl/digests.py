@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from minicrawl.links import is_html
+from minicrawl.core.links import is_html
 from minicrawl.options import Options
 from minicrawl.state.recrawl import UNCHANGED, Prior, body_md5
 
@@ -114,7 +114,7 @@ class Duplicates:
         state); an unchanged page without a body (a 304, a sitemap <lastmod>) is the body
         recorded last time, so its recorded digest is looked up (not claimed: it was then)."""
         if page.status == 200 and page.error is None and page.body \
-                and is_html(page.content_type):
+                and is_html(page.content_type, page.body):
             page.digest = body_md5(page.body)
             holder: str | None = self.digests.claim(page.digest, page.url)
         elif not page.body and page.change == UNCHANGED and prior is not None and prior.md5:

@@ -59,7 +59,9 @@ class LinkDecisions:
 
     ``page.links`` are the page's distinct canonical links; ``rejected`` the hrefs that are no
     URL to crawl, with why; ``in_scope`` the links offered to Visited and ``new`` those it had
-    never seen (into ToDo), in order; ``unwanted`` why each other link was dropped.
+    never seen (into ToDo), in order; ``unwanted`` why each other link was dropped;
+    ``nofollow`` the hrefs not followed because the page says so (rel=nofollow, a robots
+    ``<meta>``, X-Robots-Tag).
     """
 
     depth: int
@@ -70,6 +72,7 @@ class LinkDecisions:
     rejected: list[tuple[str, str]] = field(default_factory=list)
     unwanted: dict[str, str] = field(default_factory=dict)
     repeats: int = 0  # hrefs that repeat a link already on the page
+    nofollow: list[str] = field(default_factory=list)
 
 
 class CrawlObserver:

@@ -114,6 +114,9 @@ class Options:
 
     # -- politeness and retries
     ignore_robots: bool = opt(False, "do not fetch or obey robots.txt", "Politeness")
+    ignore_nofollow: bool = opt(False, "follow the links a page says not to follow (rel=nofollow; "
+                                "nofollow or none in <meta name=robots> or X-Robots-Tag)",
+                                "Politeness")
     delay: float = opt(0.25, "minimum seconds between requests to the same host (0: none)",
                        "Politeness", metavar="SECONDS", low=0, high=MAX_SECONDS)
     max_crawl_delay: float = opt(10.0, "a robots.txt Crawl-delay above this many seconds is "

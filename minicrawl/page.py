@@ -35,6 +35,7 @@ class PageRecord(TypedDict):
     saved: str | None
     duplicate_of: str | None
     sitemap: NotRequired[bool]  # only for a sitemap file read with --sitemaps (then True)
+    noindex: NotRequired[bool]  # only for a page that asks not to be indexed (then True)
 
 
 def record(page: Page) -> PageRecord:
@@ -48,6 +49,8 @@ def record(page: Page) -> PageRecord:
     }
     if page.sitemap:
         out["sitemap"] = True
+    if page.noindex:
+        out["noindex"] = True  # crawled, but the page asks not to be indexed
     return out
 
 

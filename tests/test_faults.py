@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minicrawl import Crawler
+from minicrawl.core.links import base_url, extract_links
 from minicrawl.core.urls import canonicalize, resolve
 from minicrawl.http.fetch import Fetcher
-from minicrawl.links import extract_links
 from minicrawl.local.site import (
     LocalSite,
     Resource,
@@ -262,10 +262,10 @@ def test_extraction_and_canonicalization_never_raise(hrefs, charset):
         data = body.encode(charset)
     except (LookupError, UnicodeEncodeError):
         data = body.encode("utf-8", "surrogatepass")
-    extracted = extract_links(data, "http://example.com/dir/page.html",
-                              f"text/html; charset={charset}")
+    extracted = extract_links(data, {"Content-Type": f"text/html; charset={charset}"})
+    base = base_url("http://example.com/dir/page.html", extracted)
     for href in extracted.hrefs:
-        if (url := resolve(extracted.base, href)) is None:
+        if (url := resolve(base, href, extracted.encoding)) is None:
             continue
         assert url.startswith(("http://", "https://")) and url.isascii()
         assert canonicalize(url) == url

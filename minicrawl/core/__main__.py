@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-pages", type=int, help="fetch at most this many pages")
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="seconds to connect, and to wait for each read (10)")
+    ap.add_argument("--ignore-nofollow", action="store_true",
+                    help="follow the links a page says not to follow (rel=nofollow, robots "
+                         "<meta>, X-Robots-Tag)")
     args = ap.parse_args(argv)
     for name, low in (("threads", 1), ("delay", 0), ("max_pages", 1), ("timeout", 0.001)):
         if (value := getattr(args, name)) is not None and value < low:
@@ -60,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
                       max_pages=args.max_pages, admission=[SameHost(args.seeds)],
                       observers=[PrintPages(on_closed=todo.stop)],
-                      fetcher=lambda: Fetcher(timeout=args.timeout))
+                      fetcher=lambda: Fetcher(timeout=args.timeout),
+                      ignore_nofollow=args.ignore_nofollow)
     for seed in crawler.bad_seeds:
         print(f"skipped seed {seed!r}: not a crawlable http(s) URL", file=sys.stderr)
     if not crawler.seeds:

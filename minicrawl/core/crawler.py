@@ -56,7 +56,7 @@ class Crawler:
     Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, ``observers`` of each
     page, the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per worker), worker n's
     ``visitor(n)`` (a :class:`Trip`), the workers' ``runner`` (:meth:`run_threads`). run.py's
-    crawler is this one, given its own."""
+    crawler is this one, given its own. ``ignore_nofollow``: follow the links pages say not to."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,
@@ -64,7 +64,8 @@ class Crawler:
                  delay: float = 0.0, pace: Pace | None = None, max_pages: int | None = None,
                  fetcher: Callable[[], Fetcher] = Fetcher,
                  visitor: Callable[[int], Visitor] | None = None,
-                 runner: Callable[[list[Worker]], None] | None = None) -> None:
+                 runner: Callable[[list[Worker]], None] | None = None,
+                 ignore_nofollow: bool = False) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         given = list(seeds)
@@ -78,13 +79,14 @@ class Crawler:
         self.pace = pace if pace is not None else Politeness(delay) if delay > 0 else None
         # The page cap: a permit per page, never given back; the worker that finds none stops ToDo.
         self.budget = threading.Semaphore(max_pages) if max_pages is not None else None
-        self.make_fetcher = fetcher
+        self.make_fetcher, self.ignore_nofollow = fetcher, ignore_nofollow
         self.visitor = visitor if visitor is not None else self.trip
         self.runner = runner if runner is not None else self.run_threads
 
     def trip(self, n: int) -> Trip:
         """Worker ``n``'s visitor: the core's :class:`Trip`, with a fetcher of its own."""
-        return Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace)
+        return Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace,
+                    self.ignore_nofollow)
 
     def run(self) -> Summary:
         """Crawl until done (or Ctrl-C: the pages in flight finish; run_threads then raises it)."""

@@ -50,6 +50,7 @@ class Page:
     elapsed_ms: float = 0.0
     error: str | None = None
     redirect: str | None = None  # a 3xx answer's Location, made absolute (the page's one link)
+    noindex: bool = False  # the page asks robots not to index it (it is crawled all the same)
     # The core leaves the rest empty; run.py notes when and by which worker, and its parts
     # outside the core (minicrawl/state, --save-pages, digests, sitemaps) note the state's
     # verdict (new, changed, unchanged, gone), the saved copy, the first URL that had this

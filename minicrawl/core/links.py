@@ -1,97 +1,285 @@
-"""Links: the hrefs an HTML page holds, read from its bytes with lxml.
+"""Links: the URLs a browser would follow from a page, read from its bytes, and what the page
+says about following them. :func:`extract_links` makes one pass:
 
-lxml's parser (libxml2) forgives what browsers forgive, and builds a tree without holding the
-GIL: one core parses while another runs the crawl. A tree costs ~10× its page, so a page over
-``STREAM_ABOVE`` is streamed instead (lxml hands us its start tags). BeautifulSoup is asked only
-what lxml cannot tell: the charset of a page whose BOM, <meta> or XML declaration names one.
+1. **Decode** the page as a browser does (:mod:`minicrawl.core.encoding`: a byte order mark,
+   the Content-Type's charset, a ``<meta>`` early on, else windows-1252).
+2. **Parse** it with lxml, in a parser thread: libxml2 (2.14+) reads the bytes as the HTML
+   standard says (comments, ``<script>``, ``<textarea>``, ``&copy=`` in an attribute) and
+   builds its tree without the GIL, so one core parses while another crawls.
+3. **Walk** the elements that can be links (:class:`_Walk`), mending where libxml2's tree is no
+   browser's: nothing in a ``<template>`` or (scripting on) a ``<noscript>`` is an element; an
+   ``<a>`` in MathML is no link, in SVG it is; a ``<frame>`` outside a ``<frameset>`` is none.
+
+The links: ``<a href>``, ``<area href>``, an SVG ``<a>``'s ``href`` (or ``xlink:href``),
+``<iframe src>``, ``<frame src>``, ``<link href>`` with rel next, prev, alternate or canonical,
+and a refresh (``<meta http-equiv=refresh>``, the Refresh header: the soonest, as Chromium).
+Hrefs are kept as written, only the fragment cut: the URL parser strips what browsers strip
+(ASCII blanks around, tabs and newlines inside), no more. A page's ``nofollow`` (robots
+``<meta>``, X-Robots-Tag) and a link's ``rel=nofollow`` are applied by :meth:`Links.followed`.
+A page over ``STREAM_ABOVE`` bytes is streamed (libxml2 hands the walk its tags and builds no
+tree: a tree costs ~10× its page); the walk, and so the links, are the same.
 """
 
-import codecs
+from __future__ import annotations
+
 import os
 import re
+import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from lxml import etree
 
+from minicrawl.core import meta
+from minicrawl.core.encoding import declared, decode, sniff
+from minicrawl.core.urls import resolve
+
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src", "iframe": "src", "base": "href"}
+LINK_RELS = frozenset({"next", "prev", "alternate", "canonical"})
 STREAM_ABOVE = 512 * 1024
+STREAM_CHUNK = 256 * 1024  # what a streamed page is fed to the parser in
+
+
+@dataclass(slots=True)
+class Links:
+    """What one page links to, and what it tells robots: the record both crawlers use."""
+
+    hrefs: list[str]  # as written, fragment cut, each once, in document order (a refresh last)
+    base: str | None = None  # the first <base href>, as written
+    encoding: str = "windows-1252"  # the Encoding Standard's name: a query is encoded in it
+    nofollow: bool = False  # the page says: follow none of my links
+    noindex: bool = False  # the page says: do not index me (it is still crawled)
+    nofollowed: frozenset[str] = field(default_factory=frozenset)  # hrefs only ever rel=nofollow
+
+    def followed(self, ignore_nofollow: bool = False) -> list[str]:
+        """The hrefs a crawler follows: all, less what the page says not to follow (unless
+        ``ignore_nofollow``)."""
+        if ignore_nofollow:
+            return self.hrefs
+        if self.nofollow:
+            return []
+        return [h for h in self.hrefs if h not in self.nofollowed] if self.nofollowed \
+            else self.hrefs
+
+
+def is_html(content_type: str | None, body: bytes = b"") -> bool:
+    """True for a page whose links are followed: one of ``HTML_TYPES``; with no Content-Type
+    (or one that names no type), as browsers sniff it: HTML if ``body`` starts, after
+    blanks, with one of the HTML standard's signatures (``<!DOCTYPE HTML``, ``<html``, ``<a``,
+    ``<!--``… then a blank or ``>``)."""
+    essence = (content_type or "").split(";", 1)[0].strip(" \t").lower()
+    if essence in HTML_TYPES:
+        return True
+    if essence not in ("", "unknown/unknown", "application/unknown", "*/*"):
+        return False
+    return _HTML_SIGNATURE.match(body[:512]) is not None
+
+
+# The MIME Sniffing standard's HTML patterns (7.1, "identifying an unknown MIME type").
+_HTML_SIGNATURE = re.compile(rb"[\t\n\x0c\r ]*<(?:!doctype html|html|head|script|iframe|h1|div|"
+                             rb"font|table|a|style|title|b|body|br|p|!--)[ >]", re.IGNORECASE)
+
+
+def extract_links(body: bytes, headers: Mapping[str, str] | None = None,
+                  robot: str = meta.ROBOT) -> Links:
+    """The links of the HTML page ``body`` whose answer's headers are ``headers`` (any case;
+    Content-Type, X-Robots-Tag and Refresh are read); ``robot``: our name to robots <meta>s
+    and X-Robots-Tag (besides ``robots``)."""
+    said = [(name.lower(), value) for name, value in (headers or {}).items()]  # repeats too
+    encoding, certain = sniff(body, next((v for n, v in said if n == "content-type"), None))
+    walk = _PARSERS.submit(_walk, body, encoding).result()  # the worker waits for a parser
+    if not certain and walk.declared not in (None, encoding):
+        # A <meta> the prescan did not see (past 1024 bytes): the browser decodes again.
+        encoding = walk.declared
+        walk = _PARSERS.submit(_walk, body, encoding).result()
+    directives = walk.said.get("robots", set()) | walk.said.get(robot.lower(), set())
+    for name, value in said:
+        if name == "x-robots-tag":
+            directives |= meta.x_robots_tag(value, robot)
+        elif name == "refresh":
+            walk.refresh(value, first=True)
+    return walk.links(encoding, directives)
+
+
+def base_url(page_url: str, links: Links) -> str:
+    """The URL the page's relative links resolve against: its first ``<base href>`` made
+    absolute, else the page's own. A ``<base>`` that is no http(s) URL leaves none
+    (``about:blank``, against which only an absolute href resolves), as in Chromium."""
+    if links.base is None:
+        return page_url
+    return resolve(page_url, links.base) or "about:blank"
+
+
+# -- the walk ------------------------------------------------------------------------------------
+
+# The elements a link may be, and those that decide whether one is (see _Walk.where).
+LINK_TAGS = frozenset({"a", "area", "iframe", "frame", "link", "base", "meta"})
+CONTEXT_TAGS = frozenset({"template", "noscript", "svg", "math", "foreignobject", "desc", "title",
+                          "mi", "mo", "mn", "ms", "mtext", "frameset", "body"})
+_TAGS = tuple(LINK_TAGS | CONTEXT_TAGS)
+_INERT = ("template", "noscript")  # what is in them is no element of the page, for a browser
+_FOREIGN = frozenset(_INERT + ("svg", "math"))
+_HTML_IN_SVG = ("foreignobject", "desc", "title")  # the HTML standard's integration points
+_HTML_IN_MATH = ("mi", "mo", "mn", "ms", "mtext")
+
+
+class _Walk:
+    """One page's walk: handed each start and end tag of the elements above (from a tree, or
+    as lxml's parser *target* while it parses), it keeps the links in document order."""
+
+    def __init__(self) -> None:
+        self.hrefs: dict[str, bool] = {}  # href → some link to it is followed (not nofollow)
+        self.base: str | None = None
+        self.open: list[str] = []  # the context elements open, outermost first
+        self.foreign = 0  # how many of them are _FOREIGN: none, and every element is HTML
+        self.declared: str | None = None  # the encoding the first <meta> declaring one names
+        self.said: dict[str, set[str]] = {}  # <meta name> → its directives (robots: nofollow…)
+        self.soonest: tuple[int, str] | None = None  # the refresh to follow: (delay, href)
+
+    def start(self, tag: str, attrib: Mapping[str, str] | etree._Element) -> None:
+        """An element starts (its attributes: a dict, or the element, whose get is theirs)."""
+        if tag in CONTEXT_TAGS:
+            self.open.append(tag)
+            self.foreign += tag in _FOREIGN
+            return
+        where = self.where() if self.foreign else "html"
+        if where == "html":
+            if tag == "a" or tag == "area":
+                if (href := attrib.get("href")) is not None:
+                    self.link(href, attrib.get("rel"))
+            elif tag == "iframe" or (tag == "frame" and self.in_frameset()):
+                if (src := attrib.get("src")) is not None:
+                    self.link(src)
+            elif tag == "link":
+                rels = set((attrib.get("rel") or "").lower().split())
+                if rels & LINK_RELS and "stylesheet" not in rels \
+                        and (href := attrib.get("href")) is not None:
+                    self.link(href, attrib.get("rel"))
+            elif tag == "base":
+                if self.base is None:
+                    self.base = attrib.get("href")
+            elif tag == "meta":
+                self.meta(attrib)
+        elif where == "svg" and tag == "a":  # SVG 2: href, else SVG 1's xlink:href
+            if (href := attrib.get("href", attrib.get("xlink:href"))) is not None:
+                self.link(href)
+
+    def end(self, tag: str) -> None:
+        """An element ends (libxml2 ends every element it starts, closed or not)."""
+        if tag in CONTEXT_TAGS and tag in self.open:
+            at = len(self.open) - 1 - self.open[::-1].index(tag)
+            self.foreign -= self.open.pop(at) in _FOREIGN
+
+    def close(self) -> _Walk:
+        """The end of the page (lxml's parser calls it)."""
+        return self
+
+    def where(self) -> str | None:
+        """The namespace of an element starting now — "html", "svg" or "math" — or None if
+        it is in a <template> or <noscript>: as the HTML standard's tree builder places it."""
+        namespace = "html"
+        for tag in self.open:
+            if tag in _INERT:
+                return None
+            if namespace == "html":
+                if tag == "svg" or tag == "math":
+                    namespace = tag
+            elif tag in (_HTML_IN_SVG if namespace == "svg" else _HTML_IN_MATH):
+                namespace = "html"
+        return namespace
+
+    def in_frameset(self) -> bool:
+        """A <frame> is an element only in a <frameset> (of a page with no <body>)."""
+        return "frameset" in self.open and "body" not in self.open
+
+    def link(self, href: str, rel: str | None = None) -> None:
+        """One link: its href (the fragment cut), followed unless its rel says nofollow."""
+        if "#" in href:
+            href = href[: href.index("#")]
+        followed = not (rel and "nofollow" in rel.lower().split())
+        self.hrefs[href] = self.hrefs.get(href, False) or followed
+
+    def meta(self, attrib: Mapping[str, str] | etree._Element) -> None:
+        """A <meta>: a charset declaration, a word to robots, or a refresh."""
+        http_equiv, content = attrib.get("http-equiv"), attrib.get("content")
+        if self.declared is None:
+            self.declared = declared(attrib.get("charset"), http_equiv, content)
+        if content is not None and (name := attrib.get("name")):
+            self.said.setdefault(name.strip().lower(), set()).update(meta.directives(content))
+        elif content is not None and (http_equiv or "").strip().lower() == "refresh":
+            self.refresh(content)
+
+    def refresh(self, content: str, first: bool = False) -> None:
+        """A refresh's content (``5; url=…``): kept if no other is sooner (the Refresh header
+        comes ``first``; a later <meta> of the same delay replaces it, as in Chromium)."""
+        parsed = meta.refresh(content)
+        if parsed is not None and (self.soonest is None or parsed[0] < self.soonest[0]
+                                   or parsed[0] == self.soonest[0] and not first):
+            self.soonest = parsed
+
+    def links(self, encoding: str, directives: set[str]) -> Links:
+        """What the walk found, as the page's :class:`Links` (``directives``: to us)."""
+        if self.soonest is not None:
+            self.link(self.soonest[1])
+        return Links(list(self.hrefs), self.base, encoding,
+                     nofollow=bool(directives & {"nofollow", "none"}),
+                     noindex=bool(directives & {"noindex", "none"}),
+                     nofollowed=frozenset(h for h, followed in self.hrefs.items() if not followed))
+
+
+# -- parsing -------------------------------------------------------------------------------------
+
 # As many parser threads as cores: more trees at once would only wait for a core, and the C heap a
 # tree leaves stays with these few threads (glibc: a heap per thread), not 16 workers: −30 MB.
 _PARSERS = ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="parser")
-_HREFS = etree.XPath("|".join(f"//{tag}/@{attribute}" for tag, attribute
-                             in LINK_ATTRIBUTES.items() if tag != "base"), smart_strings=False)
-_BASES = etree.XPath("//base/@href", smart_strings=False)
-_BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-_OTHER_CHARSET = re.compile(rb"""charset\s*=\s*["']?(?![\s"']|utf-?8\b)""")  # not "utf-8", "utf8"
-_CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([\w.:-]+)""", re.IGNORECASE)
+_OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remove_pis": True,
+            "collect_ids": False, "default_doctype": False, "encoding": "utf-8"}
+_local = threading.local()
+_ASCII_SUPERSETS = ("iso-2022-jp", "utf-16be", "utf-16le", "replacement")  # (the exceptions)
 
 
-def is_html(content_type: str) -> bool:
-    """True for the media types whose links are followed (and for none at all: browsers sniff
-    such pages, and most are HTML)."""
-    return content_type.split(";", 1)[0].strip().lower() in ("", *HTML_TYPES)
-
-
-def encoding_of(body: bytes, content_type: str = "") -> str:
-    """The page's charset: the Content-Type header's, else UTF-8 unless the page says (a byte
-    order mark, ``<meta charset>``, an XML declaration) it is another, which BeautifulSoup's
-    detector then reads."""
-    if (header := _CHARSET_PARAM.search(content_type)) and (name := _known(header[1])):
-        return name
-    head = body[:2048].lower()
-    if not (body.startswith(_BOMS) or _OTHER_CHARSET.search(head) or head.startswith(b"<?xml")):
-        return "utf-8"  # most of the web, and no need to load bs4 (12 MB, 70 ms) to say so
-    from bs4.dammit import EncodingDetector
-
-    detector = EncodingDetector(body[:4096], is_html=True)
-    said = detector.sniffed_encoding or detector.find_declared_encoding(detector.markup, True)
-    return next(filter(None, map(_known, detector.encodings)), "utf-8") if said else "utf-8"
-
-
-def _known(name: str | None) -> str | None:
-    try:  # a charset of text: "".encode refuses codecs of bytes ('base64', 'rot13', 'zlib'…)
-        return codecs.lookup(name).name if name and isinstance("".encode(name), bytes) else None
-    except LookupError:
-        return None
-
-
-class _Links:
-    """lxml's parser *target* for a page too big for a tree: handed the start tags one by one,
-    it keeps the values of the link attributes, in document order."""
-
-    def __init__(self) -> None:
-        self.hrefs: list[str] = []
-        self.bases: list[str] = []
-
-    def start(self, tag: str, attrib: dict[str, str]) -> None:
-        if (value := attrib.get(LINK_ATTRIBUTES.get(tag, ""))) is not None:
-            (self.bases if tag == "base" else self.hrefs).append(value)
-
-    def close(self) -> None:  # lxml calls it at the end of the page
-        pass
-
-
-def extract_links(body: bytes, content_type: str = "") -> tuple[list[str], str | None]:
-    """The hrefs of an HTML page, as written, each once (``a.html#x`` and ``a.html#y`` are one
-    link: fragments are cut), and its ``<base href>``."""
-    if not body.strip():
-        return [], None
-    big = len(body) > STREAM_ABOVE
-    if (encoding := encoding_of(body, content_type)) != "utf-8":
-        body = body.decode(encoding, errors="replace").encode()  # libxml2 gets UTF-8 always
-    return _PARSERS.submit(_parse, body, big).result()  # the worker waits for a parser thread
-
-
-def _parse(body: bytes, big: bool) -> tuple[list[str], str | None]:
-    links = _Links()
-    options = {"recover": True, "no_network": True, "encoding": "utf-8"}
+def _walk(body: bytes, encoding: str) -> _Walk:
+    """Parse the page (as UTF-8: libxml2 is given no other) and walk it."""
+    data = _utf8(body, encoding)
+    walk = _Walk()
     try:
-        if big:
-            etree.fromstring(body, etree.HTMLParser(target=links, **options))
-        elif (root := etree.fromstring(body, etree.HTMLParser(**options))) is not None:
-            links.hrefs, links.bases = _HREFS(root), _BASES(root)
+        if len(data) > STREAM_ABOVE:
+            parser = etree.HTMLParser(target=walk, **_OPTIONS)
+            for at in range(0, len(data), STREAM_CHUNK):
+                parser.feed(data[at:at + STREAM_CHUNK])
+            parser.close()
+        elif (root := etree.fromstring(data, _tree_parser())) is not None:
+            for top in (root, *root.itersiblings()):  # what follows </html> is more <html>s
+                for event, element in etree.iterwalk(top, ("start", "end"), tag=_TAGS):
+                    if event == "start":
+                        walk.start(element.tag, element)
+                    else:
+                        walk.end(element.tag)
     except (etree.LxmlError, ValueError):
-        pass  # streamed, what was found before the damage stands
-    hrefs = dict.fromkeys(href.split("#", 1)[0].strip() for href in links.hrefs)
-    return list(hrefs), next(filter(None, map(str.strip, links.bases)), None)  # the first counts
+        pass  # what was found before the damage stands
+    return walk
+
+
+def _utf8(body: bytes, encoding: str) -> bytes:
+    """The page as UTF-8, as a browser decodes it (each invalid byte sequence one U+FFFD):
+    ASCII and valid UTF-8 as they are, with no copy, anything else through Python's codecs."""
+    if body.isascii() and encoding not in _ASCII_SUPERSETS:
+        return body
+    if encoding == "utf-8":
+        try:
+            body.decode("utf-8-sig")  # valid: libxml2 reads it as it is (without a BOM)
+            return body[3:] if body.startswith(b"\xef\xbb\xbf") else body
+        except UnicodeDecodeError:
+            pass  # libxml2 would make each bad byte a U+FFFD: browsers make a sequence one
+    return decode(body, encoding).encode("utf-8")
+
+
+def _tree_parser() -> etree.HTMLParser:
+    """This thread's parser: a parser parses one page at a time (threads sharing one would
+    take turns on its lock), and making one costs more than a small page's parse."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = etree.HTMLParser(**_OPTIONS)
+    return parser
+

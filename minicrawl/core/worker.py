@@ -19,7 +19,7 @@ from minicrawl.core.interfaces import (
     SeenSet,
     Visitor,
 )
-from minicrawl.core.links import extract_links, is_html
+from minicrawl.core.links import base_url, extract_links, is_html
 from minicrawl.core.urls import origin, resolve
 
 
@@ -51,12 +51,14 @@ class Worker:
 
 class Trip:
     """One URL's trip, the core's :class:`Visitor`. ``todo``, ``visited``, the ``admission``
-    rules and the ``pace`` are the crawl's; the ``fetcher`` is this worker's own."""
+    rules and the ``pace`` are the crawl's; the ``fetcher`` is this worker's own. A page's
+    word not to follow its links (nofollow) is obeyed unless ``ignore_nofollow``."""
 
     def __init__(self, todo: Frontier, visited: SeenSet, fetcher: Fetcher,
-                 admission: Sequence[Admission] = (), pace: Pace | None = None) -> None:
+                 admission: Sequence[Admission] = (), pace: Pace | None = None,
+                 ignore_nofollow: bool = False) -> None:
         self.todo, self.visited, self.fetcher = todo, visited, fetcher
-        self.admission, self.pace = admission, pace
+        self.admission, self.pace, self.ignore_nofollow = admission, pace, ignore_nofollow
 
     def visit(self, item: Item) -> Page:
         """One URL's trip: fetch it, find its links, queue the new ones; what was learned."""
@@ -83,15 +85,17 @@ class Trip:
 
     def links_of(self, page: Page, location: str | None) -> list[str]:
         """The canonical URLs the answer leads to: a redirect's target (``location``, kept as
-        ``page.redirect``), or a 200 HTML page's links, resolved against its ``<base href>``."""
+        ``page.redirect``), or those a 200 HTML page's links lead to (less those it says not
+        to follow), resolved against its base."""
         if location is not None:
             page.redirect = resolve(page.url, location)
             return [page.redirect] if page.redirect else []
-        content_type = page.content_type or ""
-        if page.status != 200 or page.error or not is_html(content_type):
+        if page.status != 200 or page.error or not is_html(page.content_type, page.body):
             return []
-        hrefs, base_href = extract_links(page.body, content_type)
-        base = (resolve(page.url, base_href) if base_href else None) or page.url
+        links = extract_links(page.body, page.headers)
+        page.noindex = links.noindex
+        base = base_url(page.url, links)
+        hrefs = links.followed(self.ignore_nofollow)
         return list(dict.fromkeys(url for href in hrefs if (url := resolve(base, href))))
 
     def enqueue_new(self, links: list[str], depth: int, referrer: str | None) -> int:

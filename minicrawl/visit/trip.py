@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 from minicrawl.admission import refusal
 from minicrawl.bloom.visited import warn_over_capacity
 from minicrawl.core.interfaces import Admission, Item
+from minicrawl.core.links import base_url, extract_links, is_html
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
 from minicrawl.http.fetch import Fetcher, Response, error_kind
-from minicrawl.links import extract_links, is_html
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import Politeness, Verdict
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
@@ -215,7 +215,7 @@ class CrawlTrip:
             counts["error_" + error_kind(page.error)] = 1
         new: list[Item] = []
         # A body cut short (size cap, slow drip, connection lost) still has links up to the cut.
-        if page.status == 200 and page.body and is_html(page.content_type) \
+        if page.status == 200 and page.body and is_html(page.content_type, page.body) \
                 and page.change != UNCHANGED and page.duplicate_of is None:
             new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.crawl.stats.add(counts)
@@ -252,17 +252,27 @@ class CrawlTrip:
         return target, None, True
 
     def _follow_links(self, page: Page, counts: dict[str, int]) -> list[Item]:
-        """Extract the page's links; the unseen, in-scope ones, as ToDo items (:func:`keep` puts
-        them in ToDo once the page is recorded)."""
+        """Extract the page's links (the core's extractor); the unseen, in-scope ones it does
+        not say not to follow, as ToDo items (:func:`keep` puts them in ToDo once the page is
+        recorded)."""
         opts = self.crawl.options
-        extracted = extract_links(page.body, page.final_url, page.content_type)
-        counts["links_extracted"] = len(extracted.hrefs)
-        candidates, rejected = self.crawl.resolver.resolve(extracted.hrefs, extracted.base, counts)
+        links = extract_links(page.body, page.headers, self.crawl.politeness.token)
+        page.noindex = links.noindex
+        followed = links.followed(opts.ignore_nofollow)
+        counts["links_extracted"] = len(links.hrefs)
+        nofollow = []
+        if len(followed) < len(links.hrefs):  # the page says not to follow some
+            kept = set(followed)
+            nofollow = [href for href in links.hrefs if href not in kept]
+            counts["links_nofollow"] = len(nofollow)
+        candidates, rejected = self.crawl.resolver.resolve(
+            followed, base_url(page.final_url, links), counts)
         page.links = list(candidates)
         depth = page.depth + 1
         decisions = LinkDecisions(
             depth, opts.max_depth is not None and depth > opts.max_depth, opts.max_depth,
-            rejected=rejected, repeats=len(extracted.hrefs) - len(rejected) - len(page.links))
+            rejected=rejected, repeats=len(followed) - len(rejected) - len(page.links),
+            nofollow=nofollow)
         if decisions.too_deep:
             counts["links_too_deep"] = len(page.links)
         else:

@@ -34,9 +34,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, BinaryIO
 
+from minicrawl.core.links import is_html
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import Response
-from minicrawl.links import is_html
 from minicrawl.options import Options
 from minicrawl.stats import StatsSnapshot
 from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
@@ -135,7 +135,7 @@ class WarcArchive(CrawlObserver):
             self._put(held)
         if response.status == 200 and not response.error:
             self._held[me] = exchange
-            if is_html(response.content_type):  # may be the first copy of a duplicate
+            if is_html(response.content_type, response.body):  # maybe a duplicate's first copy
                 self._remember(response.url, exchange)
         else:
             self._put(exchange)
@@ -151,7 +151,8 @@ class WarcArchive(CrawlObserver):
             with self._firsts_lock:
                 refers_to = self._firsts.get(first, (first, None, None))
             held = Exchange(held.response, held.date, held.response_id, refers_to)
-        elif page.url != held.response.url and is_html(held.response.content_type):
+        elif page.url != held.response.url \
+                and is_html(held.response.content_type, held.response.body):
             self._remember(page.url, held)  # a duplicate names the URL its chain started at
         self._put(held)
 

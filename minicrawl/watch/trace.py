@@ -205,6 +205,9 @@ class Tracer(CrawlObserver):
         for href, reason in d.rejected:
             lines.append(f"{INDENT}EXTRACT {href} from {page.final_url}")
             lines.append(f"{INDENT}NOT A URL TO CRAWL ({reason}) → drop")
+        for href in d.nofollow:
+            lines.append(f"{INDENT}EXTRACT {href} from {page.final_url}")
+            lines.append(f"{INDENT}NOFOLLOW → drop")
         if d.repeats:
             lines.append(f"{INDENT}({d.repeats} more link{'s' * (d.repeats > 1)} on this page "
                          f"repeat{'s' * (d.repeats == 1)} a link above)")

@@ -1,75 +1,282 @@
-"""links: the hrefs of a page's bytes, whatever its charset, its damage or its size, and
-BeautifulSoup loaded only for pages that name a charset other than UTF-8."""
+"""links: what a browser would follow from a page's bytes, whatever its encoding, its damage or
+its size, and what the page tells robots. (What Chromium itself finds on crafted pages, through
+both crawlers: tests/test_linkcases.py. Here: the extractor's own answers, one idea a test.)"""
 
 from __future__ import annotations
 
 import codecs
 import random
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minicrawl.core import links
-from minicrawl.core.links import STREAM_ABOVE, encoding_of, extract_links, is_html
+from minicrawl.core.links import Links, base_url, extract_links, is_html
+from minicrawl.core.meta import refresh as _refresh
+from tests.linkcases import cases
 
-ROOT = Path(__file__).resolve().parents[2]
+HTML = {"Content-Type": "text/html"}
 
 
-def hrefs_of(body: bytes, content_type: str = "") -> list[str]:
-    return extract_links(body, content_type)[0]
+def hrefs_of(body: bytes, headers: dict[str, str] | None = None) -> list[str]:
+    return extract_links(body, headers or HTML).hrefs
 
 
 # --- what is a link -----------------------------------------------------------------------------
 
-def test_link_elements() -> None:
-    page = (b'<html><head><link href="/style.css"><script src="/s.js"></script></head><body>'
+def test_link_elements_in_document_order() -> None:
+    page = (b'<html><head><link href="/style.css" rel=stylesheet><script src="/s.js"></script>'
+            b'<link rel="next" href="/next"><link rel="alternate stylesheet" href="/alt.css">'
+            b'<link rel="Canonical" href="/canonical"><link rel=icon href="/icon"></head><body>'
             b'<a href="/a">a</a><map><area href="/area"></map><img src="/img.png">'
             b'<iframe src="/iframe"></iframe><form action="/form"></form><A HREF="/upper">u</A>'
-            b'<frameset><frame src="/frame"></frameset></body></html>')
-    assert hrefs_of(page) == ["/a", "/area", "/iframe", "/upper", "/frame"]
+            b'<frame src="/frame-in-body"><embed src="/embed"><object data="/object"></object>'
+            b'</body></html>')
+    assert hrefs_of(page) == ["/next", "/canonical", "/a", "/area", "/iframe", "/upper"]
 
 
-def test_frames_of_a_frameset_page() -> None:
+def test_frames_only_in_a_frameset() -> None:
     page = (b'<html><frameset cols="20%,80%"><frame src="menu.html"><frame src="main.html#top">'
             b'<noframes><a href="nf.html">no frames</a></noframes></frameset></html>')
-    assert hrefs_of(page)[:2] == ["menu.html", "main.html"]
+    assert hrefs_of(page) == ["menu.html", "main.html"]
+    assert hrefs_of(b'<body><p>text</p><frameset><frame src="late.html"></frameset>') == []
 
 
-def test_fragments_cut_repeats_dropped_document_order() -> None:
+def test_fragments_cut_repeats_dropped_hrefs_kept_as_written() -> None:
     page = (b'<a href="/b#one">b</a><a href="/a">a</a><a href="/b#two">b again</a>'
-            b'<iframe src="/a"></iframe><a href="/c#">c</a><a href="/b">b</a>')
-    assert hrefs_of(page) == ["/b", "/a", "/c"]
+            b'<iframe src="/a"></iframe><a href="/c#">c</a><a href="  /padded\n ">p</a>'
+            b'<a href="\xc2\xa0nbsp">n</a><a href="">self</a><a href="#top">top</a><a>none</a>')
+    # the URL parser strips ASCII blanks; a no-break space is part of the URL
+    assert hrefs_of(page, {"Content-Type": "text/html; charset=utf-8"}) == \
+        ["/b", "/a", "/c", "  /padded\n ", "\xa0nbsp", ""]
 
 
-def test_blanks_empty_and_missing_hrefs() -> None:
-    page = (b'<a href="  /padded\n ">p</a><a>no href</a><a name="x">anchor</a>'
-            b'<a href="#top">top</a><a href="">self</a><a href="?q=1">query</a>')
-    # '#top' and '' both mean the page itself: one entry, ''
-    assert hrefs_of(page) == ["/padded", "", "?q=1"]
-
-
-def test_comments_scripts_styles_are_no_links() -> None:
+def test_what_a_browser_has_no_element_for_is_no_link() -> None:
     page = (b'<html><head><title>see <a href="/title">x</a></title>'
-            b'<style>a[href="/style"] { color: red } /* <a href="/style2"> */</style>'
-            b'<script>document.write(\'<a href="/script">s</a>\'); // <iframe src="/s2">'
+            b'<noscript><a href="/noscript-head"></noscript>'
+            b'<style>a[href="/style"] {} /* <a href="/style2"> */</style>'
+            b"<script>document.write('<a href=\"/script\">s</a>'); // <iframe src=\"/s2\">"
             b'</script></head><body><!-- <a href="/comment">c</a> -->'
-            b'<textarea><a href="/textarea"></a></textarea>'
-            b'<a href="/real">real</a><!-- unclosed <a href="/c2">'
-            b'<a href="/in-comment">--> <a href="/after">after</a></body></html>')
-    assert hrefs_of(page) == ["/real", "/after"]
+            b'<textarea><a href="/textarea"></a></textarea><xmp><a href="/xmp"></xmp>'
+            b'<template><a href="/template"><template><a href="/nested"></template></template>'
+            b'<noscript><a href="/noscript"><iframe src="/noscript-frame"></iframe></noscript>'
+            b'<a href="/real">real</a><!--><a href="/after-empty-comment">'
+            b'<!-- x --!><a href="/after">after</a></body></html>')
+    assert hrefs_of(page) == ["/real", "/after-empty-comment", "/after"]
 
 
-def test_base_href_the_first_counts() -> None:
-    page = (b'<html><head><base target="_blank"><base href=" /first/ "><base href="/second/">'
-            b'</head><body><a href="x">x</a><base href="/third/"></body></html>')
-    assert extract_links(page) == (["x"], "/first/")
-    assert extract_links(b'<a href="x">x</a>')[1] is None
-    assert extract_links(b'<body><a href="x">x</a><base href="/late/">')[1] == "/late/"
+def test_svg_and_mathml() -> None:
+    page = (b'<svg><a xlink:href="/s1"><text>1</text></a><a href="/s2" xlink:href="/s2-old">'
+            b'</a><image xlink:href="/image.png"/><foreignObject><a href="/html-in-svg">h</a>'
+            b'</foreignObject></svg><math><mrow><a href="/mathml">m</a></mrow><mtext>'
+            b'<a href="/html-in-mathml">h</a></mtext></math><a href="/last">l</a>')
+    assert hrefs_of(page) == ["/s1", "/s2", "/html-in-svg", "/html-in-mathml", "/last"]
+
+
+def test_links_after_the_end_of_html() -> None:
+    """Browsers keep what follows </html> in the body; libxml2 2.14 makes it more <html>s."""
+    page = b'<html><body><a href="/1">1</a></body></html>\n<a href="/2">2</a></HTML ><a href=/3>'
+    assert hrefs_of(page) == ["/1", "/2", "/3"]
+
+
+def test_base_the_first_with_an_href_counts() -> None:
+    page = (b'<html><head><base target="_blank"><template><base href="/tpl/"></template>'
+            b'<base href=" /first/ "><base href="/second/"></head><body><a href="x">x</a>'
+            b'<base href="/third/"></body></html>')
+    assert extract_links(page, HTML).base == " /first/ "
+    assert extract_links(b'<a href="x">x</a>', HTML).base is None
+    assert extract_links(b'<body><a href="x">x</a><base href="/late/">', HTML).base == "/late/"
+
+
+@pytest.mark.parametrize(("base", "expected"), [
+    (None, "http://h.test/dir/page"),
+    ("/other/", "http://h.test/other/"),
+    ("sub/?q=1#f", "http://h.test/dir/sub/?q=1"),
+    ("", "http://h.test/dir/page"),
+    ("http://[bad/", "about:blank"),  # Chromium: no relative link resolves
+    ("ftp://ftp.test/pub/", "about:blank"),
+])
+def test_base_url(base: str | None, expected: str) -> None:
+    assert base_url("http://h.test/dir/page", Links([], base)) == expected
+
+
+# --- refresh ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("0; url=r1", (0, "r1")), ("0;URL='r2'", (0, "r2")), ("0; r3", (0, "r3")),
+    ("1,url=r4", (1, "r4")), ("  5 ; url = \"r5\" x", (5, "r5")), ("0.5; url=r6", (0, "r6")),
+    (".5;url=r7", (0, "r7")), ("0", (0, "")), ("3;", (3, "")), ("0; up.html", (0, "up.html")),
+    ("0; url x", (0, "url x")), ("0; 'quoted'", (0, "quoted")),
+    ("soon; url=x", None), ("", None), ("0x; url=x", None), ("-1; url=x", None),
+])
+def test_refresh_content(content: str, expected: tuple[int, str] | None) -> None:
+    assert _refresh(content) == expected
+
+
+def test_the_soonest_refresh_is_followed_the_later_of_equals() -> None:
+    def refresh(*contents: str, header: str | None = None) -> list[str]:
+        metas = "".join(f'<meta http-equiv="refresh" content="{c}">' for c in contents)
+        return hrefs_of(metas.encode(), {**HTML, **({"Refresh": header} if header else {})})
+
+    assert refresh("0; url=a", "0; url=b") == ["b"]
+    assert refresh("0; url=a", "1; url=b") == ["a"]
+    assert refresh("1; url=a", "0; url=b") == ["b"]
+    assert refresh(header="0; url=h") == ["h"]
+    assert refresh("0; url=m", header="0; url=h") == ["m"]  # the header comes first
+    assert refresh("5; url=m", header="0; url=h") == ["h"]
+    assert hrefs_of(b'<noscript><meta http-equiv=refresh content="0;url=x"></noscript>') == []
+
+
+# --- nofollow, noindex --------------------------------------------------------------------------
+
+def test_rel_nofollow_on_a_link() -> None:
+    page = (b'<a href="a" rel="nofollow">a</a><a href="b" rel="noopener NoFollow">b</a>'
+            b'<area href="c" rel=nofollow><a href="d" rel="nofollowing">d</a>'
+            b'<a href="e" rel=nofollow>e</a><a href="e">e again, followed</a>')
+    found = extract_links(page, HTML)
+    assert found.hrefs == ["a", "b", "c", "d", "e"] and found.nofollowed == {"a", "b", "c"}
+    assert found.followed() == ["d", "e"] and found.followed(ignore_nofollow=True) == found.hrefs
+    assert not found.nofollow and not found.noindex
+
+
+@pytest.mark.parametrize(("head", "headers", "nofollow", "noindex"), [
+    ('<meta name="robots" content="nofollow">', {}, True, False),
+    ('<META NAME="ROBOTS" CONTENT="None">', {}, True, True),
+    ('<meta name="Robots" content="noindex, NoFollow">', {}, True, True),
+    ('<meta name="robots" content="noindex">', {}, False, True),
+    ('<meta name="minicrawl" content="nofollow">', {}, True, False),
+    ('<meta name="googlebot" content="nofollow">', {}, False, False),
+    ('<meta name="robots" content="all">', {}, False, False),
+    ('<template><meta name="robots" content="nofollow"></template>', {}, False, False),
+    ("", {"X-Robots-Tag": "nofollow"}, True, False),
+    ("", {"x-robots-tag": "NONE"}, True, True),
+    ("", {"X-Robots-Tag": "minicrawl: noindex, nofollow"}, True, True),
+    ("", {"X-Robots-Tag": "googlebot: nofollow"}, False, False),
+    ("", {"X-Robots-Tag": "unavailable_after: 25 Jun 2010 15:00:00 PST, nofollow"}, True, False),
+    ("", {"X-Robots-Tag": "noarchive"}, False, False),
+])
+def test_what_a_page_tells_robots(head: str, headers: dict[str, str], nofollow: bool,
+                                  noindex: bool) -> None:
+    found = extract_links(f'<head>{head}</head><a href="x">x</a>'.encode(), {**HTML, **headers})
+    assert (found.nofollow, found.noindex) == (nofollow, noindex)
+    assert found.followed() == ([] if nofollow else ["x"])
+    assert found.followed(ignore_nofollow=True) == ["x"]
+
+
+def test_two_x_robots_tag_headers_both_count() -> None:
+    """urllib3's headers give a repeated header once per value."""
+    from urllib3 import HTTPHeaderDict
+
+    headers = HTTPHeaderDict([("Content-Type", "text/html"), ("X-Robots-Tag", "noarchive"),
+                              ("X-Robots-Tag", "googlebot: noindex"), ("X-Robots-Tag", "none")])
+    found = extract_links(b'<a href="x">', headers)
+    assert found.nofollow and found.noindex
+
+
+# --- is it HTML ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("content_type", "body", "expected"), [
+    ("text/html", b"", True), ("TEXT/HTML; charset=utf-8", b"", True),
+    (" text/html ;x=y", b"", True), ("application/xhtml+xml", b"", True),
+    ("text/plain", b"<html>", False), ("application/pdf", b"", False),
+    ("text/html-sandboxed", b"", False), ("application/xml", b"<html>", False),
+    (None, b"<!DOCTYPE html><html>", True), ("", b"\n\t <HTML>", True),
+    (None, b"<a href=x>", True), (None, b"<!-- c --><p>", True), (None, b"<p>", True),
+    (None, b"<body>", True), (None, b"<br/>", False), (None, b"hello <a href=x>", False),
+    (None, codecs.BOM_UTF8 + b"<html>", False), (None, b"\x89PNG\r\n\x1a\n", False),
+    (None, b"", False), ("unknown/unknown", b"<html>", True), ("*/*", b"<p>", True),
+    (None, b"<abbr>", False), (None, b"<table>", True), (None, b"<!doctype html>", True),
+])
+def test_is_html(content_type: str | None, body: bytes, expected: bool) -> None:
+    """A type that is HTML, or, with none, what the MIME Sniffing standard says of the bytes."""
+    assert is_html(content_type, body) is expected
+
+
+# --- encodings ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("body", "content_type", "expected"), [
+    (b"<html>", "text/html", "windows-1252"),  # no charset anywhere: the fallback
+    ("<p>caf\u00e9</p>".encode(), "text/html", "windows-1252"),  # UTF-8 is not guessed
+    (b"<html>", "text/html; charset=ISO-8859-1", "windows-1252"),
+    (b"<html>", "text/html; charset=us-ascii", "windows-1252"),
+    (b"<html>", 'text/html;charset="Shift_JIS"', "shift_jis"),
+    (b"<html>", "text/html; charset=x-sjis", "shift_jis"),
+    (b"<html>", "text/html; charset=gb2312", "gbk"),
+    (b"<html>", "text/html; charset=utf8", "utf-8"),
+    (b"<html>", "text/html; charset=utf-16", "utf-16le"),
+    (b"<html>", "text/html; charset=base64", "windows-1252"),  # no encoding's label
+    (b'<meta charset="koi8-r">', "text/html; charset=no-such-charset", "koi8-r"),
+    (b"<meta charset='latin1'>", "", "windows-1252"),
+    (b'<meta charset="utf-16">', "", "utf-8"),
+    (b'<meta charset="x-user-defined">', "", "windows-1252"),
+    (b'<meta charset="iso-2022-kr">', "", "replacement"),
+    (b'<meta charset=" Windows-1251 ">', "", "windows-1251"),
+    (b"<meta content='text/html; charset=koi8-r' http-equiv=Content-Type>", "", "koi8-r"),
+    (b"<meta http-equiv=content-type content=\"text/html; charset='koi8-r'\">", "", "koi8-r"),
+    (b'<meta content="text/html; charset=koi8-r">', "", "windows-1252"),  # no http-equiv
+    (b'<!-- <meta charset="koi8-r"> --><meta charset="iso-8859-5">', "", "iso-8859-5"),
+    (b'<p title="<meta charset=koi8-r>"><meta charset="big5">', "", "big5"),
+    (b'<?xml version="1.0" encoding="windows-1251"?><html>', "", "windows-1251"),
+    (b"<html>" + codecs.BOM_UTF16_LE, "", "windows-1252"),  # a BOM counts at the start only
+    (codecs.BOM_UTF16_LE + "<html>".encode("utf-16-le"), "", "utf-16le"),
+    (codecs.BOM_UTF16_BE + "<html>".encode("utf-16-be"), "text/html; charset=utf-8", "utf-16be"),
+    (codecs.BOM_UTF8 + b'<meta charset="koi8-r">', "text/html; charset=koi8-r", "utf-8"),
+])
+def test_the_encoding(body: bytes, content_type: str, expected: str) -> None:
+    """BOM, then the HTTP charset, then the prescan of 1024 bytes, then windows-1252; labels
+    as the Encoding Standard reads them."""
+    assert extract_links(body, {"Content-Type": content_type}).encoding == expected
+
+
+def test_labels_python_does_not_know_or_reads_otherwise() -> None:
+    from minicrawl.core.encoding import LABELS, lookup
+
+    assert lookup("x-sjis") == "shift_jis" and lookup(" ISO_8859-1:1987 ") == "windows-1252"
+    assert lookup("ks_c_5601-1987") == "euc-kr" and lookup("tis-620") == "windows-874"
+    assert lookup("utf-16") == "utf-16le" and lookup("hz-gb-2312") == "replacement"
+    assert lookup("latin-1") is None and lookup("utf-32") is None and lookup("") is None
+    assert len(LABELS) == 228  # the Encoding Standard's labels (May 2026), each once
+
+
+def test_a_meta_past_the_first_1024_bytes_decodes_the_page_again() -> None:
+    """The prescan stops at 1024 bytes; the tree builder still meets the <meta> in <head>."""
+    page = ("<html><head><!-- " + "padding " * 140 + "--><meta charset=windows-1251></head>"
+            "<body><a href='/\u043c\u0438\u0440'>x</a>").encode("cp1251")
+    found = extract_links(page, HTML)
+    assert (found.encoding, found.hrefs) == ("windows-1251", ["/\u043c\u0438\u0440"])
+    found = extract_links(page, {"Content-Type": "text/html; charset=koi8-r"})  # certain
+    assert found.encoding == "koi8-r"
+
+
+@pytest.mark.parametrize(("text", "codec", "label"), [
+    ("/\u65e5\u672c?q=\u8868\u30bd", "cp932", "shift_jis"),  # 0x5C trail bytes
+    ("/\u4e2d?q=\u5586\u9555", "gbk", "gb2312"),  # GBK, not GB2312
+    ("/caf\u00e9?\u20ac=\u201c", "cp1252", "iso-8859-1"),  # bytes 0x80, 0x93
+    ("/\u043f\u0440?\u043c=1", "koi8_r", "koi8-r"),
+    ("/\uc548?\uac80=1", "cp949", "euc-kr"),
+])
+def test_legacy_encodings_decode_as_browsers_do(text: str, codec: str, label: str) -> None:
+    page = f'<meta charset="{label}"><a href="{text}">x</a>'.encode(codec)
+    assert hrefs_of(page) == [text]
+
+
+@pytest.mark.parametrize(("bom", "codec"), [
+    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+])
+def test_a_page_with_a_byte_order_mark(bom: bytes, codec: str) -> None:
+    text = '<html><body><a href="/\u00e9t\u00e9">x</a><a href="/\u65e5\u672c">y</a></body></html>'
+    assert hrefs_of(bom + text.encode(codec)) == ["/\u00e9t\u00e9", "/\u65e5\u672c"]
+    declared = '<?xml version="1.0" encoding="iso-8859-2"?>' + text  # the BOM wins
+    assert hrefs_of(bom + declared.encode(codec)) == ["/\u00e9t\u00e9", "/\u65e5\u672c"]
+
+
+def test_invalid_bytes_become_one_replacement_character_a_sequence() -> None:
+    page = b'<meta charset=utf-8><a href="a\xe2\x82b\xff\xfec">'
+    assert hrefs_of(page) == ["a\ufffdb\ufffd\ufffdc"]
+    assert hrefs_of(b'<meta charset=iso-2022-kr><a href="x">') == []  # all one U+FFFD
 
 
 # --- damage -------------------------------------------------------------------------------------
@@ -100,19 +307,6 @@ def test_broken_html_keeps_the_links_around_the_damage() -> None:
     assert {"/4", "/5", "/6"} <= set(found)
 
 
-def test_a_page_naming_a_codec_of_bytes_as_its_charset() -> None:
-    """'rot13' or 'base64' are Python codecs, but not of text: the page is read, not lost."""
-    for page, header in ((b'<meta charset="rot13"><a href="/x">x</a>', ""),
-                         (b'<a href="/x">x</a>', "text/html; charset=base64")):
-        assert extract_links(page, header) == (["/x"], None)
-
-
-def test_links_after_the_end_of_html() -> None:
-    """Browsers follow a link after </html>; libxml2 2.14 puts it outside the root element."""
-    assert hrefs_of(b'<html><body><a href="/1">1</a></body></html><a href="/2">2</a>') == \
-        ["/1", "/2"]
-
-
 @pytest.mark.parametrize("body", [
     b"", b"   \r\n\t ", b"\x00" * 100, b"<", b"<a href", b"<a href=", b"</>", b"<!--",
     codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF16_LE + b"\x00",
@@ -122,172 +316,77 @@ def test_links_after_the_end_of_html() -> None:
     b'<?xml version="1.0" encoding="no-such-charset"?>\x00\xff',
 ])
 def test_garbage_and_empty_bodies_give_no_links(body: bytes) -> None:
-    assert extract_links(body) == ([], None)
-    assert extract_links(body, "text/html; charset=utf-8") == ([], None)
+    for headers in (HTML, {"Content-Type": "text/html; charset=utf-8"}, {}):
+        found = extract_links(body, headers)
+        assert (found.hrefs, found.base) == ([], None)
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.sampled_from([b"", codecs.BOM_UTF8, codecs.BOM_UTF16_LE, b"<?xml ", b"<html>"]),
+@given(st.sampled_from([b"", codecs.BOM_UTF8, codecs.BOM_UTF16_LE, b"<?xml ", b"<html>",
+                        b"<meta charset=shift_jis>", b"<svg><math><template>"]),
        st.binary(max_size=600),
-       st.sampled_from(["", "text/html", "text/html; charset=utf-16", "text/html; charset=x"]))
+       st.sampled_from(["", "text/html", "text/html; charset=utf-16", "text/html; charset=x",
+                        "text/html; charset=iso-2022-jp", "text/html; charset=x-user-defined"]))
 def test_any_bytes_parse_without_exception(prefix: bytes, body: bytes, content_type: str) -> None:
-    hrefs, base = extract_links(prefix + body, content_type)
-    assert isinstance(hrefs, list) and all(isinstance(h, str) for h in hrefs)
-    assert base is None or isinstance(base, str)
+    found = extract_links(prefix + body, {"Content-Type": content_type})
+    assert isinstance(found.hrefs, list) and all(isinstance(h, str) for h in found.hrefs)
+    assert found.base is None or isinstance(found.base, str)
 
 
-# --- charsets -----------------------------------------------------------------------------------
+# --- big pages: streamed, the same links --------------------------------------------------------
 
-LATIN1_PAGE = ('<html><head><meta charset="iso-8859-1"><title>Caf\xe9</title></head><body>'
-               '<a href="/caf\xe9">caf\xe9</a><a href="/na\xefve?\xfc=1">na\xefve</a>'
-               '</body></html>').encode("latin-1")
-LATIN1_LINKS = ["/caf\xe9", "/na\xefve?\xfc=1"]
-
-
-def test_latin1_page_declared_by_meta_charset() -> None:
-    assert encoding_of(LATIN1_PAGE) == "iso8859-1"
-    assert hrefs_of(LATIN1_PAGE) == LATIN1_LINKS
+def _padded(body: bytes) -> bytes:
+    """``body`` with filler before its ``</body>`` (or at its end), grown past STREAM_ABOVE."""
+    filler = b"<p>" + b"filler text " * 80 + b"</p>\n"
+    filler *= links.STREAM_ABOVE // len(filler) + 1
+    at = body.rfind(b"</body>")
+    return body[:at] + filler + body[at:] if at >= 0 else body + filler
 
 
-def test_latin1_page_declared_by_the_header() -> None:
-    assert hrefs_of(LATIN1_PAGE, "text/html; charset=ISO-8859-1") == LATIN1_LINKS
-    bare = LATIN1_PAGE.replace(b'<meta charset="iso-8859-1">', b"")
-    assert hrefs_of(bare, 'text/html; charset="iso-8859-1"') == LATIN1_LINKS
-    assert hrefs_of(bare) != LATIN1_LINKS  # undeclared, it is read as UTF-8
+def _both_paths(body: bytes, headers: dict[str, str], chunk: int,
+                monkeypatch: pytest.MonkeyPatch) -> tuple[Links, Links]:
+    """(the page's links from a tree, streamed in pieces of ``chunk`` bytes)."""
+    monkeypatch.setattr(links, "STREAM_ABOVE", 1 << 40)
+    tree = extract_links(body, headers)
+    monkeypatch.setattr(links, "STREAM_ABOVE", 0)
+    monkeypatch.setattr(links, "STREAM_CHUNK", chunk)
+    streamed = extract_links(body, headers)
+    monkeypatch.undo()
+    return tree, streamed
 
 
-def test_the_header_beats_the_page() -> None:
-    lying = LATIN1_PAGE.replace(b"iso-8859-1", b"windows-1251")
-    assert hrefs_of(lying, "text/html; charset=iso-8859-1") == LATIN1_LINKS
-    assert hrefs_of(lying) == [href.encode("latin-1").decode("cp1251") for href in LATIN1_LINKS]
+@pytest.mark.parametrize("name", list(cases()))
+def test_the_streamed_path_gives_the_tree_s_links(name: str, monkeypatch) -> None:
+    """Each case page through both paths, streamed in pieces small enough to cut its tags and
+    characters in two; and padded past STREAM_ABOVE (where it is streamed unless told)."""
+    case = cases()[name]
+    headers = dict(case.headers)
+    tree, streamed = _both_paths(case.body, headers, 7, monkeypatch)
+    assert streamed == tree
+    if "utf16" not in name:  # (ASCII filler would be no UTF-16)
+        big = _padded(case.body)
+        assert len(big) > links.STREAM_ABOVE
+        tree, streamed = _both_paths(big, headers, links.STREAM_CHUNK, monkeypatch)
+        assert streamed == tree == extract_links(big, headers)
 
 
-@pytest.mark.parametrize(("bom", "codec"), [
-    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
-])
-def test_utf16_page_with_byte_order_mark(bom: bytes, codec: str) -> None:
-    text = '<html><body><a href="/\u00e9t\u00e9">x</a><a href="/\u65e5\u672c">y</a></body></html>'
-    assert hrefs_of(bom + text.encode(codec)) == ["/\u00e9t\u00e9", "/\u65e5\u672c"]
-    declared = '<?xml version="1.0" encoding="utf-16"?>' + text  # an XML declaration too
-    assert hrefs_of(bom + declared.encode(codec)) == ["/\u00e9t\u00e9", "/\u65e5\u672c"]
-
-
-CP1251_PAGE = ('<html><head><meta http-equiv="Content-Type" content="text/html; '
-               'charset=windows-1251"></head><body><a href="/\u043f\u0440\u0438\u0432\u0435\u0442">'
-               '\u043f\u0440\u0438\u0432\u0435\u0442</a></body></html>').encode("cp1251")
-
-
-def test_windows_1251_page_declared_by_meta_http_equiv() -> None:
-    assert encoding_of(CP1251_PAGE) == "cp1251"
-    assert hrefs_of(CP1251_PAGE) == ["/\u043f\u0440\u0438\u0432\u0435\u0442"]
-
-
-def test_xml_declaration_names_the_charset() -> None:
-    page = ('<?xml version="1.0" encoding="iso-8859-1"?>\n<html xmlns="http://www.w3.org/1999/'
-            'xhtml"><body><a href="/\xe9">x</a></body></html>').encode("latin-1")
-    assert hrefs_of(page) == ["/\xe9"]
-
-
-FILLER = b"<p>plain ASCII text, a lot of it</p>\n" * 200  # > 4 kB: no detector sees past it
-
-
-@pytest.mark.parametrize("start", [
-    b'<?xml version="1.0"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><body>',
-    b'<?xml version="1.0" encoding="UTF-8"?>\n<html><body>',
-    b"<html><body><pre>Content-Type: text/html; charset=koi8-r</pre>",
-    b'<html><head><meta charset="utf-8"></head><body>',
-    b"\xef\xbb\xbf<html><body>",
-])
-def test_a_page_that_names_no_other_charset_is_utf8(start: bytes) -> None:
-    """Non-ASCII first seen after 4 kB of ASCII: only a guesser would call that 'ascii'."""
-    page = start + FILLER + "<a href=\"/caf\u00e9\">caf\u00e9</a></body></html>".encode()
-    assert encoding_of(page) == "utf-8"
-    assert hrefs_of(page) == ["/caf\u00e9"]
-
-
-@pytest.mark.parametrize(("body", "content_type", "expected"), [
-    (b"<html>", "", "utf-8"),
-    (b"<html>", "text/html", "utf-8"),
-    (b"<html>", "text/html; charset=ISO-8859-1", "iso8859-1"),
-    (b"<html>", "text/html;charset=\"Shift_JIS\"", "shift_jis"),
-    (b"<html>", "text/html; charset=utf8", "utf-8"),
-    (b"<html>", "text/html; charset=base64", "utf-8"),  # a codec, but of bytes, not of text
-    (b'<meta charset="koi8-r">', "text/html; charset=no-such-charset", "koi8-r"),
-    (b'<meta charset="koi8-r">', "", "koi8-r"),
-    (b"<meta charset='Windows-1252'>", "", "cp1252"),
-    (b'<meta charset="utf-8">', "", "utf-8"),
-    (b'<meta charset=" UTF-8 ">', "", "utf-8"),
-    (b"<meta http-equiv=Content-Type content='text/html; charset=UTF-8'>", "", "utf-8"),
-    (b"<html>" + codecs.BOM_UTF16_LE, "", "utf-8"),  # a BOM counts at the start only
-    (codecs.BOM_UTF16_LE + "<html>".encode("utf-16-le"), "", "utf-16-le"),
-    (codecs.BOM_UTF16_BE + "<html>".encode("utf-16-be"), "", "utf-16-be"),
-    (codecs.BOM_UTF8 + b'<meta charset="koi8-r">', "", "utf-8"),  # the BOM beats the meta
-])
-def test_encoding_of(body: bytes, content_type: str, expected: str) -> None:
-    assert encoding_of(body, content_type) == expected
-
-
-@pytest.mark.parametrize(("content_type", "expected"), [
-    ("text/html", True), ("TEXT/HTML; charset=utf-8", True), (" text/html ;x=y", True),
-    ("application/xhtml+xml", True), ("", True),
-    ("text/plain", False), ("application/pdf", False), ("image/png", False),
-    ("text/html-sandboxed", False), ("application/xml", False),
-])
-def test_is_html(content_type: str, expected: bool) -> None:
-    assert is_html(content_type) is expected
-
-
-_BS4_CHECK = """
-import sys
-from minicrawl.core.links import extract_links
-utf8 = ('<html><head><meta charset="utf-8"><title>On charset</title></head><body>'
-        '<p>Which charset? The charset = UTF-8 one, \u00e9videmment.</p>'
-        '<a href="/caf\u00e9">x</a></body></html>').encode()
-assert extract_links(utf8, "text/html") == (["/caf\u00e9"], None)
-print("bs4" in sys.modules)
-assert extract_links(sys.stdin.buffer.read())[0] == ["/\u043f\u0440\u0438\u0432\u0435\u0442"]
-print("bs4" in sys.modules)
-"""
-
-
-def test_bs4_only_for_a_page_that_names_another_charset() -> None:
-    out = subprocess.run([sys.executable, "-c", _BS4_CHECK], input=CP1251_PAGE, cwd=ROOT,
-                         capture_output=True, timeout=60)
-    assert out.returncode == 0, out.stderr.decode()
-    assert out.stdout.split() == [b"False", b"True"]
-
-
-# --- big pages ----------------------------------------------------------------------------------
-
-_TRICKY = ('<head><base href="/b1/"><title>t</title></head><body>'
-           '<A HREF="/Upper#x">u</A><a href="/a#x">a</a><a href="/a#y">a</a><area href="/m">'
-           '<iframe src="/if"></iframe><frame src="/fr"><!-- <a href="/comment"> -->'
-           '<script>x = "<a href=/script>"</script><style>a[href="/style"]{}</style>'
-           '<base href="/b2/"><a href="  /spaced  ">s</a><a>none</a><a href="">self</a>'
-           '<link href="/css"><a href="/caf\u00e9">c</a>')
-_TRICKY_LINKS = ["/Upper", "/a", "/m", "/if", "/fr", "/spaced", "", "/caf\u00e9"]
-
-
-def _big_page(charset: str) -> tuple[bytes, list[str]]:
-    filler = "".join(f'<div><a href="/n{i}">{i}</a><p>{"x" * 200}</p></div>' for i in range(3000))
-    text = f'<html><meta charset="{charset}">{_TRICKY}{filler}<a href="/last">end</a></body></html>'
-    return text.encode(charset), _TRICKY_LINKS + [f"/n{i}" for i in range(3000)] + ["/last"]
-
-
-@pytest.mark.parametrize("charset", ["utf-8", "iso-8859-1"])
-def test_a_big_page_is_streamed_with_the_same_links(charset: str, monkeypatch) -> None:
-    body, expected = _big_page(charset)
-    assert len(body) > STREAM_ABOVE
+def test_a_big_page_is_streamed(monkeypatch) -> None:
+    """Above STREAM_ABOVE the parser is given a target and builds no tree."""
     targets: list[bool] = []
     real = links.etree.HTMLParser
 
-    def spy(*args, **kwargs):
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
         targets.append(kwargs.get("target") is not None)
         return real(*args, **kwargs)
 
+    monkeypatch.setattr(links, "_local", links.threading.local())  # no cached tree parser
     monkeypatch.setattr(links.etree, "HTMLParser", spy)
-    streamed = extract_links(body)
-    monkeypatch.setattr(links, "STREAM_ABOVE", len(body))  # the same page, below the threshold
-    built = extract_links(body)
+    page = _padded(b'<html><body><a href="/x">x</a></body></html>')
+    assert hrefs_of(page) == ["/x"] and hrefs_of(b'<a href="/y">') == ["/y"]
     assert targets == [True, False]
-    assert streamed == built == (expected, "/b1/")
+
+
+def test_bytes_microsoft_leaves_out_are_c1_controls() -> None:
+    """The standard's windows-1252 maps 0x81, 0x8D, 0x8F, 0x90, 0x9D to U+0081…: Python's
+    cp1252 has no character for them."""
+    assert hrefs_of(b'<meta charset=windows-1252><a href="/a\x9d\x81\x80">') == ["/a\x9d\x81\u20ac"]
