@@ -124,7 +124,7 @@ def main() -> None:
                            "links": [], "metas": []}
                 dom.pop("url", None)
                 text = json.dumps(dom).replace(site.origin, ORIGIN)
-                recorded[name] = {**json.loads(text), "requests": requests}
+                recorded[name] = {**json.loads(text), "requests": sorted(requests)}
                 print(name, dom["characterSet"], len(dom["links"]), requests, flush=True)
         call(base, "DELETE", s)
     finally:

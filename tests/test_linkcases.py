@@ -70,6 +70,16 @@ WAITING: dict[str, dict[str, str]] = {
 }
 
 
+# What the crawlers do not get right, for reasons outside the extractor (strict: once fixed, take
+# it off): run.py's Response keeps one value of a repeated header (minicrawl/http/fetch.py: the
+# last), so of two X-Robots-Tag headers only the second reaches the extractor.
+KNOWN: dict[str, dict[str, str]] = {
+    "run.py": {"nofollow-x-robots-tag-first-of-two":
+               "run.py's headers keep a repeated header's last value (http/fetch.py)"},
+    "core": {},
+}
+
+
 @pytest.fixture(scope="module")
 def site() -> Iterator[CaseSite]:
     with CaseSite() as site:
@@ -110,6 +120,9 @@ def _params() -> list:
     for crawler in CRAWLERS:
         for name, case in cases().items():
             marks = []
+            if name in KNOWN[crawler]:
+                marks.append(pytest.mark.xfail(strict=True, reason=f"{case.category}: "
+                                                                   f"{KNOWN[crawler][name]}"))
             if name in WAITING[crawler]:
                 marks.append(pytest.mark.xfail(strict=False, reason=f"{case.category}: "
                                                                     f"{WAITING[crawler][name]}"))

@@ -165,14 +165,23 @@ def test_what_a_page_tells_robots(head: str, headers: dict[str, str], nofollow: 
     assert found.followed(ignore_nofollow=True) == ["x"]
 
 
-def test_two_x_robots_tag_headers_both_count() -> None:
-    """urllib3's headers give a repeated header once per value."""
+def test_each_x_robots_tag_header_is_read_alone() -> None:
+    """urllib3's headers give a repeated header once per value: "googlebot:" addresses its
+    own header only (joined, "googlebot: noindex, nofollow" would be all googlebot's)."""
     from urllib3 import HTTPHeaderDict
 
-    headers = HTTPHeaderDict([("Content-Type", "text/html"), ("X-Robots-Tag", "noarchive"),
-                              ("X-Robots-Tag", "googlebot: noindex"), ("X-Robots-Tag", "none")])
+    headers = HTTPHeaderDict([("Content-Type", "text/html"), ("X-Robots-Tag", "googlebot: noindex"),
+                              ("X-Robots-Tag", "nofollow")])
     found = extract_links(b'<a href="x">', headers)
-    assert found.nofollow and found.noindex
+    assert found.nofollow and not found.noindex
+
+
+def test_a_robot_of_another_name() -> None:
+    page = b'<meta name="mybot" content="noindex"><meta name="minicrawl" content="nofollow">'
+    found = extract_links(page, {**HTML, "X-Robots-Tag": "MyBot: nofollow"}, robot="mybot")
+    assert found.noindex and found.nofollow
+    found = extract_links(page, {**HTML, "X-Robots-Tag": "minicrawl: noindex"}, robot="mybot")
+    assert found.noindex and not found.nofollow
 
 
 # --- is it HTML ---------------------------------------------------------------------------------
