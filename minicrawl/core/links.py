@@ -88,18 +88,17 @@ def extract_links(body: bytes, headers: Mapping[str, str] | None = None,
     and X-Robots-Tag (besides ``robots``)."""
     said = [(name.lower(), value) for name, value in (headers or {}).items()]  # repeats too
     encoding, certain = sniff(body, next((v for n, v in said if n == "content-type"), None))
-    walk = _PARSERS.submit(_walk, body, encoding).result()  # the worker waits for a parser
+    walk = _PARSERS.submit(_walk, body, encoding, robot).result()  # the worker waits for it
     if not certain and walk.declared not in (None, encoding):
         # A <meta> the prescan did not see (past 1024 bytes): the browser decodes again.
         encoding = walk.declared
-        walk = _PARSERS.submit(_walk, body, encoding).result()
-    directives = walk.said.get("robots", set()) | walk.said.get(robot.lower(), set())
+        walk = _PARSERS.submit(_walk, body, encoding, robot).result()
     for name, value in said:
         if name == "x-robots-tag":
-            directives |= meta.x_robots_tag(value, robot)
+            walk.directives |= meta.x_robots_tag(value, robot)
         elif name == "refresh":
             walk.refresh(value, first=True)
-    return walk.links(encoding, directives)
+    return walk.links(encoding)
 
 
 def base_url(page_url: str, links: Links) -> str:
@@ -126,15 +125,17 @@ _HTML_IN_MATH = ("mi", "mo", "mn", "ms", "mtext")
 
 class _Walk:
     """One page's walk: handed each start and end tag of the elements above (from a tree, or
-    as lxml's parser *target* while it parses), it keeps the links in document order."""
+    as lxml's parser *target* while it parses), it keeps the links in document order, and
+    what the page's <meta>s tell ``robot``."""
 
-    def __init__(self) -> None:
+    def __init__(self, robot: str = meta.ROBOT) -> None:
+        self.robots = ("robots", robot.lower())  # the <meta name>s that speak to us
         self.hrefs: dict[str, bool] = {}  # href → some link to it is followed (not nofollow)
         self.base: str | None = None
         self.open: list[str] = []  # the context elements open, outermost first
         self.foreign = 0  # how many of them are _FOREIGN: none, and every element is HTML
         self.declared: str | None = None  # the encoding the first <meta> declaring one names
-        self.said: dict[str, set[str]] = {}  # <meta name> → its directives (robots: nofollow…)
+        self.directives: set[str] = set()  # what the page tells us: nofollow, noindex…
         self.soonest: tuple[int, str] | None = None  # the refresh to follow: (delay, href)
 
     def start(self, tag: str, attrib: Mapping[str, str] | etree._Element) -> None:
@@ -205,9 +206,9 @@ class _Walk:
         http_equiv, content = attrib.get("http-equiv"), attrib.get("content")
         if self.declared is None:
             self.declared = declared(attrib.get("charset"), http_equiv, content)
-        if content is not None and (name := attrib.get("name")):
-            self.said.setdefault(name.strip().lower(), set()).update(meta.directives(content))
-        elif content is not None and (http_equiv or "").strip().lower() == "refresh":
+        if content is not None and (attrib.get("name") or "").strip().lower() in self.robots:
+            self.directives |= meta.directives(content)
+        if content is not None and (http_equiv or "").strip().lower() == "refresh":
             self.refresh(content)
 
     def refresh(self, content: str, first: bool = False) -> None:
@@ -218,13 +219,13 @@ class _Walk:
                                    or parsed[0] == self.soonest[0] and not first):
             self.soonest = parsed
 
-    def links(self, encoding: str, directives: set[str]) -> Links:
-        """What the walk found, as the page's :class:`Links` (``directives``: to us)."""
+    def links(self, encoding: str) -> Links:
+        """What the walk found, as the page's :class:`Links`."""
         if self.soonest is not None:
             self.link(self.soonest[1])
         return Links(list(self.hrefs), self.base, encoding,
-                     nofollow=bool(directives & {"nofollow", "none"}),
-                     noindex=bool(directives & {"noindex", "none"}),
+                     nofollow=bool(self.directives & {"nofollow", "none"}),
+                     noindex=bool(self.directives & {"noindex", "none"}),
                      nofollowed=frozenset(h for h, followed in self.hrefs.items() if not followed))
 
 
@@ -236,13 +237,13 @@ _PARSERS = ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="parser")
 _OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remove_pis": True,
             "collect_ids": False, "default_doctype": False, "encoding": "utf-8"}
 _local = threading.local()
-_ASCII_SUPERSETS = ("iso-2022-jp", "utf-16be", "utf-16le", "replacement")  # (the exceptions)
+_ASCII_IS_NOT_ASCII = ("iso-2022-jp", "utf-16be", "utf-16le", "replacement")  # (escapes, pairs)
 
 
-def _walk(body: bytes, encoding: str) -> _Walk:
+def _walk(body: bytes, encoding: str, robot: str) -> _Walk:
     """Parse the page (as UTF-8: libxml2 is given no other) and walk it."""
     data = _utf8(body, encoding)
-    walk = _Walk()
+    walk = _Walk(robot)
     try:
         if len(data) > STREAM_ABOVE:
             parser = etree.HTMLParser(target=walk, **_OPTIONS)
@@ -264,7 +265,7 @@ def _walk(body: bytes, encoding: str) -> _Walk:
 def _utf8(body: bytes, encoding: str) -> bytes:
     """The page as UTF-8, as a browser decodes it (each invalid byte sequence one U+FFFD):
     ASCII and valid UTF-8 as they are, with no copy, anything else through Python's codecs."""
-    if body.isascii() and encoding not in _ASCII_SUPERSETS:
+    if body.isascii() and encoding not in _ASCII_IS_NOT_ASCII:
         return body
     if encoding == "utf-8":
         try:
