@@ -3,9 +3,9 @@ says about following them. :func:`extract_links` makes one pass:
 
 1. **Decode** the page as a browser does (:mod:`minicrawl.core.encoding`: a byte order mark,
    the Content-Type's charset, a ``<meta>`` early on, else windows-1252).
-2. **Parse** it with lxml, in a parser thread: libxml2 (2.14+) reads the bytes as the HTML
-   standard says (comments, ``<script>``, ``<textarea>``, ``&copy=`` in an attribute) and
-   builds its tree without the GIL, so one core parses while another crawls.
+2. **Parse** it with lxml: libxml2 (2.14+) reads the bytes as the HTML standard says
+   (comments, ``<script>``, ``<textarea>``, ``&copy=`` in an attribute) and builds its tree
+   without the GIL, so one core parses while another crawls (as many parse at once as cores).
 3. **Walk** the elements that can be links (:class:`_Walk`), mending where libxml2's tree is no
    browser's: nothing in a ``<template>`` or (scripting on) a ``<noscript>`` is an element; an
    ``<a>`` in MathML is no link, in SVG it is; a ``<frame>`` outside a ``<frameset>`` is none.
@@ -25,8 +25,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -88,11 +87,11 @@ def extract_links(body: bytes, headers: Mapping[str, str] | None = None,
     and X-Robots-Tag (besides ``robots``)."""
     said = [(name.lower(), value) for name, value in (headers or {}).items()]  # repeats too
     encoding, certain = sniff(body, next((v for n, v in said if n == "content-type"), None))
-    walk = _PARSERS.submit(_walk, body, encoding, robot).result()  # the worker waits for it
+    walk = _walk(body, encoding, robot)
     if not certain and walk.declared not in (None, encoding):
         # A <meta> the prescan did not see (past 1024 bytes): the browser decodes again.
         encoding = walk.declared
-        walk = _PARSERS.submit(_walk, body, encoding, robot).result()
+        walk = _walk(body, encoding, robot)
     for name, value in said:
         if name == "x-robots-tag":
             walk.directives |= meta.x_robots_tag(value, robot)
@@ -112,13 +111,12 @@ def base_url(page_url: str, links: Links) -> str:
 
 # -- the walk ------------------------------------------------------------------------------------
 
-# The elements a link may be, and those that decide whether one is (see _Walk.where).
-LINK_TAGS = frozenset({"a", "area", "iframe", "frame", "link", "base", "meta"})
+# The elements a link may be, and those that decide whether one is (see _where).
+LINK_TAGS = ("a", "area", "iframe", "frame", "link", "base", "meta")
 CONTEXT_TAGS = frozenset({"template", "noscript", "svg", "math", "foreignobject", "desc", "title",
                           "mi", "mo", "mn", "ms", "mtext", "frameset", "body"})
-_TAGS = tuple(LINK_TAGS | CONTEXT_TAGS)
 _INERT = ("template", "noscript")  # what is in them is no element of the page, for a browser
-_FOREIGN = frozenset(_INERT + ("svg", "math"))
+_FOREIGN = ("template", "noscript", "svg", "math")  # none open: every element is an HTML one
 _HTML_IN_SVG = ("foreignobject", "desc", "title")  # the HTML standard's integration points
 _HTML_IN_MATH = ("mi", "mo", "mn", "ms", "mtext")
 
@@ -138,18 +136,36 @@ class _Walk:
         self.directives: set[str] = set()  # what the page tells us: nofollow, noindex…
         self.soonest: tuple[int, str] | None = None  # the refresh to follow: (delay, href)
 
-    def start(self, tag: str, attrib: Mapping[str, str] | etree._Element) -> None:
-        """An element starts (its attributes: a dict, or the element, whose get is theirs)."""
+    def start(self, tag: str, attrib: Mapping[str, str]) -> None:
+        """An element of a streamed page starts: the walk keeps the context elements open."""
         if tag in CONTEXT_TAGS:
             self.open.append(tag)
             self.foreign += tag in _FOREIGN
-            return
-        where = self.where() if self.foreign else "html"
+        elif tag in LINK_TAGS:
+            self.element(tag, attrib, self.open if self.foreign or tag == "frame" else ())
+
+    def end(self, tag: str) -> None:
+        """An element of a streamed page ends (libxml2 ends every element it starts)."""
+        if tag in CONTEXT_TAGS and tag in self.open:
+            at = len(self.open) - 1 - self.open[::-1].index(tag)
+            self.foreign -= self.open.pop(at) in _FOREIGN
+
+    def close(self) -> _Walk:
+        """The end of a streamed page (lxml's parser calls it)."""
+        return self
+
+    def element(self, tag: str, attrib: Mapping[str, str] | etree._Element,
+                within: Sequence[str]) -> None:
+        """An element whose tag is one of LINK_TAGS, ``within`` the elements it is in (their
+        tags, outermost first; () where none of them can matter). ``attrib``: a dict, or the
+        element of a tree, whose ``get`` is its attributes'."""
+        where = _where(within) if within else "html"
         if where == "html":
             if tag == "a" or tag == "area":
                 if (href := attrib.get("href")) is not None:
                     self.link(href, attrib.get("rel"))
-            elif tag == "iframe" or (tag == "frame" and self.in_frameset()):
+            elif tag == "iframe" or (tag == "frame" and "frameset" in within
+                                     and "body" not in within):  # (else no frame, for a browser)
                 if (src := attrib.get("src")) is not None:
                     self.link(src)
             elif tag == "link":
@@ -165,34 +181,6 @@ class _Walk:
         elif where == "svg" and tag == "a":  # SVG 2: href, else SVG 1's xlink:href
             if (href := attrib.get("href", attrib.get("xlink:href"))) is not None:
                 self.link(href)
-
-    def end(self, tag: str) -> None:
-        """An element ends (libxml2 ends every element it starts, closed or not)."""
-        if tag in CONTEXT_TAGS and tag in self.open:
-            at = len(self.open) - 1 - self.open[::-1].index(tag)
-            self.foreign -= self.open.pop(at) in _FOREIGN
-
-    def close(self) -> _Walk:
-        """The end of the page (lxml's parser calls it)."""
-        return self
-
-    def where(self) -> str | None:
-        """The namespace of an element starting now — "html", "svg" or "math" — or None if
-        it is in a <template> or <noscript>: as the HTML standard's tree builder places it."""
-        namespace = "html"
-        for tag in self.open:
-            if tag in _INERT:
-                return None
-            if namespace == "html":
-                if tag == "svg" or tag == "math":
-                    namespace = tag
-            elif tag in (_HTML_IN_SVG if namespace == "svg" else _HTML_IN_MATH):
-                namespace = "html"
-        return namespace
-
-    def in_frameset(self) -> bool:
-        """A <frame> is an element only in a <frameset> (of a page with no <body>)."""
-        return "frameset" in self.open and "body" not in self.open
 
     def link(self, href: str, rel: str | None = None) -> None:
         """One link: its href (the fragment cut), followed unless its rel says nofollow."""
@@ -229,11 +217,27 @@ class _Walk:
                      nofollowed=frozenset(h for h, followed in self.hrefs.items() if not followed))
 
 
+def _where(within: Sequence[str]) -> str | None:
+    """The namespace of an element ``within`` these — "html", "svg" or "math" — or None if it
+    is in a <template> or <noscript>: where the HTML standard's tree builder puts it."""
+    namespace = "html"
+    for tag in within:
+        if tag in _INERT:
+            return None
+        if namespace == "html":
+            if tag == "svg" or tag == "math":
+                namespace = tag
+        elif tag in (_HTML_IN_SVG if namespace == "svg" else _HTML_IN_MATH):
+            namespace = "html"
+    return namespace
+
+
 # -- parsing -------------------------------------------------------------------------------------
 
-# As many parser threads as cores: more trees at once would only wait for a core, and the C heap a
-# tree leaves stays with these few threads (glibc: a heap per thread), not 16 workers: −30 MB.
-_PARSERS = ThreadPoolExecutor(os.cpu_count() or 2, thread_name_prefix="parser")
+# As many pages parsed at once as cores: more trees at once would only wait for a core, and hold
+# memory. (Parsed in the worker's own thread: handing each page to a parser thread cost 25–40 µs;
+# the C heaps threads leave are kept few by the crawler's keep_heaps_small.)
+_PARSING = threading.BoundedSemaphore(os.cpu_count() or 2)
 _OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remove_pis": True,
             "collect_ids": False, "default_doctype": False, "encoding": "utf-8"}
 _local = threading.local()
@@ -244,21 +248,24 @@ def _walk(body: bytes, encoding: str, robot: str) -> _Walk:
     """Parse the page (as UTF-8: libxml2 is given no other) and walk it."""
     data = _utf8(body, encoding)
     walk = _Walk(robot)
-    try:
-        if len(data) > STREAM_ABOVE:
-            parser = etree.HTMLParser(target=walk, **_OPTIONS)
-            for at in range(0, len(data), STREAM_CHUNK):
-                parser.feed(data[at:at + STREAM_CHUNK])
-            parser.close()
-        elif (root := etree.fromstring(data, _tree_parser())) is not None:
-            for top in (root, *root.itersiblings()):  # what follows </html> is more <html>s
-                for event, element in etree.iterwalk(top, ("start", "end"), tag=_TAGS):
-                    if event == "start":
-                        walk.start(element.tag, element)
-                    else:
-                        walk.end(element.tag)
-    except (etree.LxmlError, ValueError):
-        pass  # what was found before the damage stands
+    with _PARSING:
+        try:
+            if len(data) > STREAM_ABOVE:
+                parser = etree.HTMLParser(target=walk, **_OPTIONS)
+                for at in range(0, len(data), STREAM_CHUNK):
+                    parser.feed(data[at:at + STREAM_CHUNK])
+                parser.close()
+            elif (root := etree.fromstring(data, _tree_parser())) is not None:
+                for top in (root, *root.itersiblings()):  # after </html>: more <html>s
+                    # Only what is in a _FOREIGN element (and a frame) needs its ancestors.
+                    aside = {e for f in top.iter(*_FOREIGN) for e in f.iter(*LINK_TAGS)}
+                    for element in top.iter(*LINK_TAGS):
+                        tag = element.tag
+                        within = [e.tag for e in element.iterancestors()][::-1] \
+                            if tag == "frame" or element in aside else ()
+                        walk.element(tag, element, within)
+        except (etree.LxmlError, ValueError):
+            pass  # what was found before the damage stands
     return walk
 
 
