@@ -54,12 +54,9 @@ class Links:
     def followed(self, ignore_nofollow: bool = False) -> list[str]:
         """The hrefs a crawler follows: all, less what the page says not to follow (unless
         ``ignore_nofollow``)."""
-        if ignore_nofollow:
+        if ignore_nofollow or not (self.nofollow or self.nofollowed):
             return self.hrefs
-        if self.nofollow:
-            return []
-        return [h for h in self.hrefs if h not in self.nofollowed] if self.nofollowed \
-            else self.hrefs
+        return [] if self.nofollow else [h for h in self.hrefs if h not in self.nofollowed]
 
 
 def is_html(content_type: str | None, body: bytes = b"") -> bool:
@@ -68,11 +65,9 @@ def is_html(content_type: str | None, body: bytes = b"") -> bool:
     blanks, with one of the HTML standard's signatures (``<!DOCTYPE HTML``, ``<html``, ``<a``,
     ``<!--``… then a blank or ``>``)."""
     essence = (content_type or "").split(";", 1)[0].strip(" \t").lower()
-    if essence in HTML_TYPES:
-        return True
-    if essence not in ("", "unknown/unknown", "application/unknown", "*/*"):
-        return False
-    return _HTML_SIGNATURE.match(body[:512]) is not None
+    if essence in ("", "unknown/unknown", "application/unknown", "*/*"):  # to be sniffed
+        return _HTML_SIGNATURE.match(body[:512]) is not None
+    return essence in HTML_TYPES
 
 
 # The MIME Sniffing standard's HTML patterns (7.1, "identifying an unknown MIME type").
@@ -104,9 +99,7 @@ def base_url(page_url: str, links: Links) -> str:
     """The URL the page's relative links resolve against: its first ``<base href>`` made
     absolute, else the page's own. A ``<base>`` that is no http(s) URL leaves none
     (``about:blank``, against which only an absolute href resolves), as in Chromium."""
-    if links.base is None:
-        return page_url
-    return resolve(page_url, links.base) or "about:blank"
+    return page_url if links.base is None else resolve(page_url, links.base) or "about:blank"
 
 
 # -- the walk ------------------------------------------------------------------------------------
