@@ -23,6 +23,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from requests.utils import requote_uri
+
 from minicrawl.core.urls import canonicalize
 from minicrawl.local.site import LocalSite, Request, Resource
 
@@ -138,7 +140,9 @@ def link_urls(found: dict) -> list[tuple[str, str | None]]:
 
 def expected(name: str, origin: str, follow_nofollow: bool = False) -> set[str]:
     """The canonical URLs a crawler should request from case ``name`` on the site at ``origin``:
-    Chromium's links (``link_urls``) on the site's host, the case page itself left out; less,
+    Chromium's links (``link_urls``) on the site's host, the case page itself left out, as an
+    HTTP client sends them (``requote_uri``: a ``{`` or ``\\`` that a browser sends as it is,
+    requests percent-encodes, as RFC 3986 wants); less,
     unless ``follow_nofollow``, those the page forbids following (all of them for a page that
     says nofollow; those whose every link has rel=nofollow). Nofollow is no browser idea: that
     part is the case's manifest and the rel Chromium parsed, not a browser's behaviour."""
@@ -148,6 +152,7 @@ def expected(name: str, origin: str, follow_nofollow: bool = False) -> set[str]:
     urls: dict[str, bool] = {}  # canonical URL → followed by some link
     for url, rel in link_urls(truth()[name]):
         canonical = canonicalize(url.replace(ORIGIN, origin).split("#", 1)[0])
+        canonical = canonical and requote_uri(canonical)
         nofollow = "nofollow" in (rel or "").lower().split() and not follow_nofollow
         if canonical is not None and canonical.startswith(origin + "/"):
             urls[canonical] = urls.get(canonical, False) or not nofollow

@@ -99,7 +99,9 @@ def base_url(page_url: str, links: Links) -> str:
     """The URL the page's relative links resolve against: its first ``<base href>`` made
     absolute, else the page's own. A ``<base>`` that is no http(s) URL leaves none
     (``about:blank``, against which only an absolute href resolves), as in Chromium."""
-    return page_url if links.base is None else resolve(page_url, links.base) or "about:blank"
+    if links.base is None:
+        return page_url
+    return resolve(page_url, links.base, links.encoding) or "about:blank"
 
 
 # -- the walk ------------------------------------------------------------------------------------

@@ -96,7 +96,8 @@ class Trip:
         page.noindex = links.noindex
         base = base_url(page.url, links)
         hrefs = links.followed(self.ignore_nofollow)
-        return list(dict.fromkeys(url for href in hrefs if (url := resolve(base, href))))
+        return list(dict.fromkeys(url for href in hrefs
+                                  if (url := resolve(base, href, links.encoding))))
 
     def enqueue_new(self, links: list[str], depth: int, referrer: str | None) -> int:
         """Offer the links to admission, then to Visited; put the new ones in ToDo; count them."""

@@ -266,7 +266,7 @@ class CrawlTrip:
             nofollow = [href for href in links.hrefs if href not in kept]
             counts["links_nofollow"] = len(nofollow)
         candidates, rejected = self.crawl.resolver.resolve(
-            followed, base_url(page.final_url, links), counts)
+            followed, base_url(page.final_url, links), counts, links.encoding)
         page.links = list(candidates)
         depth = page.depth + 1
         decisions = LinkDecisions(
