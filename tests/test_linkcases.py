@@ -46,20 +46,8 @@ CRAWLERS = {
 }
 
 # What the crawlers do not get right, for reasons outside the extractor (strict: once fixed, take
-# it off). run.py's Response keeps one value of a repeated header (minicrawl/http/fetch.py: the
-# last), so of two X-Robots-Tag headers only the second reaches the extractor. The URL parser
-# encodes a query with Python's codec of the encoding's name (core/urls.py, _output_encoding):
-# Python has none named windows-874 (its cp874 is), and its cp1252 has no byte for U+0081,
-# U+009D… (the Encoding Standard's windows-1252 has: core/encoding.py decodes them so).
-_QUERY_CODEC = "the query is encoded with Python's codec of that name (core/urls.py)"
-KNOWN: dict[str, dict[str, str]] = {
-    "run.py": {"nofollow-x-robots-tag-first-of-two":
-               "run.py's headers keep a repeated header's last value (http/fetch.py)",
-               "encoding-iso-8859-11-is-874": _QUERY_CODEC,
-               "encoding-none-utf8-bytes": _QUERY_CODEC},
-    "core": {"encoding-iso-8859-11-is-874": _QUERY_CODEC,
-             "encoding-none-utf8-bytes": _QUERY_CODEC},
-}
+# it off): none today.
+KNOWN: dict[str, dict[str, str]] = {"run.py": {}, "core": {}}
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """Which encoding a page is in, decided as a browser decides it.
 
 A first reading can skip this module: :mod:`minicrawl.core.links` asks it one question,
-:func:`sniff`, and decodes with :func:`decode`.
+:func:`sniff`, and decodes with :func:`decode`; :mod:`minicrawl.core.urls` has a link's query
+percent-encoded in the page's encoding by :func:`query_encoded`, as browsers send it.
 
 The order is the HTML standard's (13.2.3 "Determining the character encoding"):
 
@@ -27,6 +28,8 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
+from functools import lru_cache
 
 # The Encoding Standard's encodings (https://encoding.spec.whatwg.org/#names-and-labels, as of
 # May 2026): name (lower-cased), the Python codec that decodes it, its labels (the name is one).
@@ -294,3 +297,62 @@ def _attribute(s: bytes, at: int) -> tuple[int, bytes, bytes] | None:
     while at < end and s[at] not in b"\t\n\x0c\r >":
         at += 1
     return at, name, s[start:at]
+
+
+# -- a link's query in its page's encoding (core/urls.py asks) -----------------------------
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def query_encoded(href: str, encoding: str) -> str:
+    """``href`` with the non-ASCII characters of its query percent-encoded in the page's
+    ``encoding``, as a browser sends them (the URL Standard's "encoding" of a special URL's
+    query; bytes its query set holds escaped, the others as they are); the URL parser does the
+    rest. A URL is never UTF-16: such a page's queries go as UTF-8, as everything else does."""
+    codec = _output_encoding(encoding)
+    if codec == "utf-8":
+        return href
+    start, end = href.find("?"), href.find("#")
+    if start < 0 or 0 <= end < start:
+        return href  # no query
+    end = len(href) if end < 0 else end
+    query = _NON_ASCII.sub(lambda m: "".join(
+        chr(b) if 0x20 < b < 0x7F and b not in b"\"#<>'" else f"%{b:02X}"
+        for b in m[0].encode(codec, f"minicrawl-url-{codec}")), href[start:end])
+    return href[:start] + query + href[end:]
+
+
+@lru_cache(maxsize=64)
+def _output_encoding(encoding: str) -> str:
+    """The Python codec a link's query is encoded with on a page in ``encoding`` (the Encoding
+    Standard's name or any of its labels, as :func:`lookup` reads them): UTF-8 for UTF-16 and
+    for the encodings with no encoder here (WHATWG's "get an output encoding"), else the one its
+    decoder uses (its error handler registered as "minicrawl-url-CODEC")."""
+    codec = CODECS.get(lookup(encoding) or "", "-")
+    if codec == "-" or codec.startswith("utf"):
+        return "utf-8"
+    codecs.register_error(f"minicrawl-url-{codec}", _unencodable(codec))
+    return codec
+
+
+def _unencodable(codec: str) -> Callable[[UnicodeError], tuple[bytes, int]]:
+    """The error handler for a link's query in ``codec``: a character it lacks goes as
+    "&#NNNN;", percent-encoded, as browsers send it; but in the standard's windows-* encodings
+    U+0080–U+009F is its own byte where Microsoft's table has a hole (U+0081 is byte 81 in
+    windows-1252: :func:`decode` reads it so), which Python's codec does not know."""
+    holes = {chr(b) for b in range(0x80, 0xA0) if not _decodes(bytes([b]), codec)} \
+        if codec.startswith(("cp12", "cp874")) else set()
+
+    def handler(error: UnicodeError) -> tuple[bytes, int]:
+        assert isinstance(error, UnicodeEncodeError)
+        return b"".join(bytes([ord(c)]) if c in holes else f"%26%23{ord(c)}%3B".encode()
+                        for c in error.object[error.start:error.end]), error.end
+    return handler
+
+
+def _decodes(data: bytes, codec: str) -> bool:
+    try:
+        data.decode(codec)
+        return True
+    except UnicodeDecodeError:
+        return False

@@ -15,20 +15,16 @@ spelling for what servers read alike:
 Anything else is no URL to crawl: :func:`canonical` says why; ``canonicalize``, ``resolve``: None.
 """
 
-import codecs
 import re
-from functools import lru_cache
 
 import ada_url
+
+from minicrawl.core.encoding import query_encoded
 
 MAX_LENGTH = 2048
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-\t\n\r]*):")  # tabs, newlines: ignored
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-# A character the page's encoding lacks goes as "&#NNNN;", percent-encoded, as browsers send it.
-codecs.register_error("minicrawl-url-query", lambda e: (
-    "".join(f"%26%23{ord(c)}%3B" for c in e.object[e.start:e.end]).encode(), e.end))
 
 
 def canonical(href: str, base: str | None = None, encoding: str = "utf-8",
@@ -37,8 +33,8 @@ def canonical(href: str, base: str | None = None, encoding: str = "utf-8",
     absolute) whose encoding is ``encoding``; or (None, why there is none)."""
     if len(href) > max_length:
         return None, "too long"
-    if not href.isascii() and (codec := _output_encoding(encoding)) != "utf-8":
-        href = _query_encoded(href, codec)
+    if not href.isascii():
+        href = query_encoded(href, encoding)
     try:
         url = ada_url.join_url(base, href) if base else ada_url.normalize_url(href)
     except ValueError:
@@ -94,26 +90,3 @@ def _why_refused(href: str, base: str | None) -> str:
     if name in ("http", "https"):
         return "invalid host or port"
     return "not http(s)" if scheme else "no scheme"
-
-
-@lru_cache(maxsize=64)
-def _output_encoding(encoding: str) -> str:
-    """The page's encoding, but UTF-8 for UTF-16 (WHATWG's "get an output encoding") and for an
-    encoding Python does not know."""
-    try:
-        return "utf-8" if (name := codecs.lookup(encoding).name).startswith("utf-") else name
-    except LookupError:
-        return "utf-8"
-
-
-def _query_encoded(href: str, codec: str) -> str:
-    """``href`` with the non-ASCII characters of its query percent-encoded in ``codec`` (bytes
-    the standard's query set holds escaped, the others as they are); the parser does the rest."""
-    start, end = href.find("?"), href.find("#")
-    if start < 0 or 0 <= end < start:
-        return href  # no query
-    end = len(href) if end < 0 else end
-    query = _NON_ASCII.sub(lambda m: "".join(
-        chr(b) if 0x20 < b < 0x7F and b not in b"\"#<>'" else f"%{b:02X}"
-        for b in m[0].encode(codec, "minicrawl-url-query")), href[start:end])
-    return href[:start] + query + href[end:]

@@ -5,10 +5,10 @@ Each worker owns one :class:`Fetcher` (one ``requests.Session``, its keep-alive 
 the last 10 origins it asked). What run.py needs beyond the core's answer is added here: the
 connections of :mod:`minicrawl.http.transport` (a host name lookup bounded by ``--timeout``, 1xx
 answers read past), the crawl's cookie jar (shared by its workers; ``--no-cookies``), ``--proxy``
-and ``--ca-bundle``; then, from the answer, run.py's :class:`Response`: lower-cased headers,
-whether an error is worth a retry, a certificate failure naming its host, and the exchange the
-WARC archive records (the request as ``requests`` sent it and the status line as received, both
-kept by the transport adapter).
+and ``--ca-bundle``; then, from the answer, run.py's :class:`Response`: the core's headers (any
+case, repeats kept), whether an error is worth a retry, a certificate failure naming its host,
+and the exchange the WARC archive records (the request as ``requests`` sent it and the status
+line as received, both kept by the transport adapter).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ class Response:
 
     url: str
     status: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)  # the core's: any case, repeated
+    # names kept in items() (two X-Robots-Tag headers are two)
     body: bytes = b""
     elapsed_ms: float = 0.0
     error: str | None = None
@@ -51,7 +52,7 @@ class Response:
     http_version: str = ""  # of the answer: "HTTP/1.1"
     reason: str = ""  # the reason phrase: "OK"
     raw_headers: list[tuple[str, str]] = field(default_factory=list)  # as received: case,
-    # order and repeated names kept (``headers`` above is lower-cased; a repeat's last value)
+    # order and repeated names kept
     location: str | None = None  # a redirect's Location, as the core's fetcher reads it (UTF-8)
 
     @property
@@ -93,7 +94,7 @@ class Fetcher:
             why = _SSL_SOURCE.sub("", answer.error.removeprefix("SSLError: "))
             answer.error = f"SSLError: {urlsplit(url).hostname}: {why}"
         fields = list(answer.headers.items())  # as received: repeated names kept
-        result = Response(url, answer.status, {name.lower(): value for name, value in fields},
+        result = Response(url, answer.status, answer.headers,
                           answer.body, round(answer.elapsed * 1000, 1), answer.error,
                           transient=error_kind(answer.error or "") in TRANSIENT,
                           location=answer.location)

@@ -26,7 +26,8 @@ def test_core_is_about_800_lines() -> None:
     # in its page's encoding, the host and origin of a URL: run.py's before) and a redirect's
     # Location read as browsers read it, to 957; one link extractor for both crawlers that
     # finds the links a browser finds and honours nofollow, to 1160 (links.py 97 → 286; what it
-    # leans on is in the SKIPPABLE modules).
+    # leans on is in the SKIPPABLE modules, with how a link's query is encoded in its page's
+    # encoding: 1133).
     for name in SKIPPABLE:
         assert "A first reading can skip" in ast.get_docstring(ast.parse((CORE / name)
                                                                          .read_text())), name

@@ -153,7 +153,10 @@ def test_max_length() -> None:
     ("/日本?q=日本", "shift_jis", "/%E6%97%A5%E6%9C%AC?q=%93%FA%96{"),
     ("?q=日本#f", "euc-jp", "?q=%C6%FC%CB%DC"),
     ("?q=€", "windows-1252", "?q=%80"),
-    ("?q=€", "iso-8859-1", "?q=%26%238364%3B"),  # not in Latin-1: "&#8364;", escaped
+    ("?q=€", "iso-8859-1", "?q=%80"),  # a label of windows-1252 (the Encoding Standard's)
+    ("?q=日", "windows-1252", "?q=%26%2326085%3B"),  # not in it: "&#26085;", escaped
+    ("?q=\x81", "windows-1252", "?q=%81"),  # the standard's windows-1252 has byte 81 for U+0081
+    ("?q=\u0e01", "windows-874", "?q=%A1"),  # a name Python's codecs do not know (cp874)
     ("?q=é", "utf-16", "?q=%C3%A9"),  # a URL is never UTF-16: UTF-8
     ("?q=é", "UTF-16LE", "?q=%C3%A9"),
     ("?q=é", "no-such-encoding", "?q=%C3%A9"),
