@@ -42,6 +42,7 @@ from minicrawl.bloom.hashes import default_indexer, default_stepper  # noqa: E40
 from minicrawl.bloom.sizing import false_positive_rate  # noqa: E402
 
 BATCH = 1000
+PAGE = 50  # links of a typical page: what a worker offers Visited in one add_new call
 TARGETS = {"add": 0.6e6, "add_many, 1 thread": 2.0e6, "add_many, 4 threads": 1.5e6}
 
 
@@ -157,6 +158,32 @@ def bench_lookups(urls: list[str], p: float, repeat: int) -> None:
         print(f"  {name:30s} {fmt(rate)}   x{rate / look['set: u in s']:5.2f}")
 
 
+def bench_add_new(urls: list[str], p: float, repeat: int) -> dict[str, float]:
+    """``add_new`` (the core's ``SeenSet``, what a worker calls) of a filter sized as run.py
+    sizes it: a page of ~50 links per call, and batches of 10,000 URLs (a resume's replay)."""
+    n = len(urls)
+    section(f"add_new into a fresh filter (capacity={n:,}, error_rate={p}), every URL once")
+    holder: dict[str, BloomFilter] = {}
+
+    def fresh() -> None:
+        holder["bf"] = BloomFilter(capacity=n, error_rate=p, hashes=8)
+
+    def calls(size: int) -> Callable[[], None]:
+        batches = [urls[i:i + size] for i in range(0, n, size)]
+
+        def run() -> None:
+            add_new = holder["bf"].add_new
+            for batch in batches:
+                add_new(batch)
+        return run
+
+    rates = {f"add_new, {size:,} URLs a call": best_rate(n, calls(size), repeat, setup=fresh)
+             for size in (PAGE, 10_000)}
+    for name, rate in rates.items():
+        print(f"  {name:30s} {fmt(rate)}")
+    return rates
+
+
 def naive_slice_fp(n: int, k: int = 8) -> tuple[float, float, float]:
     """(measured f, theoretical f, fill) of the naive strided slice at m/n = 10: the slice is
     kept inside the array by drawing start from [0, m − (k−1)·step), so the bits near the end
@@ -186,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement, best kept")
     ap.add_argument("--p", type=float, default=0.001, help="error rate of the filters")
     ap.add_argument("--skip-fp", action="store_true", help="skip the false-positive section")
+    ap.add_argument("--add-new-only", action="store_true",
+                    help="only the add_new section (the crawl path's throughput)")
     args = ap.parse_args(argv)
     n, repeat, p = args.n, args.repeat, args.p
 
@@ -194,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{n:,} synthetic URLs (mean {sum(map(len, urls)) / n:.0f} chars) made in "
           f"{time.perf_counter() - t:.1f} s; Python {sys.version.split()[0]}; filters at "
           f"capacity={n:,}, error_rate={p}, k=8; best of {repeat}")
+    bench_add_new(urls, p, repeat)
+    if args.add_new_only:
+        return 0
     m = BloomFilter(capacity=n, error_rate=p).bits
     bench_bit_ways(urls, m, 8, repeat)
 
