@@ -140,17 +140,7 @@ def filled_redis(p: float, url: str) -> Filled:
     return Filled(visited, count_hits, p, visited.current_fp_rate, visited.expected_fp_rate)
 
 
-KINDS = {
-    "bloom": pytest.param("bloom", marks=pytest.mark.xfail(
-        strict=True, reason="sized for the optimal k, used with 8 hashes")),
-    "scalable": "scalable",
-    "redis": pytest.param("redis", marks=pytest.mark.xfail(
-        strict=True, reason="sized for the optimal k, used with 8 hashes")),
-    "core": "core",
-}
-
-
-@pytest.fixture(params=list(KINDS.values()))
+@pytest.fixture(params=["bloom", "scalable", "redis", "core"])
 def kind(request: pytest.FixtureRequest) -> str:
     return request.param
 
@@ -217,7 +207,6 @@ LOCAL = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="run.py's filters hash with mmh3 double hashing")
 @pytest.mark.parametrize("name", sorted(LOCAL))
 def test_a_url_sets_the_cores_positions(name: str) -> None:
     """One URL at a time into an empty filter: the bits it sets are the core's positions for
@@ -228,7 +217,6 @@ def test_a_url_sets_the_cores_positions(name: str) -> None:
         assert single_bits(LOCAL[name], url) == set(core_positions([url], m)[0].tolist()), url
 
 
-@pytest.mark.xfail(strict=True, reason="run.py's filters hash with mmh3 double hashing")
 @pytest.mark.parametrize("batch", [1, 50, 700])
 def test_batches_set_the_cores_positions(batch: int) -> None:
     """Whatever the batch size (URL by URL, or NumPy), a filter's bits are the union of the
@@ -246,7 +234,6 @@ def test_batches_set_the_cores_positions(batch: int) -> None:
             assert set(np.flatnonzero(as_bools(f._bits)).tolist()) == want
 
 
-@pytest.mark.xfail(strict=True, reason="the Redis filter hashes with mmh3 double hashing")
 def test_redis_shards_hold_the_cores_positions(redis_server) -> None:
     """In each Redis shard the bits set are the core's positions, for the shard's m, of the
     URLs routed to it (the routing hash is the Redis filter's own)."""

@@ -1,29 +1,40 @@
-"""The NumPy half of a batch: which bytes and bits a batch of URLs touches, worked out at once.
+"""The crawl path's hashing: the core's positions, one URL at a time or a batch in NumPy.
 
-Used by :meth:`BloomFilter.add_many` for batches of ``SMALL_BATCH`` URLs or more, once NumPy pays
-back its import (:func:`numpy_pays`); below that the fixed cost of NumPy is larger than the work,
-and a crawl that never sends enough URLs in such batches never imports NumPy.
+Every Bloom filter of run.py puts a URL at :func:`minicrawl.core.visited.positions` — word i of
+one salted BLAKE2b digest, mod m, for i < 8 — and nowhere else. A filter asks the core for one
+URL; for a batch, :func:`positions_many` computes the same numbers in NumPy, and the rest of this
+module works out which bytes and bits a batch touches, at once.
+
+Batches of ``SMALL_BATCH`` URLs or more go through NumPy once it pays back its import
+(:func:`numpy_pays`); below that, or in a crawl that has not offered enough URLs yet, the filter
+asks the core URL by URL and NumPy is never imported.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from functools import cache
+from hashlib import blake2b
 from typing import TYPE_CHECKING
+
+from minicrawl.core.visited import HASHES, SEED
 
 if TYPE_CHECKING:
     import numpy as np
 
+#: The name saved filters and a shared crawl record for the core's positions (the files and
+#: Redis keys of older minicrawls hold MurmurHash3 double hashing, named "default").
+FAMILY = "blake2b"
 
-# Below this many URLs, add_many and contains_many work URL by URL: NumPy's fixed cost per
-# call is larger than the work.
-SMALL_BATCH = 512
-# Importing NumPy costs ~75 ms and 14 MB, and it saves ~0.3–0.6 µs a URL: it pays back over
-# ~100,000 URLs. So batches of SMALL_BATCH or more go URL by URL too until that many URLs have
-# come in such batches (unless NumPy is loaded already). A crawl seldom gets there, since it
-# offers Visited only links it has not offered before: on the Java API docs (10,248 pages) 13
-# pages brought ≥ 512 new links, ~20,000 in all; without NumPy its peak RSS was 65–67 vs 79 MB,
-# its wall unchanged (0.98, 1.01: two sets of 4 alternated pairs).
+# Below this many URLs, add_many and contains_many ask the core URL by URL: NumPy's fixed cost
+# per batch (~15 µs) is more than the ~1.2 µs a URL it saves (Python's modulo of eight 64-bit
+# words and their lists) on fewer URLs.
+SMALL_BATCH = 16
+# Importing NumPy costs ~75 ms and 14 MB: it pays back over ~60,000 URLs. So batches of
+# SMALL_BATCH or more go URL by URL too until 100,000 URLs have come in such batches (unless
+# NumPy is loaded already): a small crawl never loads it, a long one soon does (a page of 50
+# links is such a batch).
 NUMPY_AFTER = 100_000
 _batched = 0  # URLs seen in batches of SMALL_BATCH or more, process-wide (roughly: no lock)
 
@@ -37,6 +48,47 @@ def numpy_pays(n: int) -> bool:
         return True
     _batched += n
     return _batched >= NUMPY_AFTER
+
+
+def not_a_url(value: object) -> str:
+    """The message for a non-str given as a URL."""
+    return f"url must be a str, got {type(value).__name__}"
+
+
+@cache
+def _blank(seed: bytes) -> blake2b:
+    """An empty BLAKE2b state with the core's digest size and salt, to copy for each URL."""
+    return blake2b(digest_size=8 * HASHES, salt=seed)
+
+
+def digests(urls: Sequence[str], seed: bytes = SEED) -> bytes:
+    """The core's BLAKE2b digest of each URL, one after the other (64 bytes each).
+
+    ``blake2b(data, digest_size=64, salt=seed)`` is an empty salted state updated with the data:
+    copying one ready state costs 270 ns a URL where the constructor parses its keywords again
+    (430 ns). TypeError, naming the type, for a URL that is not a str.
+    """
+    copy = _blank(seed).copy
+    out = []
+    append = out.append
+    try:
+        for url in urls:
+            h = copy()
+            h.update(url.encode("utf-8", "surrogatepass"))
+            append(h.digest())
+    except AttributeError:  # no .encode: not a str
+        bad = next(u for u in urls if not isinstance(u, str))
+        raise TypeError(not_a_url(bad)) from None
+    return b"".join(out)
+
+
+def positions_many(urls: Sequence[str], size: int, seed: bytes = SEED) -> np.ndarray:
+    """The core's positions of many URLs at once: an (n, 8) ``uint64`` array whose row j is
+    ``minicrawl.core.visited.positions(urls[j], size, seed)`` (tests/test_visited_parity.py)."""
+    import numpy as np
+    # '<u8' is the core's struct "<8Q": little-endian words whatever the machine.
+    words = np.frombuffer(digests(urls, seed), dtype="<u8").reshape(-1, HASHES)
+    return words % np.uint64(size)
 
 
 @cache
@@ -91,28 +143,22 @@ def _plan_batch(flat: np.ndarray, n: int, m: int
     dup = s[1:] == s[:-1]
     if not dup.any():
         return earlier, ubytes, umasks
-    repeated = s[1:][dup]
-    if repeated.size <= 64:
-        # The usual case: a few shared bits (two URLs colliding, or a URL given twice); one
-        # comparison pass per repeated index is cheaper than sorting (index, row) pairs.
-        for v in set(repeated.tolist()):
-            pos = np.flatnonzero(keys == v)
-            rows = pos % n
-            earlier[pos[rows > rows.min()]] = True
-        return earlier, ubytes, umasks
-    # Many repeats (a big batch, a tiny filter, many duplicate URLs): order the entries by
-    # (index, row); in each group of equal indices the first has the earliest row.
-    rows = np.arange(flat.size, dtype=np.uint64) % np.uint64(n)
-    if m <= 1 << 32 and n <= 1 << 32:
-        # One argsort of index·2**32 + row: ~3x faster than lexsort on the two keys.
-        order = np.argsort((keys.astype(np.uint64) << np.uint64(32)) | rows)
-    else:
-        order = np.lexsort((rows, keys))
-    sk = keys[order]
+    # The indices that occur more than once, and the entries holding them: few (two URLs sharing
+    # a bit, a URL given twice; ~450 of 80,000 in a batch of 10,000 URLs at p = 0.001), so they
+    # are found by binary search and only they are ordered by (index, row). Sorting all the
+    # entries by (index, row) instead cost 3x the whole plan.
+    repeated = np.unique(s[1:][dup])
+    at = np.searchsorted(repeated, keys)
+    at[at == repeated.size] = 0
+    pos = np.flatnonzero(repeated[at] == keys)
+    rows = pos % n
+    order = np.lexsort((rows, keys[pos]))
+    sk, srows = keys[pos][order], rows[order]
+    # In each group of equal indices the first entry has the earliest row; the entries of a
+    # later row are bits an earlier URL of the batch sets (of the same row: its own, twice).
     first = np.empty(sk.size, dtype=bool)
     first[0] = True
     np.not_equal(sk[1:], sk[:-1], out=first[1:])
-    srows = rows[order]
     first_row = srows[first][np.cumsum(first) - 1]
-    earlier[order] = first_row < srows
+    earlier[pos[order]] = first_row < srows
     return earlier, ubytes, umasks

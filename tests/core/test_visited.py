@@ -21,7 +21,7 @@ from minicrawl.state.forgetting import ForgettingVisited
 
 
 def run_py_bloom() -> BloomFilter:
-    return BloomFilter(capacity=10_000, error_rate=0.001, hashes=8)
+    return BloomFilter(capacity=10_000, error_rate=0.001)
 
 
 def forgetting() -> ForgettingVisited:
@@ -35,7 +35,7 @@ IMPLEMENTATIONS: dict[str, Callable[[], SeenSet]] = {
     "core-bloom": lambda: BloomVisited(expected=10_000, error_rate=0.001),
     "bloom": run_py_bloom,
     # Grows three times in the race below; a rate of 1e-6 so that no false positive blurs it.
-    "scalable": lambda: ScalableBloomFilter(initial_capacity=500, error_rate=1e-6, hashes=8),
+    "scalable": lambda: ScalableBloomFilter(initial_capacity=500, error_rate=1e-6),
     "exact": ExactVisited,
     "forgetting": forgetting,
 }
