@@ -130,7 +130,7 @@ def bench_add_new(urls: list[str], p: float, repeat: int) -> dict[str, float]:
     holder: dict[str, BloomFilter] = {}
 
     def fresh() -> None:
-        holder["bf"] = BloomFilter(capacity=n, error_rate=p, hashes=8)
+        holder["bf"] = BloomFilter(capacity=n, error_rate=p)
 
     def calls(size: int) -> Callable[[], None]:
         batches = [urls[i:i + size] for i in range(0, n, size)]
