@@ -247,3 +247,17 @@ def test_redis_shards_hold_the_cores_positions(redis_server) -> None:
         mine = [u for u, t in zip(urls, shard.tolist(), strict=True) if t == s]
         want = set(core_positions(mine, visited._shard_bits).ravel().tolist())
         assert set(np.flatnonzero(redis_bits(visited, s)).tolist()) == want
+
+
+@pytest.mark.parametrize("p", sorted(PROBES))
+def test_run_pys_filter_is_the_cores_bit_for_bit(p: float) -> None:
+    """Sized from the same n and p and given the same URLs (pages of 50 and a batch of 10,000:
+    both NumPy paths), run.py's BloomFilter holds exactly the core's bits."""
+    core, bf = BloomVisited(expected=CAPACITY, error_rate=p), BloomFilter(CAPACITY, p)
+    urls = stored(30_000) + ODD_URLS
+    core.add_new(urls)
+    for i in range(0, 20_000, 50):
+        bf.add_new(urls[i:i + 50])
+    bf.add_new(urls[20_000:])
+    assert bf.bits == core.size and bf.hashes == 8
+    assert np.array_equal(as_bools(bf._bits), as_bools(core.bits))

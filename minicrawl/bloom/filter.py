@@ -142,58 +142,63 @@ class BloomFilter(SizedFilter):
             with self._lock:
                 return [self._test_and_set(ix) for ix in ixs]
         if n < LARGE_BATCH:
-            return self._add_page(urls)
-        import numpy as np
-        view = self._view
-        # Batches are prepared one at a time. Each NumPy call on a few thousand elements
+            return self._add_batch(urls)
+        # Large batches are prepared one at a time. Each NumPy call on a few thousand elements
         # releases and retakes the GIL, and with several threads preparing batches at once those
         # hand-offs cost more than the work: 4 threads measured 1.6 M URLs/s aggregate without
         # this lock and 2.5 M/s with it (the same as 1 thread). Waiting here sleeps instead of
-        # fighting for the GIL. It does not block single adds or reads.
+        # fighting for the GIL. It does not block single adds, pages or reads.
         with self._batch_lock:
-            # (8, n) layout: entry i·n + j is bit i of URL j.
-            flat = np.ascontiguousarray(positions_many(urls, self._m).T).ravel()
-            byte, mask = _byte_and_mask(flat)
-            earlier, ubytes, umasks = _plan_batch(flat, n, self._m)
-            with self._lock:
-                # Sequential semantics: URL j is old if each of its bits was set before the
-                # batch or by an earlier URL of the batch (which sets all its bits, new or not).
-                have = (view[byte] & mask) != 0
-                have |= earlier
-                new = ~np.logical_and.reduce(have.reshape(HASHES, n), axis=0)
-                # ubytes are distinct, so this fancy |= cannot lose a write to a shared byte.
-                view[ubytes] |= umasks
-                self._count += int(np.count_nonzero(new))
-        return new.tolist()
+            return self._add_batch(urls)
 
-    def _add_page(self, urls: list[str]) -> list[bool]:
-        """``add_many`` for a page's links (NumPy loaded, fewer than LARGE_BATCH URLs).
+    def _add_batch(self, urls: list[str]) -> list[bool]:
+        """``add_many`` with NumPy: the core's positions of all the URLs at once (batch.py).
 
-        Their positions come from NumPy. A URL whose 8 bits are all set already is old whatever
-        the order (bits only go from 0 to 1), so those are found at once, without the lock, as
-        ``in`` finds them — most of a page's links, in a crawl. The others are tested and set
-        one by one under the lock, in order, as ``add`` does. (Setting them at once when no two
-        share a bit measured slower: np.unique and ufunc.at cost more than 50 URLs.)
+        A URL whose 8 bits are all set already is old whatever the order (bits only go from 0
+        to 1), so those are found first, without the lock, as ``in`` finds them — most of a
+        page's links, in a crawl. The others are tested and set under the lock, in order: one by
+        one as ``add`` does when they are few (a page's), at once for LARGE_BATCH or more, with
+        the bookkeeping of :func:`~minicrawl.bloom.batch._plan_batch` done before the lock.
         """
         import numpy as np
         n = len(urls)
-        where = positions_many(urls, self._m)
+        m = self._m
+        view = self._view
+        where = positions_many(urls, m)  # (n, 8): row j is URL j's
         byte, mask = _byte_and_mask(where.ravel())
-        seen = ((self._view[byte] & mask) != 0).reshape(n, HASHES).all(axis=1)
-        out = [False] * n
+        seen = ((view[byte] & mask) != 0).reshape(n, HASHES).all(axis=1)
         rest = np.flatnonzero(~seen)
-        if rest.size:
-            pairs = zip(rest.tolist(), where[rest].tolist(), strict=True)
-            bits = self._bits
-            new = 0
-            with self._lock:
-                for j, ix in pairs:
-                    if not bits[ix].all():
-                        bits[ix] = 1
-                        out[j] = True
-                        new += 1
-                self._count += new
-        return out
+        r = rest.size
+        if r < LARGE_BATCH:
+            out = [False] * n
+            if r:
+                pairs = zip(rest.tolist(), where[rest].tolist(), strict=True)
+                bits = self._bits
+                new = 0
+                with self._lock:
+                    for j, ix in pairs:
+                        if not bits[ix].all():
+                            bits[ix] = 1
+                            out[j] = True
+                            new += 1
+                    self._count += new
+            return out
+        # (8, r) layout: entry i·r + j is bit i of the j-th URL left.
+        flat = np.ascontiguousarray((where if r == n else where[rest]).T).ravel()
+        byte, mask = _byte_and_mask(flat)
+        earlier, ubytes, umasks = _plan_batch(flat, r, m)
+        with self._lock:
+            # Sequential semantics: a URL is old if each of its bits was set before the batch
+            # or by an earlier URL of the batch (which sets all its bits, new or not).
+            have = (view[byte] & mask) != 0
+            have |= earlier
+            fresh = ~np.logical_and.reduce(have.reshape(HASHES, r), axis=0)
+            # ubytes are distinct, so this fancy |= cannot lose a write to a shared byte.
+            view[ubytes] |= umasks
+            self._count += int(np.count_nonzero(fresh))
+        answers = np.zeros(n, dtype=bool)
+        answers[rest] = fresh
+        return answers.tolist()
 
     def contains_many(self, urls: Iterable[str]) -> list[bool]:
         """``url in self`` for many URLs at once (the batch path, no lock needed)."""
