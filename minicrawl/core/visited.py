@@ -25,7 +25,7 @@ def bits_for(expected: int, error_rate: float) -> int:
     """The size m, in bits, that keeps ``expected`` URLs at ``error_rate`` false positives."""
     if expected < 1 or not 0 < error_rate < 1:
         raise ValueError("expected must be ≥ 1 and error_rate between 0 and 1")
-    return max(64, math.ceil(-HASHES * expected / math.log(1 - error_rate ** (1 / HASHES))))
+    return max(64, math.ceil(-HASHES * expected / math.log1p(-error_rate ** (1 / HASHES))))
 
 
 def positions(url: str, size: int, seed: bytes = SEED) -> list[int]:

@@ -98,6 +98,8 @@ def test_bloom_size_follows_the_formula() -> None:
     # 8 hashes: m = -8n / ln(1 - p^(1/8)); 1,000,000 URLs at 0.001 → 14,607,698 bits (1.8 MB)
     assert bits_for(1_000_000, 0.001) == 14_607_698
     assert len(BloomVisited(1_000_000, 0.001).bits) == 14_607_698
+    # A tiny rate: 1 − p^(1/8) is 1.0 in floating point, ln(1 − x) is computed as log1p(−x).
+    assert bits_for(10, 1e-300) > 10**39
     with pytest.raises(ValueError):
         bits_for(0, 0.01)
     with pytest.raises(ValueError):
