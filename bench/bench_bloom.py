@@ -8,14 +8,16 @@ Run by hand (not part of the tests), from the repository root:
 What it prints, every rate in URLs per second (best of ``--repeat`` runs, since a shared machine
 is noisy) and as a ratio to the Python ``set`` of URLs measured in the same run:
 
-1. ways to test-and-set the k bits of one URL with bitarray (why ``add`` uses strided slices);
-2. single ``add``; ``add_many`` in batches of 1000, one thread and 4 threads together; a plain
+1. ``add_new`` (what a worker calls) with a page of 50 links per call and with 10,000 URLs;
+2. the cost of the core's positions: one URL at a time (the core's function), in a NumPy batch
+   (``positions_many``), the digests alone;
+3. single ``add``; ``add_many`` in batches of 1000, one thread and 4 threads together; a plain
    lock around each single ``add`` with 4 threads; ``in`` and ``contains_many``;
-3. a ``set`` of the URLs and a ``set`` of SHA-1 hex fingerprints (what Scrapy keeps), with their
+4. a ``set`` of the URLs and a ``set`` of SHA-1 hex fingerprints (what Scrapy keeps), with their
    memory per URL from tracemalloc; pybloom-live and rbloom when installed;
-4. memory of a 10 M / p = 0.001 filter against m/8;
-5. measured against theoretical false-positive rate for the three hash families, and for the
-   naive strided slice that never wraps.
+5. memory of a 10 M / p = 0.001 filter against m/8;
+6. measured against theoretical false-positive rate for the crawler's hash family and the two
+   teaching ones.
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import mmh3  # noqa: E402
 from bitarray import bitarray  # noqa: E402
 
 from minicrawl.bloom import BloomFilter  # noqa: E402
+from minicrawl.bloom.batch import digests, positions_many  # noqa: E402
 from minicrawl.bloom.cli import measure_fp, synthetic_urls  # noqa: E402
-from minicrawl.bloom.hashes import default_indexer, default_stepper  # noqa: E402
-from minicrawl.bloom.sizing import false_positive_rate  # noqa: E402
+from minicrawl.core.visited import positions  # noqa: E402
 
 BATCH = 1000
+PAGE = 50  # links of a typical page: what a worker offers Visited in one add_new call
+# Set when the filter hashed with MurmurHash3 (~0.1 µs a URL). The core's BLAKE2b digest alone
+# costs ~0.36 µs a URL from Python (2.8 M/s, "digests only" below), so add_many of new URLs in
+# batches of 1,000 cannot reach 2 M/s any more; the crawl's case, links seen before, can.
 TARGETS = {"add": 0.6e6, "add_many, 1 thread": 2.0e6, "add_many, 4 threads": 1.5e6}
 
 
@@ -88,55 +93,18 @@ def section(title: str) -> None:
     print(f"\n== {title}")
 
 
-def bench_bit_ways(urls: list[str], m: int, k: int, repeat: int) -> None:
-    """Ways to test-and-set the k bits of one URL in a bitarray (no lock: the bit work only)."""
-    section(f"test-and-set of k={k} bits with bitarray {sys.modules['bitarray'].__version__}, "
-            f"{len(urls):,} URLs, no lock")
-    bits = bitarray(m, endian="little")
-    index = default_indexer(m, k)
-    stepper = default_stepper(m, k)
-    span = k - 1
-
-    def by_bit(u: str) -> bool:
-        new = False
-        for i in index(u):
-            if not bits[i]:
-                bits[i] = 1
-                new = True
-        return new
-
-    def by_list(u: str) -> bool:
-        ix = index(u)
-        if bits[ix].all():
-            return False
-        bits[ix] = 1
-        return True
-
-    def by_slices(u: str) -> bool:
-        x, step = stepper(u)
-        end = x + span * step
-        if end < m:
-            if bits[x:end + 1:step].all():
-                return False
-            bits[x:end + 1:step] = 1
-            return True
-        y = x + ((m - 1 - x) // step + 1) * step - m
-        if bits[x::step].all() and bits[y:end - m + 1:step].all():
-            return False
-        bits[x::step] = 1
-        bits[y:end - m + 1:step] = 1
-        return True
-
-    def indices_only(u: str) -> list[int]:
-        return index(u)
-
-    for name, fn in (("indices only (hash + arithmetic)", indices_only),
-                     ("bit by bit: bits[i] k times", by_bit),
-                     ("list index: bits[[i0..ik]]", by_list),
-                     ("strided slices: bits[x:e:step]", by_slices)):
-        rate = best_rate(len(urls), lambda fn=fn: list(map(fn, urls)), repeat,
-                         setup=lambda: bits.setall(0))
-        print(f"  {name:36s} {fmt(rate)}")
+def bench_positions(urls: list[str], m: int, repeat: int) -> None:
+    """Where a URL's 8 bits are: the core's function per URL, the NumPy batch, the digests."""
+    section(f"the core's positions of {len(urls):,} URLs (m = {m:,})")
+    batches = [urls[i:i + 10_000] for i in range(0, len(urls), 10_000)]
+    pages = [urls[i:i + PAGE] for i in range(0, len(urls), PAGE)]
+    for name, run in (
+            ("core positions(), one URL a call", lambda: [positions(u, m) for u in urls]),
+            ("digests only, batches of 10,000", lambda: [digests(b) for b in batches]),
+            ("positions_many, batches of 10,000",
+             lambda: [positions_many(b, m) for b in batches]),
+            (f"positions_many, batches of {PAGE}", lambda: [positions_many(b, m) for b in pages])):
+        print(f"  {name:36s} {fmt(best_rate(len(urls), run, repeat))}")
 
 
 def bench_lookups(urls: list[str], p: float, repeat: int) -> None:
@@ -157,27 +125,43 @@ def bench_lookups(urls: list[str], p: float, repeat: int) -> None:
         print(f"  {name:30s} {fmt(rate)}   x{rate / look['set: u in s']:5.2f}")
 
 
-def naive_slice_fp(n: int, k: int = 8) -> tuple[float, float, float]:
-    """(measured f, theoretical f, fill) of the naive strided slice at m/n = 10: the slice is
-    kept inside the array by drawing start from [0, m − (k−1)·step), so the bits near the end
-    are set less often than the others."""
-    urls = synthetic_urls(2 * n, seed=1)
-    m = 10 * n
-    bits = bitarray(m, endian="little")
-    bits.setall(0)
-    span = k - 1
-    steps = (m - 1) // span
+def bench_add_new(urls: list[str], p: float, repeat: int) -> dict[str, float]:
+    """``add_new`` (the core's ``SeenSet``, what a worker calls) of a filter sized as run.py
+    sizes it: a page of 50 links per call, and batches of 10,000 URLs (a resume's replay); new
+    URLs, and the same URLs offered again (a crawl's usual case: >99 % of a page's links were
+    seen before, bench/README.md)."""
+    n = len(urls)
+    section(f"add_new into a filter (capacity={n:,}, error_rate={p}), every URL once, then "
+            f"again")
+    holder: dict[str, BloomFilter] = {}
 
-    def where(u: str) -> slice:
-        h1, h2 = mmh3.hash64(u, signed=False)
-        step = 1 + h2 % steps
-        start = h1 % (m - span * step)
-        return slice(start, start + span * step + 1, step)
+    def fresh() -> None:
+        holder["bf"] = BloomFilter(capacity=n, error_rate=p)
 
-    for u in urls[:n]:
-        bits[where(u)] = 1
-    hits = sum(bits[where(u)].all() for u in urls[n:])
-    return hits / n, false_positive_rate(m, n, k), bits.count() / m
+    def calls(size: int) -> Callable[[], None]:
+        batches = [urls[i:i + size] for i in range(0, n, size)]
+
+        def run() -> None:
+            add_new = holder["bf"].add_new
+            for batch in batches:
+                add_new(batch)
+        return run
+
+    def filled(size: int) -> Callable[[], None]:
+        def setup() -> None:
+            fresh()
+            calls(size)()
+        return setup
+
+    rates = {}
+    for size in (PAGE, 10_000):
+        rates[f"add_new, {size:,} new URLs a call"] = best_rate(n, calls(size), repeat,
+                                                                setup=fresh)
+        rates[f"add_new, {size:,} seen URLs a call"] = best_rate(n, calls(size), repeat,
+                                                                 setup=filled(size))
+    for name, rate in rates.items():
+        print(f"  {name:36s} {fmt(rate)}")
+    return rates
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement, best kept")
     ap.add_argument("--p", type=float, default=0.001, help="error rate of the filters")
     ap.add_argument("--skip-fp", action="store_true", help="skip the false-positive section")
+    ap.add_argument("--add-new-only", action="store_true",
+                    help="only the add_new section (the crawl path's throughput)")
     args = ap.parse_args(argv)
     n, repeat, p = args.n, args.repeat, args.p
 
@@ -194,8 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{n:,} synthetic URLs (mean {sum(map(len, urls)) / n:.0f} chars) made in "
           f"{time.perf_counter() - t:.1f} s; Python {sys.version.split()[0]}; filters at "
           f"capacity={n:,}, error_rate={p}, k=8; best of {repeat}")
+    bench_add_new(urls, p, repeat)
+    if args.add_new_only:
+        return 0
     m = BloomFilter(capacity=n, error_rate=p).bits
-    bench_bit_ways(urls, m, 8, repeat)
+    bench_positions(urls, m, repeat)
 
     section("inserting every URL once (rates; x = ratio to the set of URLs)")
     rates: dict[str, float] = {}
@@ -232,11 +221,10 @@ def main(argv: list[str] | None = None) -> int:
         repeat, setup=fresh)
     plain_lock = threading.Lock()
     bits = bitarray(m, endian="little")
-    index = default_indexer(m, 8)
 
     def locked_add(u: str) -> bool:
-        # The naive design from the issue: eight separately computed indices, a lock per add.
-        ix = index(u)
+        # The naive design from the issue: the eight positions, a lock per add.
+        ix = positions(u, m)
         with plain_lock:
             if bits[ix].all():
                 return False
@@ -302,19 +290,15 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.skip_fp:
         section(f"false positives: insert {n:,}, probe {n:,} others, m/n = 10, k = 8")
-        for family in ("default", "java", "scrapy-redis"):
+        for family in ("blake2b", "java", "scrapy-redis"):
             r = measure_fp(family, n=n, ratio=10, k=8, seed=1)
             print(f"  {family:13s} m={r.m:>11,} (m/n {r.m / r.n:5.2f})  measured {r.measured:.6f}"
                   f"  theory {r.theoretical:.6f}  ratio {r.ratio:6.3f}"
                   f"  fill {r.fill_ratio:.4f} (theory {r.fill_theory:.4f})")
         ratio = 2 ** math.ceil(math.log2(10 * n)) / n
-        r = measure_fp("default", n=n, ratio=ratio, k=8, seed=1)
-        print(f"  {'default':13s} m={r.m:>11,} (m/n {r.m / r.n:5.2f})  measured {r.measured:.6f}"
+        r = measure_fp("blake2b", n=n, ratio=ratio, k=8, seed=1)
+        print(f"  {'blake2b':13s} m={r.m:>11,} (m/n {r.m / r.n:5.2f})  measured {r.measured:.6f}"
               f"  theory {r.theoretical:.6f}  ratio {r.ratio:6.3f}  (same m as the teaching runs)")
-        f, theory, fill = naive_slice_fp(n)
-        print(f"  {'naive slice':13s} m={10 * n:>11,} (m/n 10.00)  measured {f:.6f}"
-              f"  theory {theory:.6f}  ratio {f / theory:6.3f}  fill {fill:.4f}"
-              f"  (start drawn so the slice never wraps)")
     return 0
 
 

@@ -350,10 +350,10 @@ def _finite(value: numbers.Real) -> bool:
 def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> None:
     """The Bloom filter these numbers ask for must be one bitarray can index and, when it lives
     in this process (not in Redis), one this machine's memory can hold."""
-    from minicrawl.bloom.hashes import MAX_BITS
-    from minicrawl.bloom.sizing import optimal_bits
+    from minicrawl.bloom.sizing import MAX_BITS
+    from minicrawl.core.visited import bits_for
 
-    bits = optimal_bits(expected_urls, error_rate)
+    bits = bits_for(expected_urls, error_rate)
     size = f"{bits / 8 / 2**30:,.1f} GiB"
     if bits > MAX_BITS:
         raise ValueError(f"--expected-urls {expected_urls:,} at --error-rate {error_rate:g} needs "

@@ -9,6 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
+from minicrawl.core.visited import bits_for, positions
 
 # --------------------------------------------------------------------------- counting
 
@@ -32,7 +33,7 @@ def test_counting_add_remove_basics() -> None:
 @settings(max_examples=150, deadline=None)
 def test_counting_never_a_false_negative(ops: list[tuple[bool, int]]) -> None:
     # A small filter, so that items share counters and removals touch other items' counters.
-    cf = CountingBloomFilter(bits=200, hashes=4)
+    cf = CountingBloomFilter(bits=200)
     held: dict[str, int] = {}
     for add, i in ops:
         url = f"https://example.org/{i}"
@@ -49,8 +50,8 @@ def test_counting_never_a_false_negative(ops: list[tuple[bool, int]]) -> None:
 @given(urls=st.lists(st.integers(0, 60).map(str), max_size=200), batch=st.integers(1, 40))
 @settings(max_examples=100, deadline=None)
 def test_counting_add_many_equals_sequential(urls: list[str], batch: int) -> None:
-    a = CountingBloomFilter(bits=300, hashes=4)
-    b = CountingBloomFilter(bits=300, hashes=4)
+    a = CountingBloomFilter(bits=300)
+    b = CountingBloomFilter(bits=300)
     got: list[bool] = []
     for i in range(0, len(urls), batch):
         got += a.add_many(urls[i:i + batch])
@@ -59,16 +60,17 @@ def test_counting_add_many_equals_sequential(urls: list[str], batch: int) -> Non
 
 
 def test_counting_saturates_instead_of_wrapping() -> None:
-    cf = CountingBloomFilter(bits=1000, hashes=3)
+    cf = CountingBloomFilter(bits=1000)
+    hot = len(set(positions("hot", 1000)))  # its 8 counters (fewer if two coincide)
     for _ in range(300):
         cf.add("hot")
-    assert cf.saturated == 3
+    assert cf.saturated == hot
     cf.add_many(["hot"] * 300)
     assert max(cf._counters) == 255  # never wrapped to a small value
     for _ in range(600):
         cf.remove("hot")
     # Saturated counters stay put: the item is still (conservatively) present.
-    assert "hot" in cf and cf.saturated == 3
+    assert "hot" in cf and cf.saturated == hot
 
 
 def test_counting_refuses_removing_absent_item() -> None:
@@ -82,7 +84,8 @@ def test_counting_refuses_removing_absent_item() -> None:
 
 def test_counting_numbers() -> None:
     cf = CountingBloomFilter(capacity=1000, error_rate=0.01)
-    assert cf.nbytes == cf.bits and cf.expected_fp_rate == pytest.approx(0.01, rel=0.1)
+    assert cf.bits == bits_for(1000, 0.01) and cf.hashes == 8  # the core's sizing
+    assert cf.nbytes == cf.bits and cf.expected_fp_rate == pytest.approx(0.01, rel=1e-3)
     cf.add_many(str(i) for i in range(1000))
     assert not cf.over_capacity
     assert cf.current_fp_rate == pytest.approx(cf.expected_fp_rate, rel=0.3)
@@ -129,6 +132,10 @@ def test_scalable_slices_tighten_and_grow() -> None:
     rates = [f.error_rate for f in sf.slices]
     assert rates[:3] == pytest.approx([0.005, 0.0025, 0.00125])
     assert sum(rates) < 0.01
+    # Each slice is the core's filter for its capacity and rate, and reports k = 8's rate.
+    assert [f.bits for f in sf.slices[:3]] == [bits_for(c, p)
+                                                for c, p in zip(caps[:3], rates[:3], strict=True)]
+    assert all(f.hashes == 8 and f.expected_fp_rate <= f.error_rate for f in sf.slices)
     assert all(f.count <= f.capacity for f in sf.slices)
 
 
@@ -167,7 +174,6 @@ def test_scalable_concurrent_adds_true_once() -> None:
 
 @pytest.mark.parametrize("kwargs", [
     {"initial_capacity": 0}, {"error_rate": 0.0}, {"growth": 0}, {"tightening": 1.0},
-    {"hash": "nope"},
 ])
 def test_scalable_bad_arguments(kwargs: dict) -> None:
     with pytest.raises(ValueError):

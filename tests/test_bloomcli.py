@@ -11,6 +11,7 @@ import pytest
 
 from minicrawl.bloom.cli import main, measure_fp, synthetic_urls, table_rows
 from minicrawl.bloom.sizing import bits_for, optimal_bits
+from minicrawl.core import visited as core
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -21,21 +22,27 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 def test_size(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "size", "--n", "100000000", "--p", "0.001")
     assert code == 0
-    assert f"{optimal_bits(100_000_000, 0.001):,}" in out
-    assert "171.4 MiB" in out
+    # First what the crawler allocates (the core's m for k = 8) and its rate at n: p itself.
+    crawler = f"bits m, k=8             {core.bits_for(100_000_000, 0.001):,}  = 174.1 MiB"
+    assert out.splitlines()[2].startswith(crawler)
+    assert "expected f, k=8         0.00100" in out
+    # Then the lesson: the optimal k needs fewer bits, and 8 hashes at that m miss p by 10 %.
     assert "9.97 -> 10" in out
-    assert "k=8" in out and "0.00110" in out  # k = 8 with the optimal-k m: ~10 % over p
-    assert f"{bits_for(100_000_000, 0.001, 8):,}" in out
+    assert f"{optimal_bits(100_000_000, 0.001):,}  = 171.4 MiB" in out and "0.00110" in out
+    assert "bits for f <= p at k=" not in out
+    code, out = run(capsys, "size", "--n", "100000000", "--p", "0.001", "--k", "10")
+    assert f"bits for f <= p at k=10 {bits_for(100_000_000, 0.001, 10):,}" in out
 
 
 def test_size_accepts_scientific_notation(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "size", "--n", "1e6", "--p", "0.01")
-    assert code == 0 and f"{optimal_bits(1_000_000, 0.01):,}" in out
+    assert code == 0 and f"{core.bits_for(1_000_000, 0.01):,}" in out
 
 
 @pytest.mark.parametrize("argv", [
     ["size", "--n", "0", "--p", "0.1"], ["size", "--n", "10", "--p", "1.5"],
     ["size", "--n", "ten", "--p", "0.1"], ["measure", "--hash", "md5"], [], ["nope"],
+    ["measure", "--hash", "default"], ["measure", "--k", "7"],
 ])
 def test_usage_errors_return_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     assert main(argv) == 2
@@ -125,9 +132,9 @@ def test_synthetic_corpus_is_realistic_distinct_and_reproducible() -> None:
     assert len(near) > 1000
 
 
-def test_measure_default_family_within_10_percent_of_theory() -> None:
+def test_measure_crawlers_family_within_10_percent_of_theory() -> None:
     # The acceptance test from the issue: n = 1,000,000, m/n = 10, k = 8, fixed corpus seed.
-    r = measure_fp("default", n=1_000_000, ratio=10, k=8, seed=1)
+    r = measure_fp("blake2b", n=1_000_000, ratio=10, k=8, seed=1)
     assert r.m == 10_000_000 and r.k == 8 and r.probes == 1_000_000
     assert r.theoretical == pytest.approx(0.00846, rel=1e-3)
     assert 0.9 <= r.ratio <= 1.1
@@ -136,15 +143,19 @@ def test_measure_default_family_within_10_percent_of_theory() -> None:
 
 def test_measure_teaching_families_are_visibly_worse() -> None:
     # Smaller run: enough to see the damage without slowing the suite.
-    good = measure_fp("default", n=50_000, ratio=16, seed=3)
+    good = measure_fp("blake2b", n=50_000, ratio=16, seed=3)
+    assert good.m == 800_000  # as asked: the crawler's family takes any m
     for family in ("java", "scrapy-redis"):
         bad = measure_fp(family, n=50_000, ratio=16, seed=3)
         assert bad.m == 1 << 20  # 800,000 bits rounded up to a power of two
         assert bad.ratio > 2 * max(good.ratio, 1.0)
+        assert bad.fill_ratio < 0.9 * bad.fill_theory  # their hashes pile URLs on few bits
+        # Any k for a teaching family: fewer hashes, other numbers.
+        assert measure_fp(family, n=5_000, ratio=16, k=3, seed=3).k == 3
 
 
 def test_measure_command_output(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "measure", "--n", "20000", "--ratio", "10", "--seed", "2")
     assert code == 0
-    for label in ("measured f", "theoretical f", "ratio", "m/n = 10.00", "k = 8"):
+    for label in ("measured f", "theoretical f", "ratio", "m/n = 10.00", "k = 8", "blake2b"):
         assert label in out

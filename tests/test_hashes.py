@@ -1,67 +1,95 @@
-"""Hash families: stable, scalar and batch paths identical, teaching families faithful."""
+"""The crawler's positions, one URL (the core) or a batch (NumPy): identical; the teaching
+families of ``minicrawl bloom measure``: faithful, and out of the crawl's reach."""
 
 from __future__ import annotations
 
-import mmh3
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minicrawl.bloom import hashes
+from minicrawl.bloom.batch import digests, positions_many
+from minicrawl.bloom.cli import synthetic_urls
+from minicrawl.core.visited import SEED, positions
 
 URL = st.text(min_size=0, max_size=200)
-SIZES = st.sampled_from([1, 2, 7, 8, 1000, 1 << 20, 14_607_698, (1 << 40) + 3])
+#: Any str, lone surrogates included (a broken page's link can hold one; no text does).
+ANY_STR = st.text(st.one_of(st.characters(), st.sampled_from("\ud800\udbff\udc00\udfff")),
+                  max_size=120)
+SIZES = st.sampled_from([1, 2, 7, 8, 1000, 1 << 20, 14_607_698, (1 << 40) + 3, 1 << 57])
 
 
-def reference(url: str, m: int, k: int) -> list[int]:
-    """The documented default family, written out with unbounded integers."""
-    h1, h2 = (int(x) for x in np.frombuffer(mmh3.hash_bytes(url.encode()), dtype="<u8"))
-    span = m if k == 1 else max(1, (m - 1) // (k - 1))
-    start, step = h1 % m, 1 + h2 % span
-    return [(start + i * step) % m for i in range(k)]
-
-
-def test_default_known_values_are_stable() -> None:
-    # Pinned numbers: any change in the digest, byte order or derivation would silently break
-    # saved filters and a shared (Redis) bitmap, so it must show up here.
-    assert hashes.indices("https://example.org/", 1_000_003, 8) == [
-        466589, 484570, 502551, 520532, 538513, 556494, 574475, 592456]
-    assert hashes.default_stepper(1_000_003, 8)("https://example.org/") == (466589, 17981)
-
-
-@given(url=URL, m=SIZES, k=st.integers(1, 16))
+@given(urls=st.lists(ANY_STR, max_size=40), m=SIZES)
 @settings(max_examples=300, deadline=None)
-def test_default_scalar_equals_batch_and_formula(url: str, m: int, k: int) -> None:
-    got = hashes.indices(url, m, k)
-    assert got == reference(url, m, k)
-    assert got == hashes.indices_many([url], m, k)[0].tolist()
-    assert got == hashes.default_indexer(m, k)(url)
-    assert all(0 <= x < m for x in got)
-    if m >= k:
-        # The bounded step makes the k positions distinct and wrap at most once.
-        assert len(set(got)) == k
-        start, step = hashes.default_stepper(m, k)(url)
-        assert (k - 1) * step < m
+def test_the_batch_path_is_the_cores_positions(urls: list[str], m: int) -> None:
+    """positions_many (NumPy over BLAKE2b digests, the filters' speed-up) is the core's
+    positions, row by row, for any str and any filter size."""
+    got = positions_many(urls, m)
+    assert got.shape == (len(urls), 8) and got.dtype == np.uint64
+    assert got.tolist() == [positions(u, m) for u in urls]
 
 
-def test_batch_shape_dtype_and_empty() -> None:
-    out = hashes.indices_many(["a", "b", "c"], 100, 8)
-    assert out.shape == (3, 8) and out.dtype == np.uint64
-    assert hashes.indices_many([], 100, 5).shape == (0, 5)
+def test_the_batch_path_is_the_cores_on_many_urls() -> None:
+    urls = synthetic_urls(20_000, seed=5) + ["caf\u00e9", "\ud800", "x\udfffy", "\U0001f600"]
+    for m in (1_000_003, 14_607_698, (1 << 40) + 3):
+        assert positions_many(urls, m).tolist() == [positions(u, m) for u in urls]
+    other = b"another seed"
+    assert positions_many(urls[:500], 1000, other).tolist() == [positions(u, 1000, other)
+                                                                for u in urls[:500]]
 
 
-def test_utf8_bytes_hashed_not_python_hash() -> None:
-    # "é" precomposed vs decomposed are different strings, different bytes: different indices.
-    assert hashes.indices("caf\u00e9", 1 << 30) != hashes.indices("cafe\u0301", 1 << 30)
+def test_digests_are_the_salted_blake2b_of_the_utf8() -> None:
+    from hashlib import blake2b
+
+    urls = ["http://a.test/", "http://b\u00fccher.de/", "\ud83d"]
+    want = b"".join(blake2b(u.encode("utf-8", "surrogatepass"), digest_size=64,
+                            salt=SEED).digest() for u in urls)
+    assert digests(urls) == want
 
 
-@pytest.mark.parametrize("bad", [(0, 8), (10, 0), (10, 65), (hashes.MAX_BITS + 1, 8)])
+@pytest.mark.parametrize("bad", [None, 5, b"http://x/"])
+def test_a_non_str_is_named(bad: object) -> None:
+    with pytest.raises(TypeError, match=f"url must be a str, got {type(bad).__name__}"):
+        positions_many(["http://a/", bad], 100)  # type: ignore[list-item]
+
+
+def test_the_crawl_path_never_loads_the_teaching_families_or_mmh3() -> None:
+    """run.py's Visited (every kind, the shared one too) and the crawler come without
+    minicrawl.bloom.hashes: the teaching families are the ``minicrawl bloom`` tool's only."""
+    code = ("import sys\n"
+            "import minicrawl.crawler, minicrawl.shared.crawl, minicrawl.state.store\n"
+            "from minicrawl.bloom.visited import make_visited\n"
+            "from minicrawl.options import Options\n"
+            "for kind in ('bloom', 'scalable', 'exact'):\n"
+            "    make_visited(Options(visited=kind)).add_new(['http://a/'] * 600)\n"
+            "loaded = {'minicrawl.bloom.hashes', 'mmh3'} & set(sys.modules)\n"
+            "assert not loaded, loaded\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_crawlers_family_in_the_tool_is_the_cores() -> None:
+    fam = hashes.get_family("blake2b")
+    urls = ["http://a.test/", "\ud800"]
+    assert [fam.indices(u, 1000, 8) for u in urls] == [positions(u, 1000) for u in urls]
+    assert fam.indices_many(urls, 1000, 8).tolist() == [positions(u, 1000) for u in urls]
+    with pytest.raises(ValueError, match="k = 8"):
+        fam.indices("x", 1000, 7)
+
+
+@pytest.mark.parametrize("bad", [(0, 8), (10, 0), (10, 65), ((1 << 57) + 1, 8)])
 def test_bad_sizes_refused(bad: tuple[int, int]) -> None:
-    with pytest.raises(ValueError):
-        hashes.indices("x", *bad)
-    with pytest.raises(ValueError):
-        hashes.indices_many(["x"], *bad)
+    for name in ("java", "scrapy-redis"):
+        fam = hashes.get_family(name)
+        with pytest.raises(ValueError):
+            fam.indices("x", *bad)
+        with pytest.raises(ValueError):
+            fam.indices_many(["x"], *bad)
 
 
 # --------------------------------------------------------------------------- teaching families
@@ -125,9 +153,10 @@ def test_scrapy_seed0_is_sum_of_code_points() -> None:
 
 
 def test_family_registry_and_power_of_two() -> None:
-    assert set(hashes.FAMILIES) == {"default", "java", "scrapy-redis"}
-    with pytest.raises(ValueError, match="unknown hash family"):
-        hashes.get_family("md5")
-    assert hashes.family_bits("default", 1000) == 1000
+    assert set(hashes.FAMILIES) == {"blake2b", "java", "scrapy-redis"}
+    for gone in ("md5", "default"):  # "default" was MurmurHash3 double hashing: gone
+        with pytest.raises(ValueError, match="unknown hash family"):
+            hashes.get_family(gone)
+    assert hashes.family_bits("blake2b", 1000) == 1000
     assert hashes.family_bits("java", 1000) == 1024
     assert hashes.family_bits("scrapy-redis", 1024) == 1024

@@ -44,7 +44,7 @@ BAD = [
      "--expected-urls 1,000,000,000,000,000 at --error-rate 1e-300 needs a Visited filter of "),
     (["--expected-urls", "100000000000000"], {"expected_urls": 10**14},
      "--expected-urls 100,000,000,000,000 at --error-rate 0.001 needs a Visited filter of "
-     "167,377.1 GiB, more than this machine's"),
+     "170,056.0 GiB, more than this machine's"),
     (["--allow-domain", "https://example.org/"], {"allow_domain": ["https://example.org/"]},
      "--allow-domain must be a host name like example.org"),
     (["--allow-domain", "example.org:8080"], {"allow_domain": ["example.org:8080"]},

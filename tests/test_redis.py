@@ -112,7 +112,7 @@ def test_visited_matches_the_local_sizing_and_answers_in_order(redis_server):
 
     shared = SharedRedis(redis_server.url, crawl_name())
     visited = RedisBloomVisited(shared, capacity=10_000, error_rate=0.001, shards=4)
-    local = BloomFilter(capacity=10_000, error_rate=0.001, hashes=8)
+    local = BloomFilter(capacity=10_000, error_rate=0.001)
     assert visited.hashes == local.hashes == 8
     assert local.bits <= visited.bits < local.bits + 4  # the same m, rounded up to 4 shards
     assert visited.add_many(["a", "b", "a", "c"]) == [True, True, False, True]
@@ -131,6 +131,24 @@ def test_a_differently_sized_process_is_refused(redis_server):
     RedisBloomVisited(SharedRedis(redis_server.url, name), capacity=10_000, shards=4)
     with pytest.raises(VisitedMismatch, match="--expected-urls"):
         RedisBloomVisited(SharedRedis(redis_server.url, name), capacity=20_000, shards=4)
+
+
+def test_a_crawl_an_older_minicrawl_keeps_is_refused_in_one_line(redis_server):
+    """Its bits are at MurmurHash3 positions ("default" family): joining it would take new
+    pages for seen and fetch seen ones again. Whether this process creates its filter or
+    attaches to the crawl's, one line says why not and what to do."""
+    name = crawl_name()
+    shared = SharedRedis(redis_server.url, name)
+    old = {"family": "default", "hashes": 8, "shards": 4, "shard_bits": 35_945,
+           "capacity": 10_000, "error_rate": 0.001}
+    shared.client.set(f"mc:{name}:visited:meta", json.dumps(old))
+    for join in (lambda: RedisBloomVisited(shared, capacity=10_000, shards=4),
+                 lambda: RedisBloomVisited.attach(shared)):
+        with pytest.raises(VisitedMismatch) as err:
+            join()
+        message = str(err.value)
+        assert "'default' hash family of an older minicrawl" in message and "--crawl" in message
+        assert "\n" not in message
 
 
 ADDER = """

@@ -158,8 +158,8 @@ def test_rows_written_after_the_checkpoint_are_replayed(tmp_path, server):
     options = Options(state=str(state_dir))
     from minicrawl.bloom import BloomFilter
 
-    BloomFilter(capacity=options.expected_urls, error_rate=options.error_rate,
-                hashes=8).save(state_dir / FILTER_NAME)
+    BloomFilter(capacity=options.expected_urls,
+                error_rate=options.error_rate).save(state_dir / FILTER_NAME)
     with sqlite3.connect(state_dir / "crawl.db") as db:
         db.execute("UPDATE meta SET value = '0' WHERE key = 'filter_seq'")
     stats = Crawler([server.url("/")], threads=1, delay=0, state=str(state_dir)).run()

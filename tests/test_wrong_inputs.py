@@ -364,13 +364,11 @@ LIBRARY: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "capacity zero": (lambda: BloomFilter(capacity=0), ValueError, "capacity must be positive"),
     "error_rate a string": (lambda: BloomFilter(100, "0.1"), TypeError, "error_rate must be a"),
     "error_rate nan": (lambda: BloomFilter(100, float("nan")), ValueError, "error rate must be"),
-    "bits a string": (lambda: BloomFilter(bits="8", hashes=2), TypeError, "bits must be an int"),
-    "hashes 0": (lambda: BloomFilter(100, hashes=0), ValueError, "hashes must be an int"),
-    "unknown hash": (lambda: BloomFilter(100, hash="md5"), ValueError, "unknown hash family"),
+    "bits a string": (lambda: BloomFilter(bits="8"), TypeError, "bits must be an int"),
+    "bits 0": (lambda: BloomFilter(bits=0), ValueError, "bits must be positive"),
     "add None": (lambda: BloomFilter(100).add(None), TypeError, "url must be a str, got None"),
     "add a number": (lambda: BloomFilter(100).add(5), TypeError, "got int"),
     "add bytes": (lambda: BloomFilter(100).add(b"x"), TypeError, "got bytes"),
-    "add None, java": (lambda: BloomFilter(100, hash="java").add(None), TypeError, "got None"),
     "add_many with None": (lambda: BloomFilter(100).add_many(["a", None]), TypeError, "None"),
     "large batch with None": (lambda: BloomFilter(100).add_many(["a"] * 1000 + [None]),
                               TypeError, "url must be a str"),
@@ -391,29 +389,26 @@ def test_the_library_names_the_wrong_argument(name):
 
 
 def test_a_lone_surrogate_does_not_crash_and_normal_hashes_are_unchanged():
-    """In a child process: on a regression mmh3 kills the interpreter, which must not be
-    pytest's. Every hash path: single, small and NumPy batch, each family, the Redis router."""
+    """In a child process, should a hash's C code ever kill the interpreter on one: every hash
+    path (the core's, single, small and NumPy batch, each filter) takes a lone surrogate, and a
+    valid URL hashes as its UTF-8, the surrogate as its three bytes (the core's positions)."""
     code = r"""
-import mmh3
+from hashlib import blake2b
 from minicrawl import BloomFilter
 from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
-from minicrawl.bloom.hashes import hash_keys, indices, indices_many
+from minicrawl.core.visited import BloomVisited, positions
 bad = ["\ud800", "http://x/\udfff", "caf\u00e9\ud83d"]
-for family in ("default", "java", "scrapy-redis"):
-    f = BloomFilter(10_000, 0.01, hash=family)
-    assert [f.add(u) for u in bad] == [True, True, True] and all(u in f for u in bad)
-    assert f.add_many(bad * 50)[:3] == [False, False, False]  # the NumPy batch path
-    assert f.contains_many(bad * 50) == [True] * 150
+f = BloomFilter(10_000, 0.01)
+assert [f.add(u) for u in bad] == [True, True, True] and all(u in f for u in bad)
+assert f.add_many(bad * 50)[:3] == [False, False, False]  # the NumPy batch path
+assert f.contains_many(bad * 50) == [True] * 150
 for f in (CountingBloomFilter(1000, 0.01), ScalableBloomFilter(1000)):
     assert f.add("\ud800") and not f.add("\ud800")
-[mmh3.hash(k, 7) for k in hash_keys(bad)]  # the Redis filter's shard routing
-# Valid URLs hash exactly as mmh3 hashes the str itself: saved filters stay valid.
-for url in ("http://example.org/", "http://b\u00fccher.de/caf\u00e9", "https://\u4f8b.jp/\U0001f600"):
-    h1, h2 = mmh3.hash64(url, signed=False)
-    m = 1_000_003
-    start, span = h1 % m, (m - 1) // 7
-    assert indices(url, m, 8) == [(start + i * (1 + h2 % span)) % m for i in range(8)]
-    assert indices_many([url] * 70, m, 8)[0].tolist() == indices(url, m, 8)
+assert BloomVisited(1000, 0.01).add_new(bad + bad) == bad
+for url in ("http://example.org/", "http://b\u00fccher.de/caf\u00e9", "\ud800"):
+    digest = blake2b(url.encode("utf-8", "surrogatepass"), digest_size=64, salt=b"minicrawl")
+    words = [int.from_bytes(digest.digest()[i:i + 8], "little") for i in range(0, 64, 8)]
+    assert positions(url, 1_000_003) == [w % 1_000_003 for w in words]
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,

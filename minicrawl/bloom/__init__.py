@@ -1,9 +1,11 @@
 """Bloom filters, usable on their own: no crawler is imported (``visited`` reads the options).
 
-What this wing adds to the model: the Visited set as m bits however long the URLs are — sized
-from the expected number of URLs *n* and the error rate *p* (m = −n·ln p / (ln 2)²,
-k = (m/n)·ln 2), reporting its expected and current false-positive rate — plus the counting
-and scalable variants, the hash families, and the ``minicrawl bloom`` command that measures them.
+What this wing adds to the model: around the core's Bloom filter (:mod:`minicrawl.core.visited`:
+a URL's 8 bits at ``positions(url, m)``, m = ``bits_for(n, p)`` for the expected number of URLs
+*n* and the error rate *p*, k = 8) — batches, a file, the expected and current false-positive
+rates, the counting and scalable variants, an exact set, and the ``minicrawl bloom`` command
+that teaches the math and measures the crawler's hash family against two classic bad ones.
+Every filter here places and sizes as the core does; none has a hash family or a k of its own.
 
 The one seam where the crawl uses it: :func:`minicrawl.bloom.visited.make_visited` builds a filter
 from the options; the crawler only ever calls ``add_new`` on it (the core's ``SeenSet``: the
@@ -15,12 +17,13 @@ URLs of a batch not seen before), which ``add_many`` (one answer per URL) serves
 
 =================  ==============================================================
 ``sizing``         the formulas; :class:`FilterNumbers` every filter reports
-``hashes``         the eight seeded string hashes, and two teaching families
+``batch``          the core's positions for a batch, in NumPy, and the batch's bookkeeping
 ``filter``         :class:`BloomFilter`, its batch path and its file format
-``batch``          the NumPy side of large batches
 ``counting``       :class:`CountingBloomFilter` (remove)
 ``scalable``       :class:`ScalableBloomFilter` (grows, keeps the rate under p)
-``visited``        run.py's Visited: the filter the options ask for, or an exact set
+``exact``          :class:`ExactVisited`, a ``set``; the kinds one process holds
+``visited``        run.py's Visited: every kind, the one the options ask for, its stats
+``hashes``         the teaching hash families of ``minicrawl bloom measure`` (not the crawl's)
 ``cli``            ``minicrawl bloom size|table|plot|measure``
 =================  ==============================================================
 """

@@ -1,29 +1,46 @@
-"""The NumPy half of a batch: which bytes and bits a batch of URLs touches, worked out at once.
+"""The crawl path's hashing: the core's positions, one URL at a time or a batch in NumPy.
 
-Used by :meth:`BloomFilter.add_many` for batches of ``SMALL_BATCH`` URLs or more, once NumPy pays
-back its import (:func:`numpy_pays`); below that the fixed cost of NumPy is larger than the work,
-and a crawl that never sends enough URLs in such batches never imports NumPy.
+Every Bloom filter of run.py puts a URL at :func:`minicrawl.core.visited.positions` — word i of
+one salted BLAKE2b digest, mod m, for i < 8 — and nowhere else. A filter asks the core for one
+URL; for a batch, :func:`positions_many` computes the same numbers in NumPy, and the rest of this
+module works out which bytes and bits a batch touches, at once.
+
+Batches of ``SMALL_BATCH`` URLs or more get their positions from NumPy once it pays back its
+import (:func:`numpy_pays`), and from ``LARGE_BATCH`` URLs on the test-and-set is NumPy's too;
+below that, or in a crawl that has not offered enough URLs yet, the filter asks the core URL by
+URL and NumPy is never imported.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from functools import cache
+from hashlib import blake2b
 from typing import TYPE_CHECKING
+
+from minicrawl.core.visited import HASHES, SEED
 
 if TYPE_CHECKING:
     import numpy as np
 
+#: The name saved filters and a shared crawl record for the core's positions (the files and
+#: Redis keys of older minicrawls hold MurmurHash3 double hashing, named "default").
+FAMILY = "blake2b"
 
-# Below this many URLs, add_many and contains_many work URL by URL: NumPy's fixed cost per
-# call is larger than the work.
-SMALL_BATCH = 512
-# Importing NumPy costs ~75 ms and 14 MB, and it saves ~0.3–0.6 µs a URL: it pays back over
-# ~100,000 URLs. So batches of SMALL_BATCH or more go URL by URL too until that many URLs have
-# come in such batches (unless NumPy is loaded already). A crawl seldom gets there, since it
-# offers Visited only links it has not offered before: on the Java API docs (10,248 pages) 13
-# pages brought ≥ 512 new links, ~20,000 in all; without NumPy its peak RSS was 65–67 vs 79 MB,
-# its wall unchanged (0.98, 1.01: two sets of 4 alternated pairs).
+# Below this many URLs, add_many and contains_many ask the core URL by URL: NumPy's fixed cost
+# per batch (~5 µs) is more than the ~1.2 µs a URL it saves (Python's modulo of eight 64-bit
+# words) on fewer URLs. From there a batch's positions come from positions_many, and the bits
+# are tested and set URL by URL: a page of 50 links, 1.12 M URLs/s, against 0.73 M/s for the
+# all-NumPy path below, whose fixed cost is larger.
+SMALL_BATCH = 8
+# From this many URLs the test-and-set is NumPy's too (_plan_batch): 1.21 against 0.92 M/s at
+# 1,000 URLs, even at 512.
+LARGE_BATCH = 512
+# Importing NumPy costs ~75 ms and 14 MB: it pays back over ~60,000 URLs. So batches of
+# SMALL_BATCH or more go URL by URL too until 100,000 URLs have come in such batches (unless
+# NumPy is loaded already): a small crawl never loads it, a long one soon does (a page of 50
+# links is such a batch).
 NUMPY_AFTER = 100_000
 _batched = 0  # URLs seen in batches of SMALL_BATCH or more, process-wide (roughly: no lock)
 
@@ -37,6 +54,50 @@ def numpy_pays(n: int) -> bool:
         return True
     _batched += n
     return _batched >= NUMPY_AFTER
+
+
+def not_a_url(value: object) -> str:
+    """The message for a non-str given as a URL."""
+    return f"url must be a str, got {type(value).__name__}"
+
+
+@cache
+def _blank(seed: bytes) -> blake2b:
+    """An empty BLAKE2b state with the core's digest size and salt, to copy for each URL."""
+    return blake2b(digest_size=8 * HASHES, salt=seed)
+
+
+def digests(urls: Sequence[str], seed: bytes = SEED) -> bytes:
+    """The core's BLAKE2b digest of each URL, one after the other (64 bytes each).
+
+    ``blake2b(data, digest_size=64, salt=seed)`` is an empty salted state updated with the data:
+    copying one ready state costs 270 ns a URL where the constructor parses its keywords again
+    (430 ns). TypeError, naming the type, for a URL that is not a str.
+    """
+    copy = _blank(seed).copy
+    out = []
+    append = out.append
+    try:
+        for url in urls:
+            h = copy()
+            try:
+                h.update(url.encode())  # 30 ns a URL faster than naming the error handler
+            except UnicodeEncodeError:  # a lone surrogate: the core hashes its 3 bytes
+                h.update(url.encode("utf-8", "surrogatepass"))
+            append(h.digest())
+    except AttributeError:  # no .encode: not a str
+        bad = next(u for u in urls if not isinstance(u, str))
+        raise TypeError(not_a_url(bad)) from None
+    return b"".join(out)
+
+
+def positions_many(urls: Sequence[str], size: int, seed: bytes = SEED) -> np.ndarray:
+    """The core's positions of many URLs at once: an (n, 8) ``uint64`` array whose row j is
+    ``minicrawl.core.visited.positions(urls[j], size, seed)`` (tests/test_visited_parity.py)."""
+    import numpy as np
+    # '<u8' is the core's struct "<8Q": little-endian words whatever the machine.
+    words = np.frombuffer(digests(urls, seed), dtype="<u8").reshape(-1, HASHES)
+    return words % np.uint64(size)
 
 
 @cache
@@ -58,19 +119,77 @@ def _plan_batch(flat: np.ndarray, n: int, m: int
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Everything about a batch that does not depend on the filter, computed outside the lock.
 
-    ``flat`` holds the bit indices in (k, n) layout (entry p belongs to URL p mod n). Returns
+    ``flat`` holds the bit indices (uint64) in (k, n) layout: entry p is bit p // n of URL
+    p mod n, its row. Returns
 
     * ``earlier``: True where the same bit index belongs to an *earlier* URL of the batch, whose
       add will already have set it;
     * ``ubytes``, ``umasks``: the distinct bytes to update and the OR of all the batch's bits in
       each, so setting them is one fancy ``|=`` that no repeated byte can spoil.
+
+    Both need the indices sorted. When few indices can repeat (n·k entries in m bits share
+    about (n·k)²/2m pairs), a plain sort and a pass per repeated index are cheapest (a batch of
+    1,000 URLs: about 2); when many do (10,000 URLs: ~400), one sort by (index, row) orders
+    each run of equal indices earliest URL first.
     """
     import numpy as np
-    # Sorting 32-bit keys is ~2x faster than 64-bit ones; all filters below 4 Gbit fit.
-    keys = flat.astype(np.uint32) if m <= 1 << 32 else flat
-    s = np.sort(keys)
-    sbyte = s >> 3
-    bitmask = _bit_masks().take(s & 7)
+    size = flat.size
+    earlier = np.zeros(size, dtype=bool)
+    if size * size <= 64 * m and m <= 1 << 32:
+        keys = flat.astype(np.uint32)  # sorting 32-bit keys is ~2x faster than 64-bit ones
+        s = np.sort(keys)
+        dup = s[1:] == s[:-1]
+        if dup.any():
+            repeated = np.unique(s[1:][dup])
+            if repeated.size > 64:  # a batch that repeats URLs: the sort by (index, row)
+                earlier = _earlier(flat, n)[1]
+            else:
+                for v in repeated.tolist():
+                    pos = np.flatnonzero(keys == v)
+                    rows = pos % n
+                    earlier[pos[rows > rows.min()]] = True
+    else:
+        s, earlier = _earlier(flat, n)
+    return (earlier, *_bytes_and_masks(s))
+
+
+def _earlier(flat: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the indices sorted, ``earlier`` of :func:`_plan_batch`) by sorting the entries by
+    (index, row): the first of each run of equal indices is the earliest URL's."""
+    import numpy as np
+    size = flat.size
+    k = size // n
+    p = np.arange(size, dtype=np.uint64)
+    row = p % np.uint64(n)
+    if int(flat.max(initial=0)) < 1 << 32 and size <= 1 << 29:
+        # One sort of index·2**32 + row·k + bit. (Sorting the indices, then finding the
+        # repeated ones among all entries by binary search, cost twice as much.)
+        c = np.sort((flat << np.uint64(32)) | (row * np.uint64(k) + p // np.uint64(n)))
+        s = c >> np.uint64(32)
+        low = c & np.uint64(0xFFFFFFFF)
+        srow = low // np.uint64(k)
+        where = (low % np.uint64(k)) * np.uint64(n) + srow  # back to the entry's place p
+    else:  # a filter of more than 4 Gbit, or a batch of millions: two keys
+        where = np.lexsort((row, flat)).astype(np.uint64)
+        s = flat[where]
+        srow = row[where]
+    earlier = np.zeros(size, dtype=bool)
+    first = np.empty(size, dtype=bool)
+    first[:1] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    if not first.all():
+        # Entries of a later row than their run's first are bits an earlier URL of the batch
+        # sets (of the same row: its own, twice).
+        first_row = srow[first][np.cumsum(first) - 1]
+        earlier[where.astype(np.intp)] = srow > first_row
+    return s, earlier
+
+
+def _bytes_and_masks(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct bytes of the sorted bit indices ``s``, the OR of their bits in each)."""
+    import numpy as np
+    sbyte = (s >> 3).astype(np.intp)
+    bitmask = _bit_masks().take((s & 7).astype(np.intp))
     # OR the masks along each run of equal bytes (runs are short: two bits in one byte happen
     # a dozen times per 8000, three rarely), doubling the reach each round; the last entry of
     # a run then holds the OR of the whole run.
@@ -82,37 +201,6 @@ def _plan_batch(flat: np.ndarray, n: int, m: int
         bitmask[shift:] |= bitmask[:-shift] * same
         shift *= 2
     last = np.empty(s.size, dtype=bool)
-    last[-1] = True
+    last[-1:] = True
     np.not_equal(sbyte[1:], sbyte[:-1], out=last[:-1])
-    ubytes = sbyte[last].astype(np.intp)
-    umasks = bitmask[last]
-
-    earlier = np.zeros(flat.shape, dtype=bool)
-    dup = s[1:] == s[:-1]
-    if not dup.any():
-        return earlier, ubytes, umasks
-    repeated = s[1:][dup]
-    if repeated.size <= 64:
-        # The usual case: a few shared bits (two URLs colliding, or a URL given twice); one
-        # comparison pass per repeated index is cheaper than sorting (index, row) pairs.
-        for v in set(repeated.tolist()):
-            pos = np.flatnonzero(keys == v)
-            rows = pos % n
-            earlier[pos[rows > rows.min()]] = True
-        return earlier, ubytes, umasks
-    # Many repeats (a big batch, a tiny filter, many duplicate URLs): order the entries by
-    # (index, row); in each group of equal indices the first has the earliest row.
-    rows = np.arange(flat.size, dtype=np.uint64) % np.uint64(n)
-    if m <= 1 << 32 and n <= 1 << 32:
-        # One argsort of index·2**32 + row: ~3x faster than lexsort on the two keys.
-        order = np.argsort((keys.astype(np.uint64) << np.uint64(32)) | rows)
-    else:
-        order = np.lexsort((rows, keys))
-    sk = keys[order]
-    first = np.empty(sk.size, dtype=bool)
-    first[0] = True
-    np.not_equal(sk[1:], sk[:-1], out=first[1:])
-    srows = rows[order]
-    first_row = srows[first][np.cumsum(first) - 1]
-    earlier[order] = first_row < srows
-    return earlier, ubytes, umasks
+    return sbyte[last], bitmask[last]

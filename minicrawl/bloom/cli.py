@@ -5,6 +5,10 @@
     minicrawl bloom plot curves.png
     minicrawl bloom measure --hash java --n 1000000 --ratio 10
 
+``measure`` compares the crawler's hash family (the core's positions, what every Visited of
+run.py uses) with two teaching families; those live here and in :mod:`minicrawl.bloom.hashes`
+only, never in the crawl.
+
 The top-level CLI passes everything after ``bloom`` to :func:`main`.
 """
 
@@ -20,9 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
+from minicrawl.bloom.batch import FAMILY, _byte_and_mask
 from minicrawl.bloom.filter import BloomFilter
-from minicrawl.bloom.hashes import FAMILIES
+from minicrawl.bloom.hashes import FAMILIES, family_bits, get_family
 from minicrawl.bloom.sizing import bits_for, false_positive_rate, optimal_bits, optimal_hashes
+from minicrawl.core.visited import HASHES
+from minicrawl.core.visited import bits_for as crawler_bits
 from minicrawl.errors import OneLineParser
 from minicrawl.outpaths import OutputPathError, cannot_write, check_file
 
@@ -136,22 +143,50 @@ class Measurement:
         return self.measured / self.theoretical
 
 
-def measure_fp(family: str = "default", n: int = 1_000_000, ratio: float = 10.0, k: int = 8,
+def measure_fp(family: str = FAMILY, n: int = 1_000_000, ratio: float = 10.0, k: int = HASHES,
                seed: int = 1, batch: int = 10_000) -> Measurement:
     """Insert ``n`` synthetic URLs into a filter of ``round(n·ratio)`` bits (rounded up to a
-    power of two for the teaching families), probe ``n`` others, and count false positives."""
+    power of two for the teaching families), probe ``n`` others, and count false positives.
+
+    The crawler's family fills the crawler's :class:`BloomFilter` (k = 8 only); a teaching
+    family fills a plain bit array at its k indices.
+    """
     if n < 1 or ratio <= 0:
         raise ValueError("n must be positive and ratio > 0")
+    fam = get_family(family)
+    if fam.fixed_k is not None and k != fam.fixed_k:
+        raise ValueError(f"the {family} family has k = {fam.fixed_k}, not {k}")
     started = time.perf_counter()
     urls = synthetic_urls(2 * n, seed)
-    bf = BloomFilter(bits=max(1, round(n * ratio)), hashes=k, hash=family)
+    m = family_bits(family, max(1, round(n * ratio)))
+    if family == FAMILY:
+        bf = BloomFilter(bits=m)
+        for i in range(0, n, batch):
+            bf.add_many(urls[i:min(i + batch, n)])
+        hits = sum(sum(bf.contains_many(urls[i:min(i + batch, 2 * n)]))
+                   for i in range(n, 2 * n, batch))
+        fill = bf.fill_ratio
+    else:
+        hits, fill = _measure_plain(fam.indices_many, urls, n, m, k, batch)
+    return Measurement(family, n, m, k, n, hits, fill, time.perf_counter() - started)
+
+
+def _measure_plain(indices_many: Callable[[Sequence[str], int, int], np.ndarray],
+                   urls: list[str], n: int, m: int, k: int, batch: int) -> tuple[int, float]:
+    """(false positives among ``urls[n:]``, fill ratio) of a plain bit array of m bits holding
+    ``urls[:n]`` at a teaching family's indices."""
+    import numpy as np
+
+    view = np.zeros((m + 7) // 8, dtype=np.uint8)  # bit i: byte i >> 3, bit i & 7
     for i in range(0, n, batch):
-        bf.add_many(urls[i:min(i + batch, n)])
+        byte, mask = _byte_and_mask(indices_many(urls[i:min(i + batch, n)], m, k).ravel())
+        np.bitwise_or.at(view, byte, mask)  # .at: two indices in one byte both count
     hits = 0
     for i in range(n, 2 * n, batch):
-        hits += sum(bf.contains_many(urls[i:min(i + batch, 2 * n)]))
-    return Measurement(family, n, bf.bits, k, n, hits, bf.fill_ratio,
-                       time.perf_counter() - started)
+        part = urls[i:min(i + batch, 2 * n)]
+        byte, mask = _byte_and_mask(indices_many(part, m, k).ravel())
+        hits += int(((view[byte] & mask) != 0).reshape(len(part), k).all(axis=1).sum())
+    return hits, int(np.unpackbits(view).sum()) / m
 
 
 # --------------------------------------------------------------------------- table
@@ -180,19 +215,23 @@ def _fmt(f: float) -> str:
 
 def _cmd_size(args: argparse.Namespace, out: TextIO) -> int:
     n, p, k = args.n, args.p, args.k
-    m = optimal_bits(n, p)
-    k_real = optimal_hashes(m, n)
+    m = crawler_bits(n, p)
+    classic = optimal_bits(n, p)
+    k_real = optimal_hashes(classic, n)
     k_int = max(1, round(k_real))
-    m_k = bits_for(n, p, k)
     print(f"items n                 {n:,}", file=out)
     print(f"target rate p           {p:g}", file=out)
-    print(f"bits m                  {m:,}  = {_human(m / 8)}  ({m / n:.2f} bits per item; "
-          f"what BloomFilter(capacity={n}, error_rate={p:g}) allocates)", file=out)
-    print(f"optimal k               {k_real:.2f} -> {k_int}", file=out)
-    print(f"expected f, k={k_int:<2}        {_fmt(false_positive_rate(m, n, k_int))}", file=out)
-    print(f"expected f, k={k:<2}        {_fmt(false_positive_rate(m, n, k))}", file=out)
-    print(f"bits for f <= p at k={k:<2} {m_k:,}  = {_human(m_k / 8)}  "
-          f"(what k={k} would need to reach p exactly)", file=out)
+    print(f"bits m, k={HASHES}             {m:,}  = {_human(m / 8)}  ({m / n:.2f} bits per item; "
+          f"what BloomFilter(capacity={n}, error_rate={p:g}) and run.py allocate)", file=out)
+    print(f"expected f, k={HASHES:<2}        {_fmt(false_positive_rate(m, n, HASHES))}", file=out)
+    print(f"optimal k               {k_real:.2f} -> {k_int}  (the k that needs fewest bits for "
+          f"p)", file=out)
+    print(f"bits m, optimal k       {classic:,}  = {_human(classic / 8)}  (m = -n ln p / "
+          f"(ln 2)^2; {HASHES} hashes at that m: f = "
+          f"{_fmt(false_positive_rate(classic, n, HASHES))})", file=out)
+    if k != HASHES:
+        m_k = bits_for(n, p, k)
+        print(f"bits for f <= p at k={k:<2} {m_k:,}  = {_human(m_k / 8)}", file=out)
     return 0
 
 
@@ -261,6 +300,11 @@ def _cmd_plot(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_measure(args: argparse.Namespace, out: TextIO) -> int:
+    fixed = FAMILIES[args.hash].fixed_k
+    if fixed is not None and args.k != fixed:
+        print(f"{PROG} measure: error: --k: the {args.hash} family has k = {fixed}",
+              file=sys.stderr)
+        return 2
     r = measure_fp(args.hash, args.n, args.ratio, args.k, args.seed)
     print(f"hash family       {r.family}: {FAMILIES[r.family].description}", file=out)
     print(f"inserted          {r.n:,} synthetic URLs (seed {args.seed})", file=out)
@@ -283,8 +327,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--n", type=_integer(1, MAX_ITEMS), required=True,
                    help=f"number of items (1 to {MAX_ITEMS:.0e})")
     s.add_argument("--p", type=_rate, required=True, help="false-positive rate, e.g. 0.001")
-    s.add_argument("--k", type=_integer(1, MAX_HASHES), default=8,
-                   help=f"hashes used (default 8; 1 to {MAX_HASHES})")
+    s.add_argument("--k", type=_integer(1, MAX_HASHES), default=HASHES,
+                   help=f"also show the bits another k needs for p (1 to {MAX_HASHES})")
     s.set_defaults(func=_cmd_size)
 
     t = sub.add_parser("table", help="classic table of f for m/n = 2..32 and k = 1..8")
@@ -295,15 +339,16 @@ def _parser() -> argparse.ArgumentParser:
     g.set_defaults(func=_cmd_plot)
 
     m = sub.add_parser("measure", help="measured vs theoretical f on synthetic URLs")
-    m.add_argument("--hash", choices=sorted(FAMILIES), default="default",
-                   help="hash family (default: default)")
+    m.add_argument("--hash", choices=sorted(FAMILIES), default=FAMILY,
+                   help=f"hash family (default: {FAMILY}, the crawler's)")
     m.add_argument("--n", type=_integer(1, MAX_MEASURED), default=1_000_000,
                    help=f"URLs to insert (1 to {MAX_MEASURED:,}: twice as many are held in "
                         "memory)")
     m.add_argument("--ratio", type=_real(0, MAX_RATIO), default=10.0,
                    help=f"bits per item m/n (default 10; over 0, at most {MAX_RATIO})")
-    m.add_argument("--k", type=_integer(1, MAX_HASHES), default=8,
-                   help=f"hashes (default 8; 1 to {MAX_HASHES})")
+    m.add_argument("--k", type=_integer(1, MAX_HASHES), default=HASHES,
+                   help=f"hashes (default {HASHES}; 1 to {MAX_HASHES} for a teaching family, "
+                        f"{HASHES} for the crawler's)")
     m.add_argument("--seed", type=_integer(0, 2**63 - 1), default=1,
                    help="corpus seed (default 1; at least 0)")
     m.set_defaults(func=_cmd_measure)
@@ -312,7 +357,7 @@ def _parser() -> argparse.ArgumentParser:
 
 # Bounds of the numbers (the help says them); beyond them a command fails or exhausts memory.
 MAX_ITEMS = 10**15  # size: more items than any filter can index at a useful rate
-MAX_HASHES = 64  # what BloomFilter takes
+MAX_HASHES = 64  # what the teaching families take
 MAX_MEASURED = 5_000_000  # measure keeps 2n synthetic URLs (~150 bytes each) in memory
 MAX_RATIO = 1000.0  # bits per item: f is 0.0000 long before
 

@@ -1,4 +1,8 @@
-"""A counting Bloom filter: a counter per position instead of a bit, so items can be removed."""
+"""A counting Bloom filter: a counter per position instead of a bit, so items can be removed.
+
+Its positions are the core's (:func:`minicrawl.core.visited.positions`, k = 8) and so is its
+size, as for :class:`~minicrawl.bloom.BloomFilter`. Not a Visited of run.py (see
+:mod:`minicrawl.state.forgetting` for why a recrawl does not forget with it)."""
 
 from __future__ import annotations
 
@@ -6,18 +10,20 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from minicrawl.bloom.batch import _plan_batch
-from minicrawl.bloom.hashes import DEFAULT
+from minicrawl.bloom.batch import _plan_batch, positions_many
+from minicrawl.bloom.filter import positions_of
 from minicrawl.bloom.sizing import SizedFilter
+from minicrawl.core.visited import HASHES
 
 if TYPE_CHECKING:
     import numpy as np
+
 
 class CountingBloomFilter(SizedFilter):
     """A Bloom filter with an 8-bit counter per position instead of a bit, so items can be removed.
 
     Same constructor and numbers as :class:`BloomFilter` (``bits`` is the number of counters;
-    memory is one byte per counter, 8x a plain filter). Every ``add`` increments the k counters
+    memory is one byte per counter, 8x a plain filter). Every ``add`` increments the 8 counters
     of the item — also when it was already present — and ``remove`` undoes one ``add``: a
     multiset, which is what makes removing an added item always safe.
 
@@ -32,10 +38,9 @@ class CountingBloomFilter(SizedFilter):
 
     MAX_COUNT = 255
 
-    def __init__(self, capacity: int | None = None, error_rate: float | None = None,
-                 hashes: int | None = 8, *, bits: int | None = None,
-                 hash: str = DEFAULT) -> None:
-        super().__init__(capacity, error_rate, hashes, bits, hash)
+    def __init__(self, capacity: int | None = None, error_rate: float | None = None, *,
+                 bits: int | None = None) -> None:
+        super().__init__(capacity, error_rate, bits)
         # bytearray: fast single-counter access from Python; the NumPy view serves batches.
         self._counters = bytearray(self._m)
 
@@ -46,7 +51,7 @@ class CountingBloomFilter(SizedFilter):
 
     def add(self, url: str) -> bool:
         """Count one more ``url``; True if it was not (reported) present before."""
-        ix = self._indexer(url)
+        ix = positions_of(url, self._m)
         c = self._counters
         top = self.MAX_COUNT
         with self._lock:
@@ -64,8 +69,8 @@ class CountingBloomFilter(SizedFilter):
         if n == 0:
             return []
         import numpy as np
-        k = self._k
-        flat = np.ascontiguousarray(self._family.indices_many(urls, self._m, k).T).ravel()
+        k = HASHES
+        flat = np.ascontiguousarray(positions_many(urls, self._m).T).ravel()
         earlier, _, _ = _plan_batch(flat, n, self._m)
         where, times = np.unique(flat.astype(np.intp), return_counts=True)
         view = self._view
@@ -79,7 +84,7 @@ class CountingBloomFilter(SizedFilter):
 
     def remove(self, url: str) -> None:
         """Undo one ``add(url)``. KeyError if ``url`` is certainly not in the filter."""
-        ix = self._indexer(url)
+        ix = positions_of(url, self._m)
         c = self._counters
         top = self.MAX_COUNT
         with self._lock:
@@ -107,10 +112,10 @@ class CountingBloomFilter(SizedFilter):
         return True
 
     def __contains__(self, url: object) -> bool:
-        """True if all k counters of ``url`` are non-zero."""
+        """True if all 8 counters of ``url`` are non-zero."""
         if not isinstance(url, str):
             return False
-        ix = self._indexer(url)
+        ix = positions_of(url, self._m)
         c = self._counters
         with self._lock:  # counters also go down, so read them consistently
             return all(c[i] for i in ix)
@@ -131,6 +136,5 @@ class CountingBloomFilter(SizedFilter):
         return self._m
 
     def __repr__(self) -> str:
-        return (f"CountingBloomFilter(bits={self._m}, hashes={self._k}, "
-                f"capacity={self._capacity}, error_rate={self._error_rate:.3g}, "
-                f"hash={self._family.name!r}, count={self._count})")
+        return (f"CountingBloomFilter(bits={self._m}, capacity={self._capacity}, "
+                f"error_rate={self._error_rate:.3g}, count={self._count})")

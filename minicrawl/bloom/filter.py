@@ -1,7 +1,10 @@
 """The Bloom filter of the Visited set: thread-safe, fast in batches, saved and loaded whole.
 
-The math it is sized by is in :mod:`minicrawl.bloom.sizing`; the hashes in
-:mod:`minicrawl.bloom.hashes`.
+A URL's bits are the core's (:func:`minicrawl.core.visited.positions`, k = 8) and so is the
+size (:func:`minicrawl.core.visited.bits_for`): this filter adds batches, reads without a lock,
+numbers, set operations and a file around the core's Bloom filter, never a second answer to
+where a URL's bits are. The sizing and reporting are in :mod:`minicrawl.bloom.sizing`, the batch
+path in :mod:`minicrawl.bloom.batch`.
 
     >>> bf = BloomFilter(capacity=1_000_000, error_rate=0.001)
     >>> bf.add("https://example.org/")          # True: new
@@ -25,49 +28,62 @@ from typing import TYPE_CHECKING
 from bitarray import bitarray
 
 from minicrawl.atomic import write_atomically
-from minicrawl.bloom.batch import _byte_and_mask, _plan_batch, numpy_pays
-from minicrawl.bloom.hashes import DEFAULT, MAX_BITS, default_stepper, get_family, not_a_url
-from minicrawl.bloom.sizing import SizedFilter, estimate_count
+from minicrawl.bloom.batch import (
+    FAMILY,
+    LARGE_BATCH,
+    _byte_and_mask,
+    _plan_batch,
+    not_a_url,
+    numpy_pays,
+    positions_many,
+)
+from minicrawl.bloom.sizing import MAX_BITS, SizedFilter, estimate_count
+from minicrawl.core.visited import HASHES, positions
 
 if TYPE_CHECKING:
     import numpy as np
+
+
 def new_urls(urls: list[str], answers: list[bool]) -> list[str]:
     """The core's ``SeenSet.add_new`` answer from ``add_many``'s: the URLs answered new, in
     order (a filter's ``add_many`` says True only for a URL's first time)."""
     return [url for url, new in zip(urls, answers, strict=True) if new]
 
 
+def positions_of(url: str, m: int) -> list[int]:
+    """The core's 8 positions of ``url`` among m; TypeError, naming the type, for a non-str."""
+    if not isinstance(url, str):
+        raise TypeError(not_a_url(url))
+    return positions(url, m)
+
+
 class BloomFileError(ValueError):
     """A saved filter file that cannot be loaded; the message names the problem."""
 
 
-class BloomFilter(SizedFilter):
-    """A thread-safe Bloom filter of URLs with a batch path.
+class OutdatedBloomFile(BloomFileError):
+    """A filter file of an older minicrawl, whose bits are at other positions (format 1:
+    MurmurHash3 double hashing): nothing in it can be read as this minicrawl's filter."""
 
-    Create it either from what you expect — ``BloomFilter(capacity=n, error_rate=p, hashes=8)``
-    (m = ⌈−n·ln p/(ln 2)²⌉; ``hashes=None`` picks the optimal k for that m) — or from its
-    size — ``BloomFilter(bits=m, hashes=k)`` (capacity is then the n at
-    which k is optimal, or the n for ``error_rate=`` if given). ``hash=`` picks the hash family:
-    ``"default"`` (fast, MurmurHash3) or the teaching families ``"java"`` and ``"scrapy-redis"``,
-    for which m is rounded up to a power of two (see :func:`minicrawl.bloom.hashes.family_bits`).
+
+class BloomFilter(SizedFilter):
+    """A thread-safe Bloom filter of URLs with a batch path: the core's filter, k = 8.
+
+    Create it either from what you expect — ``BloomFilter(capacity=n, error_rate=p)``, m from
+    the core's ``bits_for`` so that n URLs are at rate p — or from its size — ``BloomFilter(
+    bits=m)`` (capacity is then the n for ``error_rate=`` if given, else the n at which k = 8 is
+    optimal).
 
     ``add`` and ``add_many`` test and set under one lock, so among threads offering the same URL
     exactly one gets True. Bits only ever go from 0 to 1, so reads (``in``) need no lock: they can
     only miss an add that has not returned yet.
     """
 
-    def __init__(self, capacity: int | None = None, error_rate: float | None = None,
-                 hashes: int | None = 8, *, bits: int | None = None,
-                 hash: str = DEFAULT) -> None:
-        super().__init__(capacity, error_rate, hashes, bits, hash)
-        m, k, fam = self._m, self._k, self._family
-        # The strided-slice single-item path needs distinct indices wrapping at most once,
-        # which the default family guarantees when m ≥ k.
-        self._stepper = default_stepper(m, k) if fam.name == DEFAULT and m >= k else None
-        self._span = k - 1
-        self._indices_many = fam.indices_many
+    def __init__(self, capacity: int | None = None, error_rate: float | None = None, *,
+                 bits: int | None = None) -> None:
+        super().__init__(capacity, error_rate, bits)
         self._batch_lock = threading.Lock()
-        self._bits = bitarray(m, endian="little")
+        self._bits = bitarray(self._m, endian="little")
         self._bits.setall(0)
 
     @cached_property
@@ -85,61 +101,25 @@ class BloomFilter(SizedFilter):
         The test and the set are one locked step, so concurrent callers offering the same URL
         get True exactly once. A False for a URL never added is a false positive.
         """
-        where = self._where(url)
+        ix = positions_of(url, self._m)  # hashing needs no lock
         with self._lock:
-            return self._test_and_set(where)
+            return self._test_and_set(ix)
 
-    def _where(self, url: str) -> tuple[int, int] | list[int]:
-        """Where ``url``'s k bits are: (start, step) for the default family, else the list."""
-        if self._stepper is not None:
-            return self._stepper(url)
-        if not isinstance(url, str):  # the teaching families would fail deep inside
-            raise TypeError(not_a_url(url))
-        return self._indexer(url)
-
-    def _test_and_set(self, where: tuple[int, int] | list[int]) -> bool:
-        """Set the bits :meth:`_where` located; True if one was unset. The caller holds the lock."""
+    def _test_and_set(self, ix: list[int]) -> bool:
+        """Set the bits at ``ix``; True if one was unset. The caller holds the lock."""
         bits = self._bits
-        if isinstance(where, list):
-            # A list index gets/sets all k bits in one bitarray call.
-            if bits[where].all():
-                return False
-            bits[where] = 1
-            self._count += 1
-            return True
-        # Default family: the k bits are start, start+step, ... (mod m), wrapping at most once,
-        # so one or two strided slices cover them — one C call each (see minicrawl.bloom.hashes).
-        x, step = where
-        m = self._m
-        end = x + self._span * step
-        if end < m:
-            if bits[x:end + 1:step].all():
-                return False
-            bits[x:end + 1:step] = 1
-        else:
-            y = x + ((m - 1 - x) // step + 1) * step - m
-            stop = end - m + 1
-            if bits[x::step].all() and bits[y:stop:step].all():
-                return False
-            bits[x::step] = 1
-            bits[y:stop:step] = 1
+        # A list index gets/sets all 8 bits in one bitarray call.
+        if bits[ix].all():
+            return False
+        bits[ix] = 1
         self._count += 1
         return True
 
     def __contains__(self, url: object) -> bool:
-        """True if all k bits of ``url`` are set (seen, or a false positive)."""
+        """True if all 8 bits of ``url`` are set (seen, or a false positive)."""
         if not isinstance(url, str):
             return False
-        bits = self._bits
-        if self._stepper is None:
-            return bool(bits[self._indexer(url)].all())
-        x, step = self._stepper(url)
-        m = self._m
-        end = x + self._span * step
-        if end < m:
-            return bool(bits[x:end + 1:step].all())
-        y = x + ((m - 1 - x) // step + 1) * step - m
-        return bool(bits[x::step].all() and bits[y:end - m + 1:step].all())
+        return bool(self._bits[positions(url, self._m)].all())
 
     # ----------------------------------------------------------------- batches
 
@@ -157,41 +137,77 @@ class BloomFilter(SizedFilter):
         urls = urls if isinstance(urls, (list, tuple)) else list(urls)
         n = len(urls)
         if not numpy_pays(n):
-            where = [self._where(url) for url in urls]  # hashing outside the lock
+            m = self._m
+            ixs = [positions_of(url, m) for url in urls]  # hashing outside the lock
             with self._lock:
-                return [self._test_and_set(w) for w in where]
-        import numpy as np
-        k = self._k
-        view = self._view
-        # Batches are prepared one at a time. Each NumPy call on a few thousand elements
+                return [self._test_and_set(ix) for ix in ixs]
+        if n < LARGE_BATCH:
+            return self._add_batch(urls)
+        # Large batches are prepared one at a time. Each NumPy call on a few thousand elements
         # releases and retakes the GIL, and with several threads preparing batches at once those
         # hand-offs cost more than the work: 4 threads measured 1.6 M URLs/s aggregate without
         # this lock and 2.5 M/s with it (the same as 1 thread). Waiting here sleeps instead of
-        # fighting for the GIL. It does not block single adds or reads.
+        # fighting for the GIL. It does not block single adds, pages or reads.
         with self._batch_lock:
-            # (k, n) layout: entry i·n + j is bit i of URL j.
-            flat = np.ascontiguousarray(self._indices_many(urls, self._m, k).T).ravel()
-            byte, mask = _byte_and_mask(flat)
-            earlier, ubytes, umasks = _plan_batch(flat, n, self._m)
-            with self._lock:
-                # Sequential semantics: URL j is old if each of its bits was set before the
-                # batch or by an earlier URL of the batch (which sets all its bits, new or not).
-                have = (view[byte] & mask) != 0
-                have |= earlier
-                new = ~np.logical_and.reduce(have.reshape(k, n), axis=0)
-                # ubytes are distinct, so this fancy |= cannot lose a write to a shared byte.
-                view[ubytes] |= umasks
-                self._count += int(np.count_nonzero(new))
-        return new.tolist()
+            return self._add_batch(urls)
+
+    def _add_batch(self, urls: list[str]) -> list[bool]:
+        """``add_many`` with NumPy: the core's positions of all the URLs at once (batch.py).
+
+        A URL whose 8 bits are all set already is old whatever the order (bits only go from 0
+        to 1), so those are found first, without the lock, as ``in`` finds them — most of a
+        page's links, in a crawl. The others are tested and set under the lock, in order: one by
+        one as ``add`` does when they are few (a page's), at once for LARGE_BATCH or more, with
+        the bookkeeping of :func:`~minicrawl.bloom.batch._plan_batch` done before the lock.
+        """
+        import numpy as np
+        n = len(urls)
+        m = self._m
+        view = self._view
+        where = positions_many(urls, m)  # (n, 8): row j is URL j's
+        byte, mask = _byte_and_mask(where.ravel())
+        seen = ((view[byte] & mask) != 0).reshape(n, HASHES).all(axis=1)
+        rest = np.flatnonzero(~seen)
+        r = rest.size
+        if r < LARGE_BATCH:
+            out = [False] * n
+            if r:
+                pairs = zip(rest.tolist(), where[rest].tolist(), strict=True)
+                bits = self._bits
+                new = 0
+                with self._lock:
+                    for j, ix in pairs:
+                        if not bits[ix].all():
+                            bits[ix] = 1
+                            out[j] = True
+                            new += 1
+                    self._count += new
+            return out
+        # (8, r) layout: entry i·r + j is bit i of the j-th URL left.
+        flat = np.ascontiguousarray((where if r == n else where[rest]).T).ravel()
+        byte, mask = _byte_and_mask(flat)
+        earlier, ubytes, umasks = _plan_batch(flat, r, m)
+        with self._lock:
+            # Sequential semantics: a URL is old if each of its bits was set before the batch
+            # or by an earlier URL of the batch (which sets all its bits, new or not).
+            have = (view[byte] & mask) != 0
+            have |= earlier
+            fresh = ~np.logical_and.reduce(have.reshape(HASHES, r), axis=0)
+            # ubytes are distinct, so this fancy |= cannot lose a write to a shared byte.
+            view[ubytes] |= umasks
+            self._count += int(np.count_nonzero(fresh))
+        answers = np.zeros(n, dtype=bool)
+        answers[rest] = fresh
+        return answers.tolist()
 
     def contains_many(self, urls: Iterable[str]) -> list[bool]:
         """``url in self`` for many URLs at once (the batch path, no lock needed)."""
         urls = urls if isinstance(urls, (list, tuple)) else list(urls)
         if not numpy_pays(len(urls)):
             return [url in self for url in urls]
-        byte, mask = _byte_and_mask(self._indices_many(urls, self._m, self._k).ravel())
+        byte, mask = _byte_and_mask(positions_many(urls, self._m).ravel())
         hit = (self._view[byte] & mask) != 0
-        return hit.reshape(len(urls), self._k).all(axis=1).tolist()
+        return hit.reshape(len(urls), HASHES).all(axis=1).tolist()
 
     # ----------------------------------------------------------------- numbers
 
@@ -202,7 +218,8 @@ class BloomFilter(SizedFilter):
 
     @property
     def fill_ratio(self) -> float:
-        """Fraction of the m bits that are set (≈ 1/2 at capacity with the optimal k)."""
+        """Fraction of the m bits that are set (≈ 0.42 at capacity for p = 0.001, 0.32 for
+        1e-4: p^(1/8))."""
         return self._bits.count() / self._m
 
     @property
@@ -211,33 +228,29 @@ class BloomFilter(SizedFilter):
         return self._bits.nbytes
 
     def __repr__(self) -> str:
-        return (f"BloomFilter(bits={self._m}, hashes={self._k}, capacity={self._capacity}, "
-                f"error_rate={self._error_rate:.3g}, hash={self._family.name!r}, "
-                f"count={self._count})")
+        return (f"BloomFilter(bits={self._m}, capacity={self._capacity}, "
+                f"error_rate={self._error_rate:.3g}, count={self._count})")
 
     # ----------------------------------------------------------------- set operations
 
     def _compatible(self, other: object, op: str) -> BloomFilter:
         if not isinstance(other, BloomFilter):
             raise TypeError(f"can only {op} a BloomFilter with another BloomFilter")
-        if (self._m, self._k, self._family.name) != (other._m, other._k, other._family.name):
-            raise ValueError(
-                f"cannot {op} filters with different parameters: "
-                f"m={self._m}, k={self._k}, hash={self._family.name!r} vs "
-                f"m={other._m}, k={other._k}, hash={other._family.name!r}")
+        if self._m != other._m:
+            raise ValueError(f"cannot {op} filters with different parameters: "
+                             f"m={self._m} vs m={other._m}")
         return other
 
     def _combine(self, other: BloomFilter, bits: bitarray) -> BloomFilter:
-        out = BloomFilter(bits=self._m, hashes=self._k, hash=self._family.name,
-                          capacity=self._capacity, error_rate=self._error_rate)
+        out = BloomFilter(bits=self._m, capacity=self._capacity, error_rate=self._error_rate)
         out._bits[:] = bits
         # Which items are in a union/intersection is unknown; estimate from the set bits.
-        est = estimate_count(self._m, self._k, out._bits.count())
+        est = estimate_count(self._m, HASHES, out._bits.count())
         out._count = min(round(est), self._m) if math.isfinite(est) else self._m
         return out
 
     def union(self, other: BloomFilter) -> BloomFilter:
-        """A new filter holding everything in either (bitwise OR); same m, k, hash family needed.
+        """A new filter holding everything in either (bitwise OR); same m needed.
 
         Its ``count`` is an estimate from the set bits (:func:`estimate_count`). ValueError if
         the parameters differ.
@@ -250,7 +263,7 @@ class BloomFilter(SizedFilter):
         return self._combine(other, a)
 
     def intersection(self, other: BloomFilter) -> BloomFilter:
-        """A new filter of the bits set in both (bitwise AND); same m, k, hash family needed.
+        """A new filter of the bits set in both (bitwise AND); same m needed.
 
         Anything added to both is in it; its false-positive rate can be higher than that of a
         filter built from the common items alone. ``count`` is an estimate from the set bits.
@@ -272,14 +285,14 @@ class BloomFilter(SizedFilter):
         rename): a crash leaves the old file or the new one, never half of one.
 
         Format (little-endian): header = magic ``MCBLOOM\\0``, format version, k, flags, m,
-        count, capacity, error rate, hash family (16 bytes), CRC-32 of the header; then the ⌈m/8⌉
-        bytes of bits; then the CRC-32 of the bits.
+        count, capacity, error rate, hash family (16 bytes: ``blake2b``, the core's positions),
+        CRC-32 of the header; then the ⌈m/8⌉ bytes of bits; then the CRC-32 of the bits.
+        Format 1 (older minicrawls) had other positions and is refused on loading.
         """
         with self._lock:
             payload = self._bits.tobytes()
-            header = _HEADER.pack(_MAGIC, _VERSION, self._k, 0, self._m, self._count,
-                                  self._capacity, self._error_rate,
-                                  self._family.name.encode("ascii"))
+            header = _HEADER.pack(_MAGIC, _VERSION, HASHES, 0, self._m, self._count,
+                                  self._capacity, self._error_rate, FAMILY.encode("ascii"))
         blob = b"".join((header, struct.pack("<I", zlib.crc32(header)), payload,
                          struct.pack("<I", zlib.crc32(payload))))
         write_atomically(Path(path), blob)
@@ -290,7 +303,8 @@ class BloomFilter(SizedFilter):
 
         Raises :class:`BloomFileError` naming the problem for a file that is truncated, has
         trailing data, a wrong magic, an unsupported version, a bad parameter, or a checksum
-        mismatch (corrupt header or bits) — never returns an empty or partial filter.
+        mismatch (corrupt header or bits) — never returns an empty or partial filter; an
+        :class:`OutdatedBloomFile` for a file of an older minicrawl (format 1).
         """
         path = Path(path)
         data = path.read_bytes()
@@ -305,6 +319,9 @@ class BloomFilter(SizedFilter):
                                  f"need {_HEADER.size + 4})")
         (_, version, k, flags, m, count, capacity, error_rate,
          fam_raw) = _HEADER.unpack_from(data)
+        if version == 1:
+            raise OutdatedBloomFile(f"{where}: a filter of an older minicrawl (format 1, whose "
+                                    f"MurmurHash3 positions this minicrawl no longer computes)")
         if version != _VERSION:
             raise BloomFileError(f"{where}: unsupported format version {version} "
                                  f"(this minicrawl reads version {_VERSION})")
@@ -327,7 +344,7 @@ class BloomFilter(SizedFilter):
         (pcrc,) = struct.unpack_from("<I", data, start + nbytes)
         if zlib.crc32(payload) != pcrc:
             raise BloomFileError(f"{where}: corrupt bits (checksum mismatch)")
-        bf = cls(bits=m, hashes=k, capacity=capacity, error_rate=error_rate, hash=family)
+        bf = cls(bits=m, capacity=capacity, error_rate=error_rate)
         bf._bits[:] = bitarray(payload[:nbytes], endian="little")[:m]
         if m % 8 and payload[-1] >> (m % 8):
             raise BloomFileError(f"{where}: corrupt bits (padding bits set)")
@@ -336,23 +353,20 @@ class BloomFilter(SizedFilter):
 
 
 _MAGIC = b"MCBLOOM\0"
-_VERSION = 1
+# 2: the core's positions and sizing (1: MurmurHash3 double hashing, sized for the optimal k).
+_VERSION = 2
 # magic, version, k, flags, m, count, capacity, error_rate, hash family
 _HEADER = struct.Struct("<8sHHIQQQd16s")
 
 
 def _bad_parameter(m: int, k: int, flags: int, count: int, capacity: int,
                    error_rate: float, family: str) -> str | None:
-    try:
-        fam = get_family(family)
-    except ValueError:
-        return f"unknown hash family {family!r}"
+    if family != FAMILY:
+        return f"unknown hash family {family!r} (this minicrawl's is {FAMILY!r})"
     if not 1 <= m <= MAX_BITS:
         return f"m={m} out of range"
-    if not 1 <= k <= 64:
-        return f"k={k} out of range 1..64"
-    if fam.power_of_two and m & (m - 1):
-        return f"m={m} is not a power of two, required by hash family {family!r}"
+    if k != HASHES:
+        return f"k={k}, not the core's {HASHES}"
     if flags:
         return f"unknown flags {flags:#x}"
     if capacity < 1:

@@ -1,43 +1,13 @@
-"""Hash families: how a URL becomes the k bit positions of a Bloom filter.
+"""Hash families for the ``minicrawl bloom`` tool: the crawler's, and two to compare it with.
 
 A *hash family* maps a URL and a filter size m to k indices in ``[0, m)``. Every family here is
 pure and stable: the same URL gives the same indices in every run, process and machine (never
-Python's ``hash()``, which is salted per process). Nothing here knows about bit storage, so the
-same indices can address a ``bitarray``, a NumPy array or a Redis bitmap.
+Python's ``hash()``, which is salted per process).
 
-The default family, ``"default"``
----------------------------------
-One MurmurHash3 x64-128 digest of the URL's UTF-8 bytes (``mmh3``, a small, well-kept C
-extension) is read as two little-endian unsigned 64-bit integers h1, h2. The k indices come from
-Kirsch–Mitzenmacher double hashing, g_i = h1' + i·h2' (mod m)::
-
-    start = h1 mod m
-    step  = 1 + (h2 mod L)          with L = ⌊(m − 1)/(k − 1)⌋  (L = m when k = 1)
-    g_i   = (start + i·step) mod m  for i = 0 .. k-1
-
-This is how the "eight seeded hashes" are derived: seed i is the i-th member g_i. Kirsch and
-Mitzenmacher ("Less hashing, same performance", 2006) show that the false-positive rate of
-g_0..g_{k-1} is asymptotically that of k independent hashes; ``minicrawl bloom measure`` checks it
-on realistic URLs.
-
-Bounding the step to 1..L is a deliberate refinement: (k − 1)·step < m, so
-
-* the k indices of a URL are always *distinct* (plain h2 mod m can be 0, or share a factor with m,
-  and then a URL sets fewer than k bits), and
-* they wrap around the end of the array at most once, so a filter can test and set them with one
-  or two *strided slices* (``bits[start:stop:step]``), a single C call each, instead of k
-  Python-level index operations: measured 0.9 M adds/s against 0.57 M/s.
-
-start is uniform over the m bits and step is independent of it, so every bit is equally likely.
-The naive strided slice instead draws start from [0, m − (k−1)·step) so that it never wraps; the
-bits near the end are then set less often, and at m/n = 10, k = 8 it measured 1.49x the
-theoretical false-positive rate (``bench/bench_bloom.py``), against 1.00x for this family.
-
-All intermediate values stay below k·m, so the scalar path never needs 2**64 wraparound and the
-NumPy path (uint64) agrees exactly.
-
-Why one 128-bit digest and not eight seeded 32-bit ones: one C call per URL instead of eight, and
-with ``map(mmh3.hash_bytes, urls)`` a batch of digests costs ≈ 60 ns per URL here.
+The crawler has one: ``"blake2b"``, the core's :func:`minicrawl.core.visited.positions` (word i
+of one salted BLAKE2b digest of the URL's UTF-8, mod m, for i < 8), which every Bloom filter of
+run.py uses. Nothing in the crawl path imports this module: it is for ``minicrawl bloom
+measure``, which fills a filter with each family and counts the false positives.
 
 The teaching families, ``"java"`` and ``"scrapy-redis"``
 --------------------------------------------------------
@@ -53,31 +23,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import mmh3
+from minicrawl.bloom.batch import FAMILY, positions_many
+from minicrawl.bloom.sizing import MAX_BITS
+from minicrawl.core.visited import HASHES, positions
 
 if TYPE_CHECKING:  # NumPy is imported by the batch functions only, when first needed
     import numpy as np
 
 __all__ = [
-    "DEFAULT",
     "FAMILIES",
     "HashFamily",
-    "MAX_BITS",
     "family_bits",
     "get_family",
-    "default_indexer",
-    "default_stepper",
-    "indices",
-    "indices_many",
     "java_indices",
     "java_indices_many",
     "scrapy_redis_indices",
     "scrapy_redis_indices_many",
 ]
-
-#: Largest filter size any family accepts: keeps (m-1) + i·(m-1) below 2**64 for every k ≤ 64,
-#: so the NumPy batch path never wraps around.
-MAX_BITS = 1 << 57
 
 _MASK32 = (1 << 32) - 1
 _MASK64 = (1 << 64) - 1
@@ -90,119 +52,25 @@ def _check(m: int, k: int) -> None:
         raise ValueError(f"k must be between 1 and 64 hashes, got {k}")
 
 
-# --------------------------------------------------------------------------- default family
+# --------------------------------------------------------------------------- the crawler's
 
 
-def _step_range(m: int, k: int) -> int:
-    """L, the number of possible steps: ⌊(m − 1)/(k − 1)⌋, at least 1 (m when k = 1)."""
-    return m if k == 1 else max(1, (m - 1) // (k - 1))
+def core_indices(url: str, m: int, k: int = HASHES) -> list[int]:
+    """The crawler's family: the core's positions; it has k = 8 and no other."""
+    _check_core(m, k)
+    return positions(url, m)
 
 
-def indices(url: str, m: int, k: int = 8) -> list[int]:
-    """The k bit indices of ``url`` in a filter of m bits (default family), as Python ints.
-
-    Element i is ``(start + i·step) mod m`` with (start, step) from :func:`default_stepper`.
-    Distinct whenever m ≥ k. Identical to row 0 of ``indices_many([url], m, k)``.
-    """
-    start, step = default_stepper(m, k)(url)
-    return [(start + i * step) % m for i in range(k)]
+def core_indices_many(urls: Sequence[str], m: int, k: int = HASHES) -> np.ndarray:
+    """:func:`core_indices` of many URLs at once: an (n, 8) ``uint64`` array."""
+    _check_core(m, k)
+    return positions_many(urls, m)
 
 
-def default_stepper(m: int, k: int = 8) -> Callable[[str], tuple[int, int]]:
-    """A fast function ``url -> (start, step)`` for a fixed m and k (default family).
-
-    The indices are ``(start + i·step) mod m`` for i < k, with ``0 ≤ start < m`` and
-    ``1 ≤ step``, and ``(k − 1)·step < m`` whenever m ≥ k — so they are distinct and wrap at most
-    once. Checks m and k once; a filter keeps one and calls it for every single add.
-    """
+def _check_core(m: int, k: int) -> None:
     _check(m, k)
-    span = _step_range(m, k)
-
-    # m, span and hash64 are closure cells / a default rather than globals: measured ≈ 1.5x
-    # faster per call on CPython 3.11.
-    def stepper(url: str, hash64: Callable[..., tuple[int, int]] = mmh3.hash64,
-                isascii: Callable[[str], bool] = str.isascii) -> tuple[int, int]:
-        try:  # str.isascii is O(1): the common case hashes the str itself, see hash_key
-            h1, h2 = hash64(url if isascii(url) else hash_key(url), signed=False)
-        except TypeError:
-            raise TypeError(not_a_url(url)) from None
-        return h1 % m, 1 + h2 % span
-
-    return stepper
-
-
-def hash_key(url: str) -> str | bytes:
-    """What MurmurHash3 is given for ``url``: its UTF-8 bytes, a lone surrogate (``"\\ud800"``,
-    not valid Unicode text) encoded as its three bytes (``surrogatepass``).
-
-    mmh3 hashes a str as its UTF-8, so every valid URL hashes exactly as before (saved filters
-    stay valid); but given a str with a lone surrogate, mmh3 5 crashes the interpreter. Callers
-    pass an ASCII str (``str.isascii`` is O(1)) as it is and only other strs through here.
-    """
-    if not isinstance(url, str):
-        raise TypeError(not_a_url(url))
-    return url.encode("utf-8", "surrogatepass")
-
-
-def not_a_url(value: object) -> str:
-    """The message for a non-str given as a URL."""
-    return f"url must be a str, got {type(value).__name__}"
-
-
-def hash_keys(urls: Sequence[str]) -> Sequence[str | bytes]:
-    """``urls`` ready for mmh3 (see :func:`hash_key`): the list itself when all are ASCII."""
-    try:
-        if all(map(str.isascii, urls)):  # one C loop; TypeError for a non-str
-            return urls
-    except TypeError:
-        pass
-    return [url if isinstance(url, str) and url.isascii() else hash_key(url) for url in urls]
-
-
-def default_indexer(m: int, k: int = 8) -> Callable[[str], list[int]]:
-    """A fast function ``url -> list[int]`` computing :func:`indices` for a fixed m and k."""
-    stepper = default_stepper(m, k)
-    rest = range(k - 1)
-
-    def index(url: str) -> list[int]:
-        x, step = stepper(url)
-        out = [x]
-        for _ in rest:
-            x = (x + step) % m
-            out.append(x)
-        return out
-
-    return index
-
-
-def _digests(urls: Sequence[str]) -> np.ndarray:
-    """(n, 2) uint64 array of the (h1, h2) halves of each URL's MurmurHash3 x64-128 digest."""
-    import numpy as np
-    # map() with the C function directly avoids a Python frame per URL (2x faster than a
-    # comprehension); '<u8' pins the byte order so the result does not depend on the machine.
-    raw = b"".join(map(mmh3.hash_bytes, hash_keys(urls)))
-    return np.frombuffer(raw, dtype="<u8").reshape(-1, 2)
-
-
-def indices_many(urls: Sequence[str], m: int, k: int = 8) -> np.ndarray:
-    """The default-family indices of many URLs at once: an (n, k) ``uint64`` array.
-
-    Row j equals ``indices(urls[j], m, k)``; an empty input gives shape (0, k). The array is
-    the transpose of a C-contiguous (k, n) one (``out.T`` is free), the layout the Bloom
-    filter's batch path wants.
-    """
-    import numpy as np
-    _check(m, k)
-    h = _digests(urls)
-    start = h[:, 0] % np.uint64(m)
-    step = h[:, 1] % np.uint64(_step_range(m, k)) + np.uint64(1)
-    # Built as (k, n): long contiguous rows make each NumPy call one tight loop (a (n, k)
-    # broadcast with rows of 8 was measured 3x slower).
-    out = np.multiply(np.arange(k, dtype=np.uint64)[:, None], step[None, :])
-    # start + i·step < m + i·m ≤ k·m ≤ 2**63 (MAX_BITS), so uint64 never wraps before the mod.
-    out += start
-    out %= np.uint64(m)
-    return out.T
+    if k != HASHES:
+        raise ValueError(f"the crawler's family has k = {HASHES}, got {k}")
 
 
 # --------------------------------------------------------------------------- teaching families
@@ -340,33 +208,23 @@ class HashFamily:
     indices: Callable[[str, int, int], list[int]]
     #: ``(urls, m, k) -> (n, k) uint64 array``
     indices_many: Callable[[Sequence[str], int, int], np.ndarray]
-    #: ``(m, k) -> (url -> list[int])``, the fast single-item path
-    indexer: Callable[[int, int], Callable[[str], list[int]]]
     #: True when the family computes ``(m - 1) & h`` and so needs m to be a power of two
     power_of_two: bool
+    #: The one k the family has (the crawler's: 8), or None for any k
+    fixed_k: int | None
     description: str
 
 
-def _partial(fn: Callable[[str, int, int], list[int]]
-             ) -> Callable[[int, int], Callable[[str], list[int]]]:
-    def make(m: int, k: int) -> Callable[[str], list[int]]:
-        _check(m, k)
-        return lambda url: fn(url, m, k)
-    return make
-
-
-DEFAULT = "default"
-
 FAMILIES: dict[str, HashFamily] = {
-    "default": HashFamily(
-        "default", indices, indices_many, default_indexer, False,
-        "MurmurHash3 x64-128 of the UTF-8 bytes, double hashing (start + i*step) mod m"),
+    FAMILY: HashFamily(
+        FAMILY, core_indices, core_indices_many, False, HASHES,
+        "the crawler's (minicrawl.core.visited.positions): 8 words of one salted BLAKE2b "
+        "digest, mod m"),
     "java": HashFamily(
-        "java", java_indices, java_indices_many, _partial(java_indices), True,
+        "java", java_indices, java_indices_many, True, None,
         "classic Java crawler SimpleHash: h = (30+Q)*h + c, 32-bit int, (m-1) & h"),
     "scrapy-redis": HashFamily(
-        "scrapy-redis", scrapy_redis_indices, scrapy_redis_indices_many,
-        _partial(scrapy_redis_indices), True,
+        "scrapy-redis", scrapy_redis_indices, scrapy_redis_indices_many, True, None,
         "scrapy-redis HashMap: ret += seed*ret + ord(c), seeds 0..k-1, (m-1) & ret"),
 }
 
@@ -383,9 +241,9 @@ def get_family(name: str) -> HashFamily:
 def family_bits(name: str, m: int) -> int:
     """The filter size the family really uses for a requested m.
 
-    The default family uses m as is. The teaching families compute ``(m - 1) & h``, a modulo only
-    for powers of two — the original code always used 2**x bits — so m is rounded up to the next
-    power of two; with any other m most positions could never be reached.
+    The crawler's family uses m as is. The teaching families compute ``(m - 1) & h``, a modulo
+    only for powers of two — the original code always used 2**x bits — so m is rounded up to the
+    next power of two; with any other m most positions could never be reached.
     """
     fam = get_family(name)
     if fam.power_of_two and m & (m - 1):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from minicrawl.bloom.batch import FAMILY
 from minicrawl.bloom.filter import BloomFilter, new_urls
-from minicrawl.bloom.hashes import DEFAULT, get_family
 from minicrawl.bloom.sizing import check_np
 
 
@@ -15,27 +15,23 @@ class ScalableBloomFilter:
 
     Almeida, Baquero, Preguiça & Hutchison, "Scalable Bloom Filters" (2007). Slice i holds
     ``initial_capacity·growth^i`` items at error rate ``error_rate·(1 − tightening)·tightening^i``
-    (each with the optimal k for its rate unless ``hashes`` is given). An item is present if any
-    slice has it, so the total false-positive rate is at most the sum of the slices' rates,
-    ``error_rate·(1 − r)·(1 + r + r² + …) < error_rate`` — however many items arrive. New items
-    always go into the newest slice.
+    (each a :class:`BloomFilter`: the core's positions, k = 8, sized by the core's formula for
+    its capacity and rate). An item is present if any slice has it, so the total false-positive
+    rate is at most the sum of the slices' rates, ``error_rate·(1 − r)·(1 + r + r² + …) <
+    error_rate`` — however many items arrive. New items always go into the newest slice.
     """
 
     def __init__(self, initial_capacity: int = 100_000, error_rate: float = 0.001, *,
-                 growth: int = 2, tightening: float = 0.9, hashes: int | None = None,
-                 hash: str = DEFAULT) -> None:
+                 growth: int = 2, tightening: float = 0.9) -> None:
         check_np(initial_capacity, error_rate)
         if growth < 1:
             raise ValueError(f"growth must be at least 1, got {growth}")
         if not 0.0 < tightening < 1.0:
             raise ValueError(f"tightening must be strictly between 0 and 1, got {tightening}")
-        get_family(hash)
         self._initial_capacity = int(initial_capacity)
         self._error_rate = float(error_rate)
         self._growth = growth
         self._tightening = tightening
-        self._hashes = hashes
-        self._hash = hash
         self._lock = threading.Lock()
         self._filters: list[BloomFilter] = []
         self._grow()
@@ -43,8 +39,7 @@ class ScalableBloomFilter:
     def _grow(self) -> BloomFilter:
         i = len(self._filters)
         p = self._error_rate * (1 - self._tightening) * self._tightening ** i
-        f = BloomFilter(capacity=self._initial_capacity * self._growth ** i, error_rate=p,
-                        hashes=self._hashes, hash=self._hash)
+        f = BloomFilter(capacity=self._initial_capacity * self._growth ** i, error_rate=p)
         self._filters.append(f)
         return f
 
@@ -144,9 +139,14 @@ class ScalableBloomFilter:
         return sum(f.bits for f in self._filters)
 
     @property
+    def hashes(self) -> int:
+        """k, the positions per item in every slice: the core's 8."""
+        return self._filters[0].hashes
+
+    @property
     def hash_family(self) -> str:
-        """Name of the hash family."""
-        return self._hash
+        """Name of the positions every slice uses: the core's."""
+        return FAMILY
 
     @property
     def fill_ratio(self) -> float:
@@ -155,7 +155,7 @@ class ScalableBloomFilter:
 
     @property
     def current_fp_rate(self) -> float:
-        """Chance now that a new item is reported present: 1 − Π(1 − fill_i^k_i)."""
+        """Chance now that a new item is reported present: 1 − Π(1 − fill_i^8)."""
         miss = 1.0
         for f in self._filters:
             miss *= 1.0 - f.current_fp_rate

@@ -1,12 +1,13 @@
-"""The Bloom filter math: sizing from n and p, the false-positive rate, the numbers reported.
+"""The Bloom filter math: the formulas the ``minicrawl bloom`` tool teaches, and the numbers
+every filter reports.
 
 A Bloom filter answers "have I seen this URL?" in m bits however long the URLs are. Adding a URL
-sets k bits chosen by hashing it (see :mod:`minicrawl.bloom.hashes`); a URL is reported as seen
-when all its k bits are set. It never forgets a URL it was given (no false negatives) but may
-take a new URL for a seen one (a false positive) with a probability the formulas below predict.
+sets k bits chosen by hashing it; a URL is reported as seen when all its k bits are set. It
+never forgets a URL it was given (no false negatives) but may take a new URL for a seen one (a
+false positive) with a probability the formulas below predict.
 
-The formulas (all in this module, used everywhere else)
---------------------------------------------------------
+The formulas
+------------
 With m bits, k hashes and n items inserted:
 
 * false-positive rate  f = (1 − e^(−k·n/m))^k                      :func:`false_positive_rate`
@@ -19,19 +20,15 @@ With m bits, k hashes and n items inserted:
   n = −m·ln(1 − p^(1/k)) / k                                        :func:`capacity_for`
 * items behind X set bits (Swamidass & Baldi)  n ≈ −(m/k)·ln(1 − X/m)  :func:`estimate_count`
 
-``BloomFilter(capacity=n, error_rate=p, hashes=8)`` sizes m with the classic formula
-(:func:`optimal_bits`), as the crawler's ``--expected-urls``/``--error-rate`` promise, and keeps
-k = 8. The optimal k for p = 0.001 is ≈ 10, so at capacity the rate is a little above p
-(f(m, n, 8) ≈ 1.1·p for p = 0.001): ``expected_fp_rate`` reports that number honestly, and
-:func:`bits_for` says how many bits k = 8 would need to reach p exactly.
-
-Usage::
-
-    >>> bf = BloomFilter(capacity=1_000_000, error_rate=0.001)
-    >>> bf.add("https://example.org/")          # True: new
-    True
-    >>> bf.add_many(["https://example.org/", "https://example.org/a"])
-    [False, True]
+What the crawler's filters use
+------------------------------
+The core's: k = 8 (:data:`minicrawl.core.visited.HASHES`) and m from
+:func:`minicrawl.core.visited.bits_for` — the fixed-k formula for k = 8, so that a filter full
+to its capacity n is at the rate p it was asked for. ``BloomFilter``, ``CountingBloomFilter``,
+each slice of a ``ScalableBloomFilter`` and the Redis filter are all sized so
+(:func:`resolve_size`); their ``expected_fp_rate`` and ``current_fp_rate`` are k = 8's. The
+optimal k for p = 0.001 would be 10 and for 1e-4 13: sizing for it while hashing 8 times gave
+1.10x and 1.9x the stated rate at capacity.
 """
 
 from __future__ import annotations
@@ -40,10 +37,14 @@ import math
 import numbers
 import threading
 
-from minicrawl.bloom.hashes import MAX_BITS, family_bits, get_family
+from minicrawl.bloom.batch import FAMILY
+from minicrawl.core.visited import HASHES
+from minicrawl.core.visited import bits_for as core_bits_for
 
 LN2 = math.log(2)
-
+#: Largest filter any Bloom filter here accepts: bit indices fit a signed 64-bit int with room
+#: to spare (the NumPy batch path shifts them as int64), far beyond any machine's memory.
+MAX_BITS = 1 << 57
 
 
 # --------------------------------------------------------------------------- the formulas
@@ -121,10 +122,16 @@ def check_np(n: float, p: float) -> None:
 # --------------------------------------------------------------------------- sizing
 
 
-def resolve_size(capacity: int | None, error_rate: float | None, hashes: int | None,
-                  bits: int | None, family: str) -> tuple[int, int, int, float]:
-    """(m, k, capacity, error_rate) from the constructor arguments; see BloomFilter."""
-    for name, value in (("capacity", capacity), ("hashes", hashes), ("bits", bits)):
+def resolve_size(capacity: int | None, error_rate: float | None, bits: int | None
+                 ) -> tuple[int, int, float]:
+    """(m, capacity, error_rate) of a filter with the core's k = 8; see BloomFilter.
+
+    From ``capacity`` (and ``error_rate``, 0.01 if not given): m is the core's
+    :func:`~minicrawl.core.visited.bits_for`. From ``bits``: m as given; the capacity is the n
+    that m holds at ``error_rate`` (or, without one, the n at which k = 8 is optimal: half the
+    bits set); the rate, if not given, is k = 8's at that capacity.
+    """
+    for name, value in (("capacity", capacity), ("bits", bits)):
         if value is not None and (not isinstance(value, numbers.Integral)
                                   or isinstance(value, bool)):
             raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r:.40}")
@@ -132,54 +139,32 @@ def resolve_size(capacity: int | None, error_rate: float | None, hashes: int | N
                                    or isinstance(error_rate, bool)):
         raise TypeError(f"error_rate must be a number, got {type(error_rate).__name__} "
                         f"{error_rate!r:.40}")
-    if not isinstance(family, str):
-        raise TypeError(f"hash must be the name of a hash family, got {type(family).__name__}")
     if bits is None:
         if capacity is None:
             raise ValueError("give capacity= (and error_rate=) or bits=")
         p = 0.01 if error_rate is None else error_rate
         check_np(capacity, p)
-        if hashes is None:
-            k = max(1, round(optimal_hashes(optimal_bits(capacity, p), capacity)))
-        else:
-            k = hashes
-        _check_k(k)
-        m = family_bits(family, optimal_bits(capacity, p))
-        return m, k, int(capacity), float(p)
+        return core_bits_for(capacity, p), int(capacity), float(p)
     if bits <= 0:
         raise ValueError(f"bits must be positive, got {bits}")
-    m = family_bits(family, bits)
-    if hashes is None:
-        if capacity is None:
-            raise ValueError("with bits= give hashes= (or capacity= to derive the optimal k)")
-        k = max(1, round(optimal_hashes(m, capacity)))
-    else:
-        k = hashes
-    _check_k(k)
     if capacity is None:
         if error_rate is None:
-            # The n at which this k is optimal (half the bits set): a natural "full" point.
-            capacity = max(1, round(m * LN2 / k))
+            capacity = max(1, round(bits * LN2 / HASHES))
         else:
-            capacity = max(1, capacity_for(m, error_rate, k))
+            check_np(1, error_rate)
+            capacity = max(1, capacity_for(bits, error_rate, HASHES))
     if error_rate is None:
-        error_rate = false_positive_rate(m, capacity, k)
+        error_rate = false_positive_rate(bits, capacity, HASHES)
     check_np(capacity, error_rate)
-    return m, k, int(capacity), float(error_rate)
-
-
-def _check_k(k: int) -> None:
-    if not isinstance(k, int) or not 1 <= k <= 64:
-        raise ValueError(f"hashes must be an int between 1 and 64, got {k!r}")
+    return int(bits), int(capacity), float(error_rate)
 
 
 class FilterNumbers:
-    """The numbers every Bloom filter of this project reports, derived from ``_m``, ``_k``,
-    ``_capacity``, ``_error_rate`` and the subclass's ``fill_ratio`` (local bits, counters, or
-    a Redis bitmap alike)."""
+    """The numbers every Bloom filter of this project reports, derived from ``_m``,
+    ``_capacity``, ``_error_rate``, the core's k = 8 and the subclass's ``fill_ratio`` (local
+    bits, counters, or a Redis bitmap alike)."""
 
     _m: int
-    _k: int
     _capacity: int
     _error_rate: float
 
@@ -190,8 +175,8 @@ class FilterNumbers:
 
     @property
     def hashes(self) -> int:
-        """k, the number of positions per item."""
-        return self._k
+        """k, the number of positions per item: the core's 8."""
+        return HASHES
 
     @property
     def capacity(self) -> int:
@@ -211,29 +196,32 @@ class FilterNumbers:
 
     @property
     def expected_fp_rate(self) -> float:
-        """Theoretical false-positive rate once ``capacity`` items are in, for this m and k."""
-        return false_positive_rate(self._m, self._capacity, self._k)
+        """Theoretical false-positive rate once ``capacity`` items are in, for this m and k = 8
+        (the stated rate, or just under it, for a filter sized from capacity and rate)."""
+        return false_positive_rate(self._m, self._capacity, HASHES)
 
     @property
     def current_fp_rate(self) -> float:
-        """False-positive rate now, from the fill ratio: fill^k."""
-        return self.fill_ratio ** self._k
+        """False-positive rate now, from the fill ratio: fill^8."""
+        return self.fill_ratio ** HASHES
+
+    @property
+    def hash_family(self) -> str:
+        """Name of the positions, as files and a shared crawl record them: the core's."""
+        return FAMILY
 
 
 class SizedFilter(FilterNumbers):
-    """What every fixed-size filter here shares: its sizing (m, k, capacity, p, hash family),
-    the count of new adds, and the numbers derived from them. Subclasses say how they store
-    positions (bits, counters) and define ``fill_ratio``."""
+    """What every fixed-size filter here shares: its sizing (m, capacity, p), the count of new
+    adds, and the numbers derived from them. Subclasses say how they store positions (bits,
+    counters) and define ``fill_ratio``."""
 
-    def __init__(self, capacity: int | None, error_rate: float | None, hashes: int | None,
-                 bits: int | None, hash: str) -> None:
-        fam = get_family(hash)
-        m, k, cap, p = resolve_size(capacity, error_rate, hashes, bits, fam.name)
-        if m * k >= 1 << 64 or m > MAX_BITS:
+    def __init__(self, capacity: int | None, error_rate: float | None,
+                 bits: int | None) -> None:
+        m, cap, p = resolve_size(capacity, error_rate, bits)
+        if m > MAX_BITS:
             raise ValueError(f"filter too large: m={m}")
-        self._m, self._k, self._capacity, self._error_rate = m, k, cap, p
-        self._family = fam
-        self._indexer = fam.indexer(m, k)
+        self._m, self._capacity, self._error_rate = m, cap, p
         self._lock = threading.Lock()
         self._count = 0
 
@@ -246,11 +234,6 @@ class SizedFilter(FilterNumbers):
         """Number of adds that returned True (distinct items, minus the false positives; for a
         counting filter, minus the removes)."""
         return self._count
-
-    @property
-    def hash_family(self) -> str:
-        """Name of the hash family (``"default"``, ``"java"`` or ``"scrapy-redis"``)."""
-        return self._family.name
 
     @property
     def over_capacity(self) -> bool:

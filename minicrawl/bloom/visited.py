@@ -6,8 +6,10 @@ in one atomic step, True only the first time a URL is offered. That single step 
 
 Three kinds, same interface:
 
-* :class:`minicrawl.bloom.BloomFilter` (the default): m/8 bytes however long the URLs, at the
-  price of a small, known false-positive rate (a new URL taken for seen, so never crawled);
+* :class:`minicrawl.bloom.BloomFilter` (the default): the core's Bloom filter (its 8 positions
+  per URL, its size for ``--expected-urls`` at ``--error-rate``) with batches, a file and
+  numbers around it: m/8 bytes however long the URLs, at the price of a small, known
+  false-positive rate (a new URL taken for seen, so never crawled);
 * :class:`minicrawl.bloom.ScalableBloomFilter` (``--visited scalable``): a Bloom filter that
   adds bigger, stricter slices as URLs arrive, so the rate stays under p however many there are;
 * :class:`ExactVisited`: a ``set`` of the URL strings, no false positives, memory grows with
@@ -17,89 +19,40 @@ Three kinds, same interface:
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypeAlias
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
-from minicrawl.bloom.filter import new_urls
-from minicrawl.bloom.hashes import not_a_url
+from minicrawl.bloom.exact import ExactVisited, LocalVisited
 from minicrawl.options import Options
+from minicrawl.state.forgetting import ForgettingVisited
 from minicrawl.stats import StatValue
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # not a cycle (shared.visited needs nothing of this module): only not to load
+    # redis-py and NumPy into every crawl, as a real import would
     from minicrawl.shared.visited import RedisBloomVisited
-    from minicrawl.state.forgetting import ForgettingVisited
+
+__all__ = ["ExactVisited", "LocalVisited", "Visited", "describe", "make_visited",
+           "warn_over_capacity"]
 
 log = logging.getLogger("minicrawl")
 
 
-# Every Visited run.py may have; each is a core SeenSet (``add_new``), and ``add``, ``add_many``,
-# ``in`` and ``len`` besides (tests/core/test_visited.py runs the contract over all of them).
-Visited: TypeAlias = ("BloomFilter | ScalableBloomFilter | ExactVisited | RedisBloomVisited"
-                      " | ForgettingVisited")
+# Every Visited run.py may have: one this process holds (make_visited), the Redis filter of a
+# shared crawl, or a recrawl's, which wraps a local one. Each is a core SeenSet (``add_new``),
+# and ``add``, ``add_many``, ``in`` and ``len`` besides (tests/core/test_visited.py runs the
+# contract over all of them). ForgettingVisited imports bloom.exact, not this module: no cycle.
+Visited: TypeAlias = "LocalVisited | RedisBloomVisited | ForgettingVisited"
 
 
-class ExactVisited:
-    """A lock-guarded ``set`` of URLs with the Bloom filter's interface."""
-
-    def __init__(self) -> None:
-        self._seen: set[str] = set()
-        self._lock = threading.Lock()
-
-    def add(self, url: str) -> bool:
-        """Insert ``url``; True if it was not there before."""
-        if not isinstance(url, str):  # like the Bloom filters: a URL is a str
-            raise TypeError(not_a_url(url))
-        with self._lock:
-            if url in self._seen:
-                return False
-            self._seen.add(url)
-            return True
-
-    def add_new(self, urls: list[str]) -> list[str]:
-        """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` not seen before."""
-        return new_urls(urls, self.add_many(urls))
-
-    def add_many(self, urls: Iterable[str]) -> list[bool]:
-        """``add`` for each URL in order, under one lock acquisition."""
-        seen = self._seen
-        out = []
-        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
-        for url in urls:
-            if not isinstance(url, str):
-                raise TypeError(not_a_url(url))
-        with self._lock:
-            for url in urls:
-                if url in seen:
-                    out.append(False)
-                else:
-                    seen.add(url)
-                    out.append(True)
-        return out
-
-    def __contains__(self, url: object) -> bool:
-        return url in self._seen
-
-    def __len__(self) -> int:
-        return len(self._seen)
-
-    @property
-    def count(self) -> int:
-        """Distinct URLs added: exact, no false positive (the same as ``len``)."""
-        return len(self._seen)
-
-
-def make_visited(options: Options) -> Visited:
+def make_visited(options: Options) -> LocalVisited:
     """The Visited filter the options ask for."""
     if options.visited == "exact":
         return ExactVisited()
     if options.visited == "bloom":
-        return BloomFilter(capacity=options.expected_urls, error_rate=options.error_rate,
-                           hashes=8)
+        return BloomFilter(capacity=options.expected_urls, error_rate=options.error_rate)
     if options.visited == "scalable":
         return ScalableBloomFilter(initial_capacity=options.expected_urls,
-                                   error_rate=options.error_rate, hashes=8)
+                                   error_rate=options.error_rate)
     raise ValueError(f"unknown visited kind {options.visited!r} (bloom, scalable or exact)")
 
 

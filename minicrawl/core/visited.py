@@ -18,37 +18,39 @@ from hashlib import blake2b
 from bitarray import bitarray
 
 HASHES = 8
+SEED = b"minicrawl"  # salts every hash (another seed, other positions); BLAKE2b takes ≤ 16 bytes
 
 
 def bits_for(expected: int, error_rate: float) -> int:
     """The size m, in bits, that keeps ``expected`` URLs at ``error_rate`` false positives."""
     if expected < 1 or not 0 < error_rate < 1:
         raise ValueError("expected must be ≥ 1 and error_rate between 0 and 1")
-    return max(64, math.ceil(-HASHES * expected / math.log(1 - error_rate ** (1 / HASHES))))
+    return max(64, math.ceil(-HASHES * expected / math.log1p(-error_rate ** (1 / HASHES))))
+
+
+def positions(url: str, size: int, seed: bytes = SEED) -> list[int]:
+    """The 8 bit positions of ``url`` among ``size``: words of one seeded BLAKE2b digest, which
+    are independent — eight seeded hashes for one call (a lone surrogate hashes as 3 bytes)."""
+    digest = blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8 * HASHES, salt=seed)
+    return [word % size for word in struct.unpack("<8Q", digest.digest())]
 
 
 class BloomVisited:
     """Visited as a Bloom filter over a ``bitarray``, eight seeded hashes, guarded by a lock."""
 
     def __init__(self, expected: int = 1_000_000, error_rate: float = 0.001,
-                 seed: bytes = b"minicrawl") -> None:
+                 seed: bytes = SEED) -> None:
         self.size = bits_for(expected, error_rate)
         self.bits = bitarray(self.size)  # all 0 (bitarray ≥ 3)
-        self.seed = seed[:16]  # BLAKE2b takes a salt of up to 16 bytes
+        self.seed = seed
         self._lock = threading.Lock()
-
-    def positions(self, url: str) -> list[int]:
-        """The 8 bit positions of ``url``: hash i is word i of one seeded BLAKE2b digest, whose
-        words are independent: eight seeded hashes for one call (eight calls cost 5× more)."""
-        digest = blake2b(url.encode(), digest_size=8 * HASHES, salt=self.seed).digest()
-        return [word % self.size for word in struct.unpack("<8Q", digest)]
 
     def add_new(self, urls: list[str]) -> list[str]:
         """The URLs of ``urls`` not seen before (or not seeming to be), now remembered."""
-        positions = [self.positions(url) for url in urls]  # hashing needs no lock
+        where = [positions(url, self.size, self.seed) for url in urls]  # hashing needs no lock
         new = []
         with self._lock:  # one lock per page, not per link: threads queue on it less
-            for url, bits in zip(urls, positions, strict=True):
+            for url, bits in zip(urls, where, strict=True):
                 if not self.bits[bits].all():
                     self.bits[bits] = 1
                     new.append(url)

@@ -57,7 +57,7 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
         raise ValueError("--redis shares a Bloom filter between processes; --visited exact "
                          "is a set inside one process")
     shared = connect(options, seeds)
-    visited = RedisBloomVisited(shared, options.expected_urls, options.error_rate, 8,
+    visited = RedisBloomVisited(shared, options.expected_urls, options.error_rate,
                                 options.visited_shards or auto_shards(shared))
     # A slot lease outlives a live request through heartbeats, a killed process by reclaim_after.
     gate = RedisHostGate(shared, options.per_host, options.reclaim_after)

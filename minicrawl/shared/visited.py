@@ -1,11 +1,13 @@
 """Visited in Redis: the local Bloom filter's bits, in Redis bitmaps shared by every process.
 
-The same filter as :class:`minicrawl.bloom.BloomFilter` — m from
-:func:`minicrawl.bloom.optimal_bits` for ``capacity`` and ``error_rate`` with k = 8, the k indices
-from :func:`minicrawl.bloom.hashes.indices_many` — with its bit array in Redis, split into S shard
-keys ``mc:NAME:visited:{TAG}`` of m/S bits each. A URL is routed to one shard by a hash
-independent of its indices, and its k bits all live in that shard: each shard is a Bloom filter
-for about n/S URLs in m/S bits, so the false-positive rate is the whole filter's. One shard per
+The core's Bloom filter, as :class:`minicrawl.bloom.BloomFilter` is — m from the core's
+:func:`~minicrawl.core.visited.bits_for` for ``capacity`` and ``error_rate``, k = 8 — with its bit
+array in Redis, split into S shard keys ``mc:NAME:visited:{TAG}`` of m/S bits each. A URL is
+routed to one shard by a hash of its own (BLAKE2b with another salt than the positions', so the
+route is independent of them), and its 8 bits all live in that shard, at the core's
+:func:`~minicrawl.core.visited.positions` for the shard's m/S bits (computed in a batch by
+:func:`minicrawl.bloom.batch.positions_many`): each shard is the core's filter for about n/S
+URLs in m/S bits, so the false-positive rate is the whole filter's. One shard per
 URL is what makes the test-and-set atomic on a cluster, where a command or script may only touch
 one slot.
 
@@ -32,19 +34,20 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
+from hashlib import blake2b
 
-import mmh3
 import numpy as np
 
+from minicrawl.bloom.batch import FAMILY, positions_many
 from minicrawl.bloom.filter import new_urls
-from minicrawl.bloom.hashes import MAX_BITS, hash_keys, indices_many
-from minicrawl.bloom.sizing import FilterNumbers, optimal_bits
+from minicrawl.bloom.sizing import MAX_BITS, FilterNumbers
+from minicrawl.core.visited import HASHES, bits_for
 from minicrawl.errors import RedisUnavailable, VisitedMismatch
 from minicrawl.shared.conn import ScriptArg, SharedRedis, reply_str, shard_tags
 
-#: Seed of the hash that routes a URL to its shard. The indices use MurmurHash3 x64-128 with
-#: seed 0 (minicrawl.bloom.hashes); another function and seed keep the route independent of them.
-ROUTE_SEED = 0x6D635631
+#: Salt of the hash that routes a URL to its shard: not the positions' (the core's SEED), so
+#: the route says nothing about where a URL's bits are in its shard.
+ROUTE_SALT = b"minicrawl-route"
 #: A Redis string holds at most 2**32 bits.
 MAX_SHARD_BITS = 1 << 32
 #: URLs per script call: long enough to amortise the call, short enough not to stall the server.
@@ -109,14 +112,13 @@ class RedisBloomVisited(FilterNumbers):
     """
 
     def __init__(self, shared: SharedRedis, capacity: int = 1_000_000,
-                 error_rate: float = 0.001, hashes: int = 8, shards: int = 16) -> None:
+                 error_rate: float = 0.001, shards: int = 16) -> None:
         self._shared = shared
-        self._k = hashes
         self._capacity = capacity
         self._error_rate = error_rate
         self._shards = shards
-        m = optimal_bits(capacity, error_rate)
-        self._shard_bits = max(hashes, -(-m // shards))  # ≥ k keeps a URL's k indices distinct
+        m = bits_for(capacity, error_rate)
+        self._shard_bits = -(-m // shards)
         if self._shard_bits > min(MAX_SHARD_BITS, MAX_BITS):
             raise ValueError(f"{m} bits in {shards} shards is more than 2**32 bits per Redis "
                              f"string: use more --visited-shards")
@@ -136,12 +138,22 @@ class RedisBloomVisited(FilterNumbers):
         if raw is None:
             return None
         meta = json.loads(raw)
-        return cls(shared, meta["capacity"], meta["error_rate"], meta["hashes"], meta["shards"])
+        cls._check_family(shared, meta)
+        return cls(shared, meta["capacity"], meta["error_rate"], meta["shards"])
+
+    @staticmethod
+    def _check_family(shared: SharedRedis, meta: dict[str, object]) -> None:
+        """Refuse a crawl whose Visited an older minicrawl keeps, at other positions."""
+        if meta.get("family") != FAMILY:
+            raise VisitedMismatch(
+                f"crawl {shared.name!r} keeps its Visited filter with the {meta.get('family')!r} "
+                f"hash family of an older minicrawl, whose bits this one cannot read: finish it "
+                f"with the minicrawl that started it, or give another --crawl name")
 
     def _check_meta(self) -> None:
         # The first process records the filter's shape; a process sized differently would read
         # and write other bits, and silently re-crawl or skip pages: refuse it.
-        meta = {"family": "default", "hashes": self._k, "shards": self._shards,
+        meta = {"family": FAMILY, "hashes": HASHES, "shards": self._shards,
                 "shard_bits": self._shard_bits, "capacity": self._capacity,
                 "error_rate": self._error_rate}
         client = self._shared.client
@@ -149,6 +161,7 @@ class RedisBloomVisited(FilterNumbers):
                           lambda: client.set(self._meta_key, json.dumps(meta), nx=True))
         saved = json.loads(self._shared.call("reading Visited settings",
                                              lambda: client.get(self._meta_key)))
+        self._check_family(self._shared, saved)
         shape = ("family", "hashes", "shards", "shard_bits")
         if any(saved.get(f) != meta[f] for f in shape):
             raise VisitedMismatch(
@@ -161,16 +174,15 @@ class RedisBloomVisited(FilterNumbers):
     # ----------------------------------------------------------------- where the bits are
 
     def locate(self, urls: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(shard number of each URL, (n, k) bit offsets of each URL within its shard)."""
-        n = len(urls)
+        """(shard number of each URL, (n, 8) bit offsets of each URL within its shard: the
+        core's positions for the shard's m)."""
+        offsets = positions_many(urls, self._shard_bits)  # TypeError for a non-str first
         if self._shards == 1:
-            shard = np.zeros(n, dtype=np.int64)
-        else:
-            keys = hash_keys(urls)  # never a lone surrogate to mmh3 (it crashes)
-            route = np.fromiter((mmh3.hash(u, ROUTE_SEED, signed=False) for u in keys),
-                                dtype=np.int64, count=n)
-            shard = route % self._shards
-        return shard, indices_many(urls, self._shard_bits, self._k)
+            return np.zeros(len(urls), dtype=np.int64), offsets
+        raw = b"".join(blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8,
+                               salt=ROUTE_SALT).digest() for url in urls)
+        route = np.frombuffer(raw, dtype="<u8") % np.uint64(self._shards)
+        return route.astype(np.int64), offsets
 
     def shard_key(self, shard: int) -> str:
         """The Redis key of the bitmap of shard number ``shard``."""
@@ -202,7 +214,7 @@ class RedisBloomVisited(FilterNumbers):
                 part = rows[start:start + BATCH]
                 key = self._keys[s]
                 calls.append((ADD_SCRIPT, [key, self._count_keys[s], f"{key}:t:{token}.{start}"],
-                              [self._k, ttl, offsets[part].astype("<u4").tobytes()]))
+                              [HASHES, ttl, offsets[part].astype("<u4").tobytes()]))
                 rows_of_call.append(part)
         results = self._shared.eval_many("adding URLs to Visited", calls)
         new = np.zeros(len(urls), dtype=bool)
@@ -213,7 +225,7 @@ class RedisBloomVisited(FilterNumbers):
         return new.tolist()
 
     def __contains__(self, url: object) -> bool:
-        """True if all k bits of ``url`` are set (seen by some process, or a false positive)."""
+        """True if all 8 bits of ``url`` are set (seen by some process, or a false positive)."""
         if not isinstance(url, str):
             return False
         shard, offsets = self.locate([url])
@@ -278,4 +290,4 @@ class RedisBloomVisited(FilterNumbers):
 
     def __repr__(self) -> str:
         return (f"RedisBloomVisited(crawl={self._shared.name!r}, bits={self._m}, "
-                f"hashes={self._k}, shards={self._shards}, capacity={self._capacity})")
+                f"shards={self._shards}, capacity={self._capacity})")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from minicrawl.bloom.exact import LocalVisited
 from minicrawl.bloom.filter import new_urls
-from minicrawl.bloom.visited import Visited
 
 
 class ForgettingVisited:
@@ -27,7 +27,7 @@ class ForgettingVisited:
     second link to it must not fetch it, and record it gone, twice.
     """
 
-    def __init__(self, inner: Visited, forgotten: set[str]) -> None:
+    def __init__(self, inner: LocalVisited, forgotten: set[str]) -> None:
         self.inner = inner
         self._forgotten = forgotten
         self._lock = threading.Lock()

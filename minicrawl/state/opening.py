@@ -7,12 +7,14 @@ what to do; nothing here ever resets or repairs a directory on its own.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
 from minicrawl.bloom import BloomFileError
+from minicrawl.bloom.filter import OutdatedBloomFile
 from minicrawl.bloom.visited import Visited, make_visited
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
@@ -24,6 +26,8 @@ except ImportError:  # pragma: no cover - not on Windows: no lock against a seco
     fcntl = None  # type: ignore[assignment]
 
 DB_NAME, FILTER_NAME, LOCK_NAME = "crawl.db", "visited.bloom", "lock"
+
+log = logging.getLogger("minicrawl")
 
 
 def claim_directory(directory: Path, db_path: Path) -> int | None:
@@ -91,24 +95,36 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON) -> tuple[i
 
 
 def load_checkpoint(options: Options, path: Path, filter_seq: int
-                    ) -> tuple[Visited, Visited | None]:
-    """(the live Visited, the shadow to checkpoint) from the file at ``path``, or new ones; an
-    exact set has no checkpoint (it is rebuilt from the database) and no shadow."""
+                    ) -> tuple[Visited, Visited | None, int]:
+    """(the live Visited, the shadow to checkpoint, the ``seq`` after which the database's rows
+    must be added to both) from the file at ``path``, or new ones; an exact set has no
+    checkpoint (it is rebuilt from the database) and no shadow.
+
+    The checkpoint is the database's URLs in a filter, saved for speed: the file of an older
+    minicrawl, at other positions, is rebuilt from the database (every row: ``seq`` 0), never
+    read as this one's.
+    """
     live = make_visited(options)
     if not (callable(getattr(live, "save", None))
             and callable(getattr(type(live), "load", None))):
-        return live, None
+        return live, None, 0
     if path.exists():
-        return _load_filter(live, path), _load_filter(live, path)
+        try:
+            return _load_filter(live, path), _load_filter(live, path), filter_seq
+        except OutdatedBloomFile as e:
+            log.warning("%s: rebuilding Visited from %s", e, DB_NAME)
+            return live, make_visited(options), 0
     if filter_seq:
         raise StateError(f"{path} is missing although {DB_NAME} says it was saved; the state "
                          f"dir was damaged — not resetting it")
-    return live, make_visited(options)
+    return live, make_visited(options), 0
 
 
 def _load_filter(like: Visited, path: Path) -> Visited:
     try:
         loaded = type(like).load(path)  # type: ignore[attr-defined]
+    except OutdatedBloomFile:
+        raise
     except (BloomFileError, OSError) as e:
         raise StateError(f"Visited checkpoint is unusable: {e}; not resetting it — move "
                          f"the state dir away to start afresh") from None

@@ -11,7 +11,9 @@ Files in DIR:
     ``digests`` maps each 200 HTML body's MD5 to the URL first recorded with it (duplicate
     content, :mod:`minicrawl.digests`), written in the transaction of the page that claimed it.
 ``visited.bloom``
-    A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename).
+    A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename). The
+    file of an older minicrawl (format 1, other positions) is not read but rebuilt from the
+    database, which holds every URL it held (point 3).
 ``lock``
     Held (``flock``) while a crawl uses the directory; the OS drops it if the process dies.
 
@@ -159,8 +161,7 @@ class CrawlState(CrawlObserver):
 
     def _load_visited(self, options: Options) -> tuple[Visited, Visited | None]:
         """Visited as the database says (see the module doc), and the shadow to checkpoint."""
-        live, shadow = load_checkpoint(options, self.filter_path, self._filter_seq)
-        since = self._filter_seq if self.filter_path.exists() else 0
+        live, shadow, since = load_checkpoint(options, self.filter_path, self._filter_seq)
         replay = self._conn.execute(
             "SELECT url FROM todo WHERE seq > ?1 UNION ALL "
             "SELECT chain FROM todo WHERE seq > ?1 AND chain IS NOT NULL UNION ALL "
