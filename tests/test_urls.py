@@ -51,7 +51,8 @@ BASE = "http://example.com/a/b/c.html"
     ("http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/"),
     # Changed to the URL Standard's answers (run.py's own canonicalizer answered otherwise):
     ("http://example.com./x", "http://example.com./x"),  # was example.com: another origin
-    ("/100%", "http://example.com/100%"),  # was %25: a browser sends the "%" as it is
+    ("/100%", "http://example.com/100%25"),  # a stray "%" (a browser sends it as it is; we
+    # write what urllib3 would send, so that the request line is the URL Visited holds)
     ("/a\x00b", "http://example.com/a%00b"),  # was refused: a browser sends %00
     ("http://a..b/", "http://a..b/"),  # was refused: the standard checks no DNS lengths
     ("http://xn--a.com/", "http://xn--a.com/"),  # was refused: ASCII labels pass as they are

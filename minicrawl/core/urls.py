@@ -8,8 +8,11 @@ its page's encoding (its path in UTF-8). Canonical is the parser's answer and ou
 spelling for what servers read alike:
 
 * no fragment (``#top`` never leaves the browser), no empty query (``/p?`` goes out as ``/p``);
-* escaped unreserved characters decoded, other escapes' hex digits upper-cased (RFC 3986, 6.2.2:
-  ``%7eme/%2f`` is ``~me/%2F``, as requests sends it anyway);
+* the path and query in RFC 3986's characters: escaped unreserved characters decoded, other
+  escapes' hex digits upper-cased (6.2.2: ``%7eme/%2f`` is ``~me/%2F``), the characters it does
+  not allow escaped (``{`` is ``%7B``, which servers read alike) and a ``%`` that starts no escape
+  written ``%25``. urllib3 would escape those itself, and then every ``%`` of the URL (``%41``
+  too); so the request line is exactly the URL Visited holds;
 * only http and https, at most ``MAX_LENGTH`` characters (a longer href is not even parsed).
 
 Anything else is no URL to crawl: :func:`canonical` says why; ``canonicalize``, ``resolve``: None.
@@ -22,7 +25,10 @@ import ada_url
 from minicrawl.core.encoding import query_encoded
 
 MAX_LENGTH = 2048
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+# A path and query that go on the wire as they are: RFC 3986's characters, no "%"…
+_AS_SENT = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*").fullmatch
+# …else each escape, each "%" and each character outside that set is looked at (_one_escape).
+_ESCAPE = re.compile(r"%(?:[0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-\t\n\r]*):")  # tabs, newlines: ignored
 
@@ -44,8 +50,9 @@ def canonical(href: str, base: str | None = None, encoding: str = "utf-8",
     url = url.partition("#")[0]
     if url.find("?") == len(url) - 1:  # an empty query
         url = url[:-1]
-    if "%" in url:
-        url = _ESCAPE.sub(_one_escape, url)
+    at = url.find("/", url.index("//") + 2)  # the path and query: what the request line holds
+    if not _AS_SENT(url, at):
+        url = url[:at] + _ESCAPE.sub(_one_escape, url[at:])
     return (url, "") if len(url) <= max_length else (None, "too long")
 
 
@@ -78,8 +85,13 @@ def host_of(url: str) -> str:
 
 
 def _one_escape(match: re.Match[str]) -> str:
-    char = chr(int(match[0][1:], 16))
-    return char if char in _UNRESERVED else match[0].upper()
+    text = match[0]
+    if text == "%":
+        return "%25"  # a "%" that starts no escape is a percent sign
+    if len(text) == 1:
+        return f"%{ord(text):02X}"  # "{", "|", "[" … (the parser's answer is ASCII)
+    char = chr(int(text[1:], 16))
+    return char if char in _UNRESERVED else text.upper()
 
 
 def _why_refused(href: str, base: str | None) -> str:

@@ -559,3 +559,27 @@ def test_cookies_a_site_sets_are_sent_back_on_the_next_requests(server):
     fetcher.fetch(server.url("/b"))
     cookies = [r.headers.get("cookie") for r in server.requests]
     assert cookies == [None, None, "session=abc123", "session=abc123"]
+
+
+# The request line is the URL Visited holds: urllib3 escapes what RFC 3986 does not allow, and
+# every "%" of a URL that has one stray "%" (so "%41" would go as "%2541", another resource).
+ODD_LINKS = {"/a?b={|}^`": "/a?b=%7B%7C%7D%5E%60", "/a?b=%7b%7C%7D%5E%60": "/a?b=%7B%7C%7D%5E%60",
+             "/p%zz%41": "/p%25zzA", "/x[y]": "/x%5By%5D", "/100%": "/100%25"}
+
+
+@pytest.mark.parametrize("crawler", ["core", "run.py"])
+def test_the_server_is_asked_for_the_url_visited_holds(server, crawler: str) -> None:
+    from minicrawl import Crawler as RunPyCrawler
+    from minicrawl.core.crawler import Crawler
+    from minicrawl.core.urls import resolve
+
+    page = "".join(f'<a href="{href}">x</a>' for href in ODD_LINKS).encode()
+    server.pages["/"] = Resource(page)
+    if crawler == "core":
+        Crawler([server.url("/")], threads=2).run()
+    else:
+        RunPyCrawler([server.url("/")], threads=2, delay=0, ignore_robots=True, retries=0).run()
+    asked = [r.path for r in server.requests if r.path != "/"]
+    assert sorted(asked) == sorted(set(ODD_LINKS.values()))  # each once, as Visited holds it
+    assert {resolve(server.url("/"), href) for href in ODD_LINKS} == \
+        {server.url(path) for path in ODD_LINKS.values()}
