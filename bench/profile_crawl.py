@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))  # profile the working tree's minicrawl, not an in
 
 import minicrawl.visit.trip as trip_module  # noqa: E402
 from minicrawl import Crawler  # noqa: E402
-from minicrawl.http.fetch import Fetcher, Response  # noqa: E402
+from minicrawl.http.fetch import Fetcher, FetchResult  # noqa: E402
 from minicrawl.options import Options  # noqa: E402
 
 
@@ -72,11 +72,11 @@ class DiskFetcher(Fetcher):
 
     root: Path = Path()
 
-    def fetch(self, url: str, headers: dict[str, str] | None = None) -> Response:
+    def fetch(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:
         started = time.monotonic()
         path = "/" + url.split("://", 1)[1].partition("/")[2].split("?", 1)[0]
         file = self.root / path.lstrip("/")
-        result = Response(url)
+        result = FetchResult(url)
         if path.endswith("/"):
             file = file / "index.html"
         if file.is_file():

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Admission
-    from minicrawl.politeness.robots import Politeness
+    from minicrawl.politeness.robots import RobotsGate
 
 
 def repeated_segments(url: str) -> int:
@@ -56,7 +56,7 @@ class HostCap:
 
     reason = "host_full"
 
-    def __init__(self, politeness: Politeness) -> None:
+    def __init__(self, politeness: RobotsGate) -> None:
         self.politeness = politeness
 
     def admits(self, url: str, depth: int) -> bool:

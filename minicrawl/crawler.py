@@ -39,7 +39,7 @@ from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
 from minicrawl.page import Page, now
 from minicrawl.politeness.hosts import Hosts
-from minicrawl.politeness.robots import Politeness
+from minicrawl.politeness.robots import RobotsGate
 from minicrawl.politeness.todo import ToDo
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
@@ -113,7 +113,7 @@ class Crawler:
                                      budget=None if self.shared else self.visited.__len__)
         self.stats = self.shared.stats if self.shared else Stats()
         # robots.txt, and each request asks the hosts' pace for a slot
-        self.politeness = Politeness(opts, self.stats, self.pace)
+        self.politeness = RobotsGate(opts, self.stats, self.pace)
         # Admission rules asked for every link (their answer changes as the crawl goes); the
         # resolver keeps the verdicts of those that answer from the URL alone.
         self.admission: list[Admission] = [HostCap(self.politeness)] \

@@ -320,17 +320,17 @@ def test_a_refused_url_gives_up_its_booking_at_once(redis_server):
 
 
 def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
-    """Politeness tells the shared gate when robots.txt refuses a URL that booked a turn."""
+    """RobotsGate tells the shared gate when robots.txt refuses a URL that booked a turn."""
     from minicrawl.http.fetch import Fetcher
     from minicrawl.local.site import Resource
-    from minicrawl.politeness.robots import Politeness, Verdict
+    from minicrawl.politeness.robots import RobotsGate, Verdict
     from minicrawl.stats import Stats
 
     robots = Resource(b"User-agent: *\nDisallow: /private\n", 200, {"Content-Type": "text/plain"})
     with LocalSite({"/robots.txt": robots}) as site:
         gate = RedisHostGate(SharedRedis(redis_server.url, crawl_name()))
         opts = Options(delay=0.0)
-        politeness, fetcher = Politeness(opts, Stats(), gate), Fetcher(opts)
+        politeness, fetcher = RobotsGate(opts, Stats(), gate), Fetcher(opts)
         url = site.url("/private/x")
         host = url.split("/")[2].split(":")[0]
         assert gate.book(Item(url), host, 0.0) > 0  # as when it waited for robots.txt
@@ -512,7 +512,7 @@ def test_kill_9_with_politeness_waits_loses_nothing(redis_server):
 @pytest.mark.timeout(120)
 def test_per_host_delay_holds_across_processes(redis_server):
     """Two processes crawling one host with --delay 0.1: the host sees requests 0.1 s apart,
-    not two streams each 0.1 s apart (the shared gate in Redis, asked by Politeness)."""
+    not two streams each 0.1 s apart (the shared gate in Redis, asked by RobotsGate)."""
     if not POLITE_OFF:
         pytest.fail("this test needs the politeness options (--delay, --per-host)")
     with LocalSite() as server:

@@ -22,7 +22,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from minicrawl import Crawler
-from minicrawl.http.fetch import Fetcher, Response
+from minicrawl.http.fetch import Fetcher, FetchResult
 from minicrawl.local.site import Request, Resource, reset, sequence
 from minicrawl.options import Options
 from minicrawl.page import Page
@@ -296,7 +296,7 @@ def test_a_response_without_the_wire_fields_is_still_archived(server, tmp_path):
     server.pages["/x?q=1"] = Resource(b"<p>x</p>", 200, HTML)
     url = server.url("/x?q=1")
     full = Fetcher(Options()).fetch(url)  # a real answer, then stripped to the basic fields
-    basic = Response(url, status=full.status, headers=full.headers, body=full.body)
+    basic = FetchResult(url, status=full.status, headers=full.headers, body=full.body)
     warc = tmp_path / "basic.warc.gz"
     archive = WarcArchive(Options(warc=str(warc), warc_max_size=0), [url]).start()
     archive.exchange(basic)

@@ -1,6 +1,6 @@
 """run.py's HTTP, on ``requests`` over the core's fetcher (:mod:`minicrawl.core.fetch`).
 
-* :mod:`~minicrawl.http.fetch`: run.py's ``Fetcher`` and ``Response`` — the crawl's cookie jar,
+* :mod:`~minicrawl.http.fetch`: run.py's ``Fetcher`` and ``FetchResult`` — the crawl's cookie jar,
   ``--proxy``, ``--ca-bundle``, error kinds and retry verdicts, the WARC exchange;
 * :mod:`~minicrawl.http.transport`: the ``requests`` adapter for what urllib3 does not do — a
   host name lookup bounded by the time-out, 1xx answers read past, the request as sent;

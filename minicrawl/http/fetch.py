@@ -5,7 +5,7 @@ Each worker owns one :class:`Fetcher` (one ``requests.Session``, its keep-alive 
 the last 10 origins it asked). What run.py needs beyond the core's answer is added here: the
 connections of :mod:`minicrawl.http.transport` (a host name lookup bounded by ``--timeout``, 1xx
 answers read past), the crawl's cookie jar (shared by its workers; ``--no-cookies``), ``--proxy``
-and ``--ca-bundle``; then, from the answer, run.py's :class:`Response`: the core's headers (any
+and ``--ca-bundle``; then, from the answer, run.py's :class:`FetchResult`: the core's headers (any
 case, repeats kept), whether an error is worth a retry, a certificate failure naming its host,
 and the exchange the WARC archive records (the request as ``requests`` sent it and the status
 line as received, both kept by the transport adapter).
@@ -32,9 +32,11 @@ TRANSIENT = ("ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError"
 
 
 @dataclass
-class Response:
-    """The outcome of one request. ``error`` is None on success (whatever the status); a body
-    cut short (size cap, deadline, connection lost) keeps what was read, with the error."""
+class FetchResult:
+    """The outcome of one request as run.py records it: the core's ``Response`` (status, headers,
+    body, error, Location) with the URL, whether a retry is worth it and the exchange as on the
+    wire. ``error`` is None on success (whatever the status); a body cut short (size cap,
+    deadline, connection lost) keeps what was read, with the error."""
 
     url: str
     status: int | None = None
@@ -63,10 +65,10 @@ class Response:
 
 
 class Fetcher:
-    """One worker's fetcher: ``fetch(url)`` → :class:`Response`, never an exception."""
+    """One worker's fetcher: ``fetch(url)`` → :class:`FetchResult`, never an exception."""
 
     def __init__(self, options: Options,
-                 on_exchange: Callable[[Response], None] | None = None,
+                 on_exchange: Callable[[FetchResult], None] | None = None,
                  cookies: RequestsCookieJar | None = None) -> None:
         self.options = options
         self.on_exchange = on_exchange  # hears every finished fetch (the WARC archive)
@@ -81,8 +83,8 @@ class Fetcher:
             session.verify = options.ca_bundle
 
     def fetch(self, url: str, headers: Mapping[str, str] | None = None,
-              max_bytes: int | None = None) -> Response:
-        """GET ``url`` once; network failures come back as ``Response.error``, never raised."""
+              max_bytes: int | None = None) -> FetchResult:
+        """GET ``url`` once; network failures come back as ``FetchResult.error``, never raised."""
         # An explicit max_bytes asks for the body's first bytes whatever its size (robots.txt)
         self.core.max_bytes = self.options.max_bytes if max_bytes is None else max_bytes
         self.core.read_prefix = max_bytes is not None
@@ -94,7 +96,7 @@ class Fetcher:
             why = _SSL_SOURCE.sub("", answer.error.removeprefix("SSLError: "))
             answer.error = f"SSLError: {urlsplit(url).hostname}: {why}"
         fields = list(answer.headers.items())  # as received: repeated names kept
-        result = Response(url, answer.status, answer.headers,
+        result = FetchResult(url, answer.status, answer.headers,
                           answer.body, round(answer.elapsed * 1000, 1), answer.error,
                           transient=error_kind(answer.error or "") in TRANSIENT,
                           location=answer.location)

@@ -1,7 +1,7 @@
-"""Politeness: may this worker fetch this URL now?
+"""The robots gate (RobotsGate): may this worker fetch this URL now?
 
 Three answers (:class:`Answer`): GO (a request slot on the host is taken; call
-:meth:`Politeness.done` after the request), WAIT until a given time (the crawler puts the URL
+:meth:`RobotsGate.done` after the request), WAIT until a given time (the crawler puts the URL
 back in ToDo, at the head of its host's line, and takes another: no crawl worker sleeps here), or
 DENY with a reason (recorded, never fetched).
 
@@ -42,7 +42,7 @@ from protego import Protego
 
 from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import host_of, origin_of, resolve
-from minicrawl.http.fetch import Fetcher, Response
+from minicrawl.http.fetch import Fetcher, FetchResult
 from minicrawl.options import Options
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
@@ -110,7 +110,7 @@ class _Robots:
     gap: float = 0.0  # seconds between requests the site asks for (Crawl-delay, Request-rate)
 
 
-class Politeness:
+class RobotsGate:
     """Decides, for each URL a worker takes from ToDo, whether it may be fetched now."""
 
     def __init__(self, options: Options, stats: Stats, pacer: Pacer) -> None:
@@ -253,7 +253,7 @@ class Politeness:
         started = time.monotonic()
         rules: Protego | None = None
         unreachable: str | None = "robots.txt fetch failed"  # unless it gets further
-        response: Response | None = None
+        response: FetchResult | None = None
         try:
             response = self._get_robots(origin, fetcher)
             unreachable = _unreachable(response)
@@ -263,7 +263,7 @@ class Politeness:
             self._robots_done(origin, started, rules, unreachable, response)
             self.pacer.release(item, host, self.gap(origin), 0.0)
 
-    def _get_robots(self, origin: str, fetcher: Fetcher) -> Response | None:
+    def _get_robots(self, origin: str, fetcher: Fetcher) -> FetchResult | None:
         """The robots.txt response after redirects, or None if they went on too long (or to a
         bad location): then there is no usable robots.txt, like a 404."""
         url = origin + "/robots.txt"
@@ -277,7 +277,7 @@ class Politeness:
                 return None
         return None
 
-    def _parse(self, response: Response | None, origin: str) -> Protego | None:
+    def _parse(self, response: FetchResult | None, origin: str) -> Protego | None:
         """The rules of a reachable robots.txt; None (allow all) unless it answered 2xx."""
         if response is None or not 200 <= (response.status or 0) < 300:
             return None
@@ -289,7 +289,7 @@ class Politeness:
             return None
 
     def _robots_done(self, origin: str, started: float, rules: Protego | None,
-                     unreachable: str | None, response: Response | None) -> None:
+                     unreachable: str | None, response: FetchResult | None) -> None:
         now = time.monotonic()
         with self._lock:
             robots = self._entry(origin)
@@ -324,7 +324,7 @@ class Politeness:
         return float(gap)
 
 
-def _unreachable(response: Response | None) -> str | None:
+def _unreachable(response: FetchResult | None) -> str | None:
     """Why robots.txt counts as unreachable (nothing allowed for now), or None if it answered.
 
     RFC 9309 2.3.1: 4xx means "no robots.txt": everything is allowed; 5xx and network failures

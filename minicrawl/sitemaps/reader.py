@@ -6,9 +6,9 @@ needs no change: every sitemap URL is in ToDo before a worker could find it empt
 the crawl starts after the sitemaps are read (one request per sitemap file, paced like pages).
 
 * Where: each seed origin's robots.txt ``Sitemap:`` lines (protego parsed them already:
-  :meth:`minicrawl.politeness.robots.Politeness.sitemaps`), else ``/sitemap.xml``. With
+  :meth:`minicrawl.politeness.robots.RobotsGate.sitemaps`), else ``/sitemap.xml``. With
   ``--ignore-robots`` robots.txt is not read: ``/sitemap.xml`` only.
-* Fetching: the crawl's :class:`~minicrawl.http.fetch.Fetcher` and :class:`Politeness` (robots.txt
+* Fetching: the crawl's :class:`~minicrawl.http.fetch.Fetcher` and :class:`RobotsGate` (robots.txt
   rules, per-host delay and in-flight limit), its retries (``--retries``, with backoff), and up
   to five redirects.
 * Reading one file (gzip, the sitemaps.org limits, XML bombs, malformed XML):
@@ -34,10 +34,10 @@ from datetime import datetime
 
 from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import origin_of
-from minicrawl.http.fetch import Fetcher, Response
+from minicrawl.http.fetch import Fetcher, FetchResult
 from minicrawl.options import Options
 from minicrawl.page import Page, now
-from minicrawl.politeness.robots import Politeness, Verdict
+from minicrawl.politeness.robots import RobotsGate, Verdict
 from minicrawl.resolve import canonical_url
 from minicrawl.retry import host_pause, is_retryable, wait_before_retry
 from minicrawl.sitemaps.parse import (
@@ -63,7 +63,7 @@ class SitemapFile:
 
     url: str
     referrer: str | None
-    response: Response | None = None
+    response: FetchResult | None = None
     error: str | None = None
     urls: int = 0  # URLs (or sitemaps) it listed
     fetched_at: str = ""
@@ -113,7 +113,7 @@ def file_records(found: Found, queued: Sequence[Item]) -> list[Page]:
 class SitemapReader:
     """Reads the sitemaps of the seeds' hosts for one crawl (see the module doc)."""
 
-    def __init__(self, options: Options, politeness: Politeness, stats: Stats,
+    def __init__(self, options: Options, politeness: RobotsGate, stats: Stats,
                  wanted: Callable[[str], bool], now: Callable[[], str]) -> None:
         self.options = options
         self.politeness = politeness
@@ -228,7 +228,7 @@ class SitemapReader:
             log.warning("sitemap %s: %s", url, error)
         return record, parsed
 
-    def _get(self, url: str) -> tuple[Response | None, str | None]:
+    def _get(self, url: str) -> tuple[FetchResult | None, str | None]:
         """GET ``url`` as a worker would (robots.txt, pacing, retries, redirects): the final
         response, or None and why not."""
         opts = self.options
@@ -241,7 +241,7 @@ class SitemapReader:
                 continue
             if answer.verdict is Verdict.DENY:
                 return None, answer.reason
-            response: Response | None = None
+            response: FetchResult | None = None
             try:
                 response = self.fetcher.fetch(url, max_bytes=MAX_BYTES + 1)
             finally:

@@ -29,9 +29,9 @@ from minicrawl.core.interfaces import Admission, Item
 from minicrawl.core.links import base_url, extract_links, is_html
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.http.fetch import Fetcher, Response, error_kind
+from minicrawl.http.fetch import Fetcher, FetchResult, error_kind
 from minicrawl.page import Page, now
-from minicrawl.politeness.robots import Politeness, Verdict
+from minicrawl.politeness.robots import RobotsGate, Verdict
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
@@ -68,7 +68,7 @@ class Parts:
     # workers take from it in turns, through speed/turns.py's TakingTurns around it)
     visited: Visited
     resolver: LinkResolver
-    politeness: Politeness
+    politeness: RobotsGate
     chains: Chains | RedisChains  # this process's, or the shared crawl's
     cookies: RequestsCookieJar  # the crawl's, shared by its workers' fetchers
     state: CrawlState | NoState  # NoState without --state
@@ -138,7 +138,7 @@ class CrawlTrip:
             return None
         if answer.verdict is Verdict.DENY:
             return self._refuse(item, chain, answer.reason, {answer.kind: 1})
-        response: Response | None = None
+        response: FetchResult | None = None
         try:  # the item's slot on the host (admit() said GO) is released whatever happens
             if not self._reserve_fetch():
                 if chain is not None:
@@ -223,7 +223,7 @@ class CrawlTrip:
         return page
 
     def _redirect(self, chain: Chain, item: Item,
-                  response: Response) -> tuple[str, str | None, bool]:
+                  response: FetchResult) -> tuple[str, str | None, bool]:
         """Offer ``response``'s redirect target to Visited like a link; if it was never seen it
         goes to ToDo and carries the chain on. Returns (final URL, error, whether the target was
         queued). A chain ends without an error at a target out of scope or already seen."""

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from minicrawl.core.links import is_html
 from minicrawl.events import CrawlObserver
-from minicrawl.http.fetch import Response
+from minicrawl.http.fetch import FetchResult
 from minicrawl.options import Options
 from minicrawl.stats import StatsSnapshot
 from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
@@ -118,7 +118,7 @@ class WarcArchive(CrawlObserver):
 
     # -- called by workers ---------------------------------------------------------------------
 
-    def exchange(self, response: Response) -> None:
+    def exchange(self, response: FetchResult) -> None:
         """A fetch has ended (the ``Fetcher`` hook): archive it, or hold a 200 answer back
         until its page is recorded."""
         if response.status is None:

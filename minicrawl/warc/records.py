@@ -42,7 +42,7 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from minicrawl.http.fetch import Response, decodes
+from minicrawl.http.fetch import FetchResult, decodes
 from minicrawl.version import __version__
 
 WARC_VERSION = "WARC/1.1"
@@ -61,7 +61,7 @@ HeaderFilter: TypeAlias = Callable[[tuple[str, str]], tuple[str, str] | None]
 class Exchange:
     """One fetch to archive: the response (with its request), when it started, and how."""
 
-    response: Response
+    response: FetchResult
     date: str  # WARC-Date: when the request was sent
     response_id: str  # WARC-Record-ID of its response or revisit record, chosen at fetch time
     refers_to: tuple[str, str | None, str | None] | None = None  # a duplicate's first copy:
@@ -163,7 +163,7 @@ class RecordMaker:
         return b"".join(out)
 
 
-def _request(response: Response) -> tuple[str, list[tuple[str, str]]]:
+def _request(response: FetchResult) -> tuple[str, list[tuple[str, str]]]:
     """The request line and headers as sent; rebuilt from the URL (a GET with its Host) if the
     fetcher did not say."""
     if response.request_line:
@@ -180,7 +180,7 @@ def _phrase(status: int | None) -> str:
         return ""
 
 
-def _recorded(response: Response) -> tuple[list[tuple[str, str]], bytes, str | None]:
+def _recorded(response: FetchResult) -> tuple[list[tuple[str, str]], bytes, str | None]:
     """(headers, body, WARC-Truncated value) as the response record holds them: see the module
     docstring for what is rewritten when the fetcher undid a coding."""
     headers = response.raw_headers or [(k, v) for k, v in response.headers.items()]

@@ -35,7 +35,7 @@ from minicrawl.events import CrawlObserver, LinkDecisions
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
-    from minicrawl.http.fetch import Response
+    from minicrawl.http.fetch import FetchResult
     from minicrawl.page import Page
     from minicrawl.stats import StatsSnapshot
 
@@ -135,7 +135,7 @@ class Tracer(CrawlObserver):
     def taken(self, worker: int, item: Item) -> None:
         self.write([f"WORKER {worker} TAKES {item.url} (depth {item.depth})"])
 
-    def fetched(self, worker: int, response: Response) -> None:
+    def fetched(self, worker: int, response: FetchResult) -> None:
         what = (f"{response.status} {len(response.body)} bytes" if response.status is not None
                 else "no response")
         error = f" ({response.error})" if response.error else ""

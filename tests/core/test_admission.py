@@ -14,7 +14,7 @@ from minicrawl.core.limits import SameHost
 from minicrawl.core.urls import canonicalize
 from minicrawl.options import Options
 from minicrawl.politeness.hosts import Hosts
-from minicrawl.politeness.robots import Politeness
+from minicrawl.politeness.robots import RobotsGate
 from minicrawl.scope import Scope
 from minicrawl.stats import Stats
 
@@ -67,7 +67,7 @@ def full_host_cap(full: str) -> HostCap:
         item = Item(f"http://{full}/{n}")
         assert hosts.take(item, full, 0.0, 2) == 0.0
         hosts.release(item, full)
-    return HostCap(Politeness(opts, Stats(), hosts))
+    return HostCap(RobotsGate(opts, Stats(), hosts))
 
 
 @pytest.fixture(params=sorted(CASES))
