@@ -1,5 +1,5 @@
 """Links: the URLs a browser would follow from a page, read from its bytes, and what the page
-says about following them. :func:`extract_links` makes one pass:
+says about following them. :func:`extract_links` does it in three steps:
 
 1. **Decode** the page as a browser does (:mod:`minicrawl.core.encoding`: a byte order mark,
    the Content-Type's charset, a ``<meta>`` early on, else windows-1252).
@@ -9,15 +9,18 @@ says about following them. :func:`extract_links` makes one pass:
 3. **Walk** the elements that can be links (:class:`_Walk`), mending where libxml2's tree is no
    browser's: nothing in a ``<template>`` or (scripting on) a ``<noscript>`` is an element; an
    ``<a>`` in MathML is no link, in SVG it is; a ``<frame>`` outside a ``<frameset>`` is none.
+   If the encoding was tentative and a ``<meta>`` the prescan missed names another, 1–3 again
+   in that one (as a browser decodes again).
 
 The links: ``<a href>``, ``<area href>``, an SVG ``<a>``'s ``href`` (or ``xlink:href``),
 ``<iframe src>``, ``<frame src>``, ``<link href>`` with rel next, prev, alternate or canonical,
 and a refresh (``<meta http-equiv=refresh>``, the Refresh header: the soonest, as Chromium).
 Hrefs are kept as written, only the fragment cut: the URL parser strips what browsers strip
 (ASCII blanks around, tabs and newlines inside), no more. A page's ``nofollow`` (robots
-``<meta>``, X-Robots-Tag) and a link's ``rel=nofollow`` are applied by :meth:`Links.followed`.
-A page over ``STREAM_ABOVE`` bytes is streamed (libxml2 hands the walk its tags and builds no
-tree: a tree costs ~10× its page); the walk, and so the links, are the same.
+``<meta>``, X-Robots-Tag) and an HTML link's ``rel=nofollow`` (an SVG ``<a>``'s rel is not
+read) are applied by :meth:`Links.followed`. A page over ``STREAM_ABOVE`` bytes once decoded to
+UTF-8 is streamed (libxml2 hands the walk its tags and builds no tree: a tree costs ~10× its
+page); the walk, and so the links, are the same.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ STREAM_CHUNK = 256 * 1024  # what a streamed page is fed to the parser in
 class Links:
     """What one page links to, and what it tells robots: the record both crawlers use."""
 
-    hrefs: list[str]  # as written, fragment cut, each once, in document order (a refresh last)
+    hrefs: list[str]  # as written, fragment cut, each once, in order of first sight (a refresh
+    # is seen after every element)
     base: str | None = None  # the first <base href>, as written
     encoding: str = "windows-1252"  # the Encoding Standard's name: a query is encoded in it
     nofollow: bool = False  # the page says: follow none of my links
@@ -62,8 +66,8 @@ class Links:
 def is_html(content_type: str | None, body: bytes = b"") -> bool:
     """True for a page whose links are followed: one of ``HTML_TYPES``; with no Content-Type
     (or one that names no type), as browsers sniff it: HTML if ``body`` starts, after
-    blanks, with one of the HTML standard's signatures (``<!DOCTYPE HTML``, ``<html``, ``<a``,
-    ``<!--``… then a blank or ``>``)."""
+    blanks, with one of the MIME Sniffing standard's signatures (``<!DOCTYPE HTML``, ``<html``,
+    ``<a``, ``<!--``… then a space or ``>``: a tab or newline there is no match)."""
     essence = (content_type or "").split(";", 1)[0].strip(" \t").lower()
     if essence in ("", "unknown/unknown", "application/unknown", "*/*"):  # to be sniffed
         return _HTML_SIGNATURE.match(body[:512]) is not None
@@ -266,7 +270,7 @@ def _walk(body: bytes, encoding: str, robot: str) -> _Walk:
 
 def _utf8(body: bytes, encoding: str) -> bytes:
     """The page as UTF-8, as a browser decodes it (each invalid byte sequence one U+FFFD):
-    ASCII and valid UTF-8 as they are, with no copy, anything else through Python's codecs."""
+    ASCII and valid UTF-8 as they are (not decoded), anything else through Python's codecs."""
     if body.isascii() and encoding not in _ASCII_IS_NOT_ASCII:
         return body
     if encoding == "utf-8":

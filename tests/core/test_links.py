@@ -197,6 +197,9 @@ def test_a_robot_of_another_name() -> None:
     (None, codecs.BOM_UTF8 + b"<html>", False), (None, b"\x89PNG\r\n\x1a\n", False),
     (None, b"", False), ("unknown/unknown", b"<html>", True), ("*/*", b"<p>", True),
     (None, b"<abbr>", False), (None, b"<table>", True), (None, b"<!doctype html>", True),
+    # the byte after a signature is "tag-terminating": a space or ">", no other blank
+    (None, b"<html\n>", False), (None, b"<a\thref=x>", False), (None, b"<!-- c -->", True),
+    (None, b"<!--\nc -->", False),
 ])
 def test_is_html(content_type: str | None, body: bytes, expected: bool) -> None:
     """A type that is HTML, or, with none, what the MIME Sniffing standard says of the bytes."""
