@@ -113,7 +113,8 @@ class Crawler:
                                      budget=None if self.shared else self.visited.__len__)
         self.stats = self.shared.stats if self.shared else Stats()
         # robots.txt, and each request asks the hosts' pace for a slot
-        self.politeness = RobotsGate(opts, self.stats, self.pace)
+        self.politeness = RobotsGate(opts, self.stats, self.pace,
+                                     self.shared.host_gate if self.shared else None)
         # Admission rules asked for every link (their answer changes as the crawl goes); the
         # resolver keeps the verdicts of those that answer from the URL alone.
         self.admission: list[Admission] = [HostCap(self.politeness)] \

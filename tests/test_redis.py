@@ -330,7 +330,7 @@ def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
     with LocalSite({"/robots.txt": robots}) as site:
         gate = RedisHostGate(SharedRedis(redis_server.url, crawl_name()))
         opts = Options(delay=0.0)
-        politeness, fetcher = RobotsGate(opts, Stats(), gate), Fetcher(opts)
+        politeness, fetcher = RobotsGate(opts, Stats(), gate, gate), Fetcher(opts)
         url = site.url("/private/x")
         host = url.split("/")[2].split(":")[0]
         assert gate.book(Item(url), host, 0.0) > 0  # as when it waited for robots.txt

@@ -141,15 +141,6 @@ class Hosts:
                 self._pages[host] = self._pages.get(host, 0) + 1
             return 0.0
 
-    def book(self, item: Item, host: str, gap: float = 0.0) -> float:
-        """Always 0.0 (no wait): an item put back while its robots.txt is fetched keeps its turn
-        in its host's line in ToDo, so no slot is booked here."""
-        return 0.0
-
-    def forget(self, item: Item, host: str) -> None:
-        """Does nothing: no turn is kept for a refused ``item`` here; an unused slot of its goes
-        back when ToDo hears it is done (``give_back``)."""
-
     def release(self, item: Item, host: str, gap: float = 0.0, pause: float = 0.0) -> None:
         """``item``'s request to ``host`` is over: the slot is free. The next start is ``pause``
         from now at the earliest, and with ``per_host=1`` ``gap`` from now. With more in flight

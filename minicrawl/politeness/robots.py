@@ -113,7 +113,11 @@ class _Robots:
 class RobotsGate:
     """Decides, for each URL a worker takes from ToDo, whether it may be fetched now."""
 
-    def __init__(self, options: Options, stats: Stats, pacer: Pacer) -> None:
+    def __init__(self, options: Options, stats: Stats, pacer: Pacer,
+                 bookings: RedisHostGate | None = None) -> None:
+        """``pacer``: the hosts' pace; ``bookings``: in a shared crawl, the gate that keeps a
+        URL's turn on its host while robots.txt is fetched elsewhere (a local ToDo keeps it in
+        the host's line: None)."""
         if options.per_host < 1:
             raise ValueError("per_host must be at least 1")
         if options.delay < 0 or options.max_crawl_delay < 0:
@@ -122,6 +126,7 @@ class RobotsGate:
         self.stats = stats
         self.obey_robots = not options.ignore_robots
         self.pacer = pacer
+        self.bookings = bookings
         self.token = robots_token(options.user_agent)
         self.max_origins = MAX_ORIGINS
         # Guards the robots cache; held for bookkeeping only, never while fetching, matching
@@ -144,14 +149,15 @@ class RobotsGate:
                 rules, answer, claimed = self._robots_state(origin, host, item)
             if answer is not None:
                 if answer.kind == ROBOTS_PENDING:  # another worker fetches it: keep the turn
-                    booked = self.pacer.book(item, host, self.gap(origin))
+                    booked = 0.0 if self.bookings is None else \
+                        self.bookings.book(item, host, self.gap(origin))
                     return Answer(Verdict.WAIT, max(answer.not_before,
                                                        time.monotonic() + booked))
                 if answer.verdict is Verdict.DENY:  # unreachable: a turn kept meanwhile goes
-                    self.pacer.forget(item, host)
+                    self._forget(item, host)
                 return answer
             if rules is not None and not rules.can_fetch(url, self.token):
-                self.pacer.forget(item, host)
+                self._forget(item, host)
                 return Answer(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
         wait = self.pacer.take(item, host, self.gap(origin), self.options.max_pages_per_host)
         if wait == 0:
@@ -159,6 +165,11 @@ class RobotsGate:
         if wait < 0:
             return _HOST_FULL
         return Answer(Verdict.WAIT, time.monotonic() + wait)
+
+    def _forget(self, item: Item, host: str) -> None:
+        """``item`` is refused: a turn booked for it in a shared crawl goes now."""
+        if self.bookings is not None:
+            self.bookings.forget(item, host)
 
     def done(self, item: Item, pause: float = 0.0) -> None:
         """The GO request for ``item`` is over; ``pause`` (a Retry-After) keeps the whole host
