@@ -17,7 +17,7 @@ from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
 from minicrawl.core.urls import canonicalize
 from minicrawl.core.visited import BloomVisited
-from minicrawl.core.worker import Trip, Worker
+from minicrawl.core.worker import Trip, Worker, enqueue_new
 
 
 @dataclass
@@ -25,7 +25,7 @@ class Summary:
     """What a crawl did, counted page by page (an :class:`Observer` every crawl has)."""
 
     pages: int = 0  # pages visited, answered or not
-    errors: int = 0  # pages whose answer came with an error (none came, or cut short)
+    errors: int = 0  # pages with an error: no answer, a body not all read, a visit that raised
     bytes: int = 0
     statuses: Counter[int] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -44,7 +44,7 @@ def keep_heaps_small() -> None:
     """glibc gives each thread that contends for the C heap its own (up to 8 per core), and after
     a big block is freed serves big bodies from those heaps, which keep their high-water mark
     (Java docs, 16 workers: 112 vs 78 MB). Blocks over 256 KB are mapped, never kept; all threads
-    share two heaps (run.py: 75 → 68 MB). Each only where the user has not set glibc's variable."""
+    share two heaps (run.py: 75 → 68 MB). Process-wide; each unless the user set glibc's own."""
     if platform.libc_ver()[0] == "glibc":
         for name, option, value in (("ARENA_MAX", -8, 2), ("MMAP_THRESHOLD_", -3, 256 * 1024)):
             if "MALLOC_" + name not in os.environ:  # option: M_..., from <malloc.h>
@@ -53,10 +53,10 @@ def keep_heaps_small() -> None:
 
 class Crawler:
     """A crawl of ``seeds`` by ``threads`` workers: ``Crawler(seeds).run()`` → a :class:`Summary`.
-    Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, ``observers`` of each
-    page, the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per worker), worker n's
-    ``visitor(n)`` (a :class:`Trip`), the workers' ``runner`` (:meth:`run_threads`). run.py's
-    crawler is this one, given its own. ``ignore_nofollow``: follow the links pages say not to."""
+    Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, the hosts' ``pace`` (else
+    a ``delay``), ``fetcher`` (one per worker's Trip), worker n's ``visitor(n)`` (a :class:`Trip`),
+    the ``runner`` (:meth:`run_threads`); ``observers`` are told after the crawl's :class:`Summary`.
+    run.py's crawler is this one, given its own. ``ignore_nofollow``: follow what pages forbid."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,
@@ -89,11 +89,12 @@ class Crawler:
                     self.ignore_nofollow)
 
     def run(self) -> Summary:
-        """Crawl until done (or Ctrl-C: the pages in flight finish; run_threads then raises it)."""
+        """Crawl until done, or Ctrl-C: each worker visits the item it holds (even one waiting
+        its host's turn), then run_threads raises it. Sets malloc options: keep_heaps_small."""
         start = time.monotonic()
         keep_heaps_small()
-        if self.seeds:  # the door every link takes
-            self.trip(0).enqueue_new(self.seeds, depth=0, referrer=None)
+        if self.seeds:  # the door every link takes (no fetcher needed to enter)
+            enqueue_new(self.todo, self.visited, self.admission, self.seeds, 0, referrer=None)
         workers = [Worker(self.todo, self.visitor(n), self.observers, self.budget)
                    for n in range(1, self.threads + 1)]
         try:

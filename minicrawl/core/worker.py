@@ -68,7 +68,7 @@ class Trip:
         page.links = self.links_of(page, answer.location)
         # A redirect's target is the same page under another name: it keeps the page's depth.
         depth = item.depth if page.redirect else item.depth + 1
-        page.new = self.enqueue_new(page.links, depth, item.url)
+        page.new = enqueue_new(self.todo, self.visited, self.admission, page.links, depth, item.url)
         return page
 
     def fetch(self, item: Item) -> Response:
@@ -99,10 +99,13 @@ class Trip:
         return list(dict.fromkeys(url for href in hrefs
                                   if (url := resolve(base, href, links.encoding))))
 
-    def enqueue_new(self, links: list[str], depth: int, referrer: str | None) -> int:
-        """Offer the links to admission, then to Visited; put the new ones in ToDo; count them."""
-        admitted = [url for url in links if all(rule.admits(url, depth) for rule in self.admission)]
-        new = self.visited.add_new(admitted)
-        for url in new:
-            self.todo.put(Item(url, depth, referrer))
-        return len(new)
+
+def enqueue_new(todo: Frontier, visited: SeenSet, admission: Sequence[Admission],
+                links: list[str], depth: int, referrer: str | None) -> int:
+    """The one door into ToDo, for seeds, links and redirect targets: offer the links to
+    admission, then to Visited; put the new ones in ToDo; count them."""
+    admitted = [url for url in links if all(rule.admits(url, depth) for rule in admission)]
+    new = visited.add_new(admitted)
+    for url in new:
+        todo.put(Item(url, depth, referrer))
+    return len(new)

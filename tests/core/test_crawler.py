@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from minicrawl.core.crawler import Crawler
+from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
 from minicrawl.local.site import LocalSite, Resource, Slow, chain
@@ -82,6 +83,22 @@ def test_page_cap_is_exact_with_many_threads(server: LocalSite, threads: int) ->
     summary = Crawler([server.url("/")], threads=threads, max_pages=10).run()
     assert sum(server.fetch_counts(exclude=()).values()) == 10
     assert summary.pages == 10
+
+
+def test_seeds_enter_through_the_door_and_each_worker_has_one_fetcher(server: LocalSite) -> None:
+    """A fetcher per worker, none more: seeds go through admission and Visited without one."""
+    server.pages.update({"/": html("/a"), "/a": html()})
+    made: list[Fetcher] = []
+
+    def fetcher() -> Fetcher:
+        made.append(Fetcher(timeout=5))
+        return made[-1]
+
+    outside = "http://127.0.0.2:1/"
+    crawler = Crawler([server.url("/"), outside, server.url("/#top")], threads=3,
+                      fetcher=fetcher, admission=[SameHost([server.url("/")])])
+    assert crawler.run().pages == 2 and len(made) == 3
+    assert server.fetch_counts(exclude=()) == {"/": 1, "/a": 1}
 
 
 def test_delay_spaces_requests_to_a_host(server: LocalSite) -> None:
