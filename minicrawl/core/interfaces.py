@@ -22,14 +22,15 @@ class Item:
 class Response:
     """What one GET brought back. ``status`` is None when no answer came (then ``error`` says
     why); with an answer, ``error`` says why the body is not all of it (what was read is kept:
-    nothing, for a body declared over the cap or in an unknown encoding)."""
+    nothing, for a body declared over the cap or in an unknown Content-Encoding)."""
 
     status: int | None
     body: bytes = b""
     location: str | None = None  # a 3xx answer's Location header, as sent (read as UTF-8)
     error: str | None = None
     elapsed: float = 0.0  # seconds, request to last byte
-    headers: Mapping[str, str] = field(default_factory=dict)  # any case; repeats kept in items()
+    # A case-insensitive mapping, as the fetcher's (urllib3's HTTPHeaderDict: repeats in items())
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -42,7 +43,7 @@ class Page:
     referrer: str | None
     final_url: str  # whose answer this is: the URL (run.py: the end of its redirect chain)
     status: int | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)  # any case
+    headers: Mapping[str, str] = field(default_factory=dict)  # the Response's (case-insensitive)
     body: bytes = b""
     links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
     new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo (which,
@@ -66,7 +67,8 @@ class Page:
 
     @property
     def content_type(self) -> str | None:
-        """The Content-Type header (``text/html; charset=utf-8``), or None if none came."""
+        """The Content-Type header (``text/html; charset=utf-8``), or None: asked in lower case,
+        so ``headers`` must be case-insensitive (the fetcher's are) or lower-case."""
         return self.headers.get("content-type")
 
 
@@ -101,7 +103,7 @@ class Pace(Protocol):
 
 
 class SeenSet(Protocol):
-    """Visited: every URL that ever entered ToDo.
+    """Visited: every URL ever put in ToDo (even one a stopped ToDo dropped).
 
     Contract: ``add_new(urls)`` returns the URLs it had not seen, in order, and remembers them;
     for each URL, check and insert are one atomic step, so of any number of threads offering

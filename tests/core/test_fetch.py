@@ -20,6 +20,7 @@ import pytest
 from rawserver import RawSocketServer, read_head, read_request
 
 from minicrawl.core.fetch import CA_VARIABLES, Fetcher
+from minicrawl.core.interfaces import Page
 from minicrawl.local.site import Resource, drip, endless, hang, truncated
 
 pytestmark = pytest.mark.timeout(30)
@@ -131,6 +132,9 @@ def test_a_page_comes_back_with_its_body_and_content_type(server):
     assert (response.status, response.body, response.error) == (200, b"<p>hello</p>", None)
     assert response.headers["content-type"] == "text/html; charset=iso-8859-1"
     assert response.location is None
+    # Sent as "Content-Type": the headers are case-insensitive, as Page.content_type needs
+    page = Page(server.url("/page"), 0, None, server.url("/page"), headers=response.headers)
+    assert page.content_type == "text/html; charset=iso-8859-1"
 
 
 def test_a_404_is_an_answer_not_an_error(server):
