@@ -1,8 +1,8 @@
 """Which encoding a page is in, decided as a browser decides it.
 
-A first reading can skip this module: :mod:`minicrawl.core.links` asks it one question,
-:func:`sniff`, and decodes with :func:`decode`; :mod:`minicrawl.core.urls` has a link's query
-percent-encoded in the page's encoding by :func:`query_encoded`, as browsers send it.
+A first reading can skip this module, keeping one idea: a link's query is percent-encoded in
+its page's encoding, as browsers send it (:func:`query_encoded`, which :mod:`minicrawl.core.urls`
+asks). :mod:`minicrawl.core.links` asks :func:`sniff` and decodes with :func:`decode`.
 
 The order is the HTML standard's (13.2.3 "Determining the character encoding"):
 
@@ -89,7 +89,8 @@ utf-16le        utf-16-le    csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff
 x-user-defined  -
 """
 # (GBK is decoded as gb18030, its superset, as the standard's GBK decoder does; Big5 with the
-# HKSCS extension, Shift_JIS as Microsoft's cp932 and EUC-KR as cp949, which the standard's are.)
+# HKSCS extension, Shift_JIS as Microsoft's cp932 and EUC-KR as cp949, which the standard's are.
+# Python's codecs are not the standard's in rare bytes: a lone 80 in gb18030 is U+FFFD, not €.)
 CODECS: dict[str, str] = {}
 LABELS: dict[str, str] = {}  # label → encoding name
 _name = ""
@@ -308,7 +309,10 @@ def query_encoded(href: str, encoding: str) -> str:
     """``href`` with the non-ASCII characters of its query percent-encoded in the page's
     ``encoding``, as a browser sends them (the URL Standard's "encoding" of a special URL's
     query; bytes its query set holds escaped, the others as they are); the URL parser does the
-    rest. A URL is never UTF-16: such a page's queries go as UTF-8, as everything else does."""
+    rest. A URL is never UTF-16: such a page's queries go as UTF-8, as everything else does.
+    Beyond :data:`OWN_BYTES`, Python's encoders still differ from the standard's in rare
+    characters (U+E5E5, or one outside GBK, goes as gb18030 bytes, not "&#N;"; EUC-JP sends JIS
+    X 0212's, Big5 HKSCS's)."""
     codec = _output_encoding(encoding)
     if codec == "utf-8":
         return href
@@ -316,18 +320,32 @@ def query_encoded(href: str, encoding: str) -> str:
     if start < 0 or 0 <= end < start:
         return href  # no query
     end = len(href) if end < 0 else end
+    own = OWN_BYTES.get(lookup(encoding) or "", {})
     query = _NON_ASCII.sub(lambda m: "".join(
         chr(b) if 0x20 < b < 0x7F and b not in b"\"#<>'" else f"%{b:02X}"
-        for b in m[0].encode(codec, f"minicrawl-url-{codec}")), href[start:end])
+        for b in _encoded(m[0], codec, own)), href[start:end])
     return href[:start] + query + href[end:]
+
+
+# The standard's encoders where Python's codecs answer otherwise: GBK's € is byte 80 (gb18030's
+# is A2 E3); Shift_JIS has ¥ and ‾ as 5C and 7E, which cp932 lacks.
+OWN_BYTES = {"gbk": {"€": b"\x80"}, "shift_jis": {"¥": b"\\", "‾": b"~"}}
+
+
+def _encoded(text: str, codec: str, own: dict[str, bytes]) -> bytes:
+    """``text`` in ``codec``, but the characters of ``own`` as the standard's encoder has them."""
+    errors = f"minicrawl-url-{codec}"
+    if not own:  # in one call: an iso-2022-jp escape spans the run
+        return text.encode(codec, errors)
+    return b"".join(own.get(c) or c.encode(codec, errors) for c in text)
 
 
 @lru_cache(maxsize=64)
 def _output_encoding(encoding: str) -> str:
     """The Python codec a link's query is encoded with on a page in ``encoding`` (the Encoding
     Standard's name or any of its labels, as :func:`lookup` reads them): UTF-8 for UTF-16 and
-    for the encodings with no encoder here (WHATWG's "get an output encoding"), else the one its
-    decoder uses (its error handler registered as "minicrawl-url-CODEC")."""
+    replacement (WHATWG's "get an output encoding"), and for x-user-defined, whose encoder is not
+    here; else the one its decoder uses (its error handler registered as "minicrawl-url-CODEC")."""
     codec = CODECS.get(lookup(encoding) or "", "-")
     if codec == "-" or codec.startswith("utf"):
         return "utf-8"

@@ -169,6 +169,9 @@ def test_max_length() -> None:
     ("?q=日", "windows-1252", "?q=%26%2326085%3B"),  # not in it: "&#26085;", escaped
     ("?q=\x81", "windows-1252", "?q=%81"),  # the standard's windows-1252 has byte 81 for U+0081
     ("?q=\u0e01", "windows-874", "?q=%A1"),  # a name Python's codecs do not know (cp874)
+    ("?q=€", "gbk", "?q=%80"), ("?q=€", "gb2312", "?q=%80"),  # the standard's GBK, not gb18030's
+    ("?q=€", "gb18030", "?q=%A2%E3"),
+    ("?q=¥‾日", "shift_jis", "?q=%5C~%93%FA"),  # the standard's Shift_JIS (cp932 has neither)
     ("?q=é", "utf-16", "?q=%C3%A9"),  # a URL is never UTF-16: UTF-8
     ("?q=é", "UTF-16LE", "?q=%C3%A9"),
     ("?q=é", "no-such-encoding", "?q=%C3%A9"),
