@@ -1,9 +1,10 @@
 """``python -m minicrawl.core URL...``: crawl with the core alone, one line per page.
 
-Stays on the seeds' hosts. Each line is ``status url links new`` and, if any, why (``---`` and
-the error when no answer came; ``→ target`` for a redirect; a body cut short); a summary goes to
-stderr. Exit status: 0 done, 2 no usable seed or a wrong option,
-130 interrupted (the pages in flight finish first).
+Stays on the seeds' hosts; reads no robots.txt (run.py does). Each line is ``status url links
+new`` and, if any, why (``---`` and the error when no answer came; ``→ target`` for a redirect to
+a crawlable URL, shown instead of an error; a body cut short); a summary goes to stderr. Exit
+status: 0 done, 2 no usable seed or a wrong option, 130 interrupted (each worker visits the item
+it holds first); 120 is Python's own, when stdout's last buffered lines find the reader gone.
 """
 
 import argparse
@@ -21,8 +22,8 @@ from minicrawl.core.todo import ToDo
 
 
 class PrintPages:
-    """An observer that writes one line per page to a stream. When its reader goes away (``| head``)
-    it calls ``on_closed`` (the CLI stops the crawl) and writes on to nowhere."""
+    """An observer that writes one line per page to a stream. When a write finds the reader gone
+    (``| head``) it calls ``on_closed`` (the CLI stops the crawl) and writes on to nowhere."""
 
     def __init__(self, stream: TextIO = sys.stdout,
                  on_closed: Callable[[], None] = lambda: None) -> None:

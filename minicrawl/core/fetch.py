@@ -3,12 +3,14 @@
 Each worker has its own :class:`Fetcher`, so its own ``requests.Session``: keep-alive
 connections reused from page to page, never shared between threads. Redirects are not followed
 here: a 3xx answer's ``Location`` goes back to the worker, which sends it through admission and
-Visited like any link, so a redirect can never fetch a page twice.
+Visited like any link, so a redirect can never fetch a page twice; one back to a URL already seen
+ends there (a cookie check, /x → /login → /x, never gets /x's page).
 
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
 decompression (a 10 KB gzip bomb can inflate to gigabytes); connecting and each read wait at
-most ``timeout`` seconds, the whole body ``deadline``, checked between reads (a byte a second
-never trips a read time-out).
+most ``timeout`` seconds; the body must be in ``deadline`` seconds after the request began,
+checked as each piece arrives (a byte a second never trips a read time-out; a stalled read can
+add one ``timeout``; the head is not timed so).
 """
 
 import os
@@ -72,7 +74,7 @@ class Fetcher:
 
     def _read_body(self, answer: requests.Response, start: float) -> tuple[bytes, str | None]:
         """The decoded body and None, or as much as came (≤ cap) and why it is not all of it."""
-        # Not stripped: urllib3 inflates "gzip" but hands "gzip " over as sent.
+        # Refused: a coding urllib3 hands over as sent ("gzip "), and a list (it would undo that).
         coding = answer.headers.get("Content-Encoding", "identity").lower()
         if coding not in ("identity", "", *HTTPResponse.CONTENT_DECODERS):
             return b"", f"DecodeError: Content-Encoding {coding[:40]!r} is not undone here"

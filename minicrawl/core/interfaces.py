@@ -67,8 +67,7 @@ class Page:
 
     @property
     def content_type(self) -> str | None:
-        """The Content-Type header (``text/html; charset=utf-8``), or None: asked in lower case,
-        so ``headers`` must be case-insensitive (the fetcher's are) or lower-case."""
+        """The Content-Type header, or None (``headers`` must be case-insensitive, as fetched)."""
         return self.headers.get("content-type")
 
 

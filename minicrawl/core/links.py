@@ -2,15 +2,14 @@
 says about following them. :func:`extract_links` does it in three steps:
 
 1. **Decode** the page as a browser does (:mod:`minicrawl.core.encoding`: a byte order mark,
-   the Content-Type's charset, a ``<meta>`` early on, else windows-1252).
+   the Content-Type's charset, a ``<meta>`` early on, else windows-1252; the last two are
+   tentative: a later ``<meta>`` naming another encoding has 1–3 done again in it).
 2. **Parse** it with lxml: libxml2 (2.14+) reads the bytes as the HTML standard says
    (comments, ``<script>``, ``<textarea>``, ``&copy=`` in an attribute) and builds its tree
    without the GIL, so one core parses while another crawls (as many parse at once as cores).
 3. **Walk** the elements that can be links (:class:`_Walk`), mending where libxml2's tree is no
    browser's: nothing in a ``<template>`` or (scripting on) a ``<noscript>`` is an element; an
    ``<a>`` in MathML is no link, in SVG it is; a ``<frame>`` outside a ``<frameset>`` is none.
-   If the encoding was tentative and a ``<meta>`` the prescan missed names another, 1–3 again
-   in that one (as a browser decodes again).
 
 The links: ``<a href>``, ``<area href>``, an SVG ``<a>``'s ``href`` (or ``xlink:href``),
 ``<iframe src>``, ``<frame src>``, ``<link href>`` with rel next, prev, alternate or canonical,
@@ -47,8 +46,7 @@ STREAM_CHUNK = 256 * 1024  # what a streamed page is fed to the parser in
 class Links:
     """What one page links to, and what it tells robots: the record both crawlers use."""
 
-    hrefs: list[str]  # as written, fragment cut, each once, in order of first sight (a refresh
-    # is seen after every element)
+    hrefs: list[str]  # as written, fragment cut, each once, in first-met order (a refresh met last)
     base: str | None = None  # the first <base href>, as written
     encoding: str = "windows-1252"  # the Encoding Standard's name: a query is encoded in it
     nofollow: bool = False  # the page says: follow none of my links

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-ROBOT = "minicrawl"  # the name a <meta name=…> or an X-Robots-Tag addresses us by (the
-# product token of our User-Agent, as robots.txt's groups; run.py passes that of --user-agent)
+ROBOT = "minicrawl"  # the name a <meta name=…> or an X-Robots-Tag addresses us by: the product
+# token of run.py's default User-Agent (the core's is minicrawl-core); run.py passes --user-agent's
 _BLANKS = "\t\n\x0c\r "
 
 

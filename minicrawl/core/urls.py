@@ -7,7 +7,7 @@ A link is read as a browser reads it, by the WHATWG URL Standard (url.spec.whatw
 its page's encoding (its path in UTF-8). Canonical is the parser's answer and our choices, one
 spelling for what servers read alike:
 
-* no fragment (``#top`` never leaves the browser), no empty query (``/p?`` goes out as ``/p``);
+* no fragment (``#top`` never leaves the browser), no empty query (requests sends ``/p?`` as /p);
 * the path and query in RFC 3986's characters: escaped unreserved characters decoded, other
   escapes' hex digits upper-cased (6.2.2: ``%7eme/%2f`` is ``~me/%2F``), the characters it does
   not allow escaped (``{`` is ``%7B``, which servers read alike) and a ``%`` that starts no escape
@@ -68,18 +68,19 @@ def resolve(page: str, href: str, encoding: str = "utf-8") -> str | None:
 
 
 def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of a canonical URL: the key of per-site state (robots.txt)."""
+    """``scheme://host[:port]`` of a canonical URL (with its ``user:pass@``, if it has one): the
+    key of per-site state (robots.txt)."""
     return url[: url.find("/", url.index("//") + 2)]
 
 
 def origin(url: str) -> str:
-    """``scheme://host[:port]/`` of a canonical URL (its path always starts with ``/``)."""
+    """``scheme://host[:port]/`` of a canonical URL: :func:`origin_of`'s, and a ``/``."""
     return origin_of(url) + "/"
 
 
 def host_of(url: str) -> str:
-    """The host of a canonical URL (no user, no port; "" for a non-URL): what a crawl paces,
-    caps and scopes by."""
+    """The host of a canonical URL (no user, no port; "" for a non-URL): what run.py paces, caps
+    and scopes by (the core's pace and SameHost take the port too, by :func:`origin`)."""
     host = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
     return host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
 

@@ -75,7 +75,7 @@ class Trip:
         """GET the item's URL once its host's pace allows (http and https of a host share it)."""
         if self.pace is None:
             return self.fetcher.fetch(item.url)
-        host = origin(item.url).partition(":")[2]  # the host as "//host:port/", either scheme
+        host = origin(item.url).partition(":")[2]  # "//[user@]host[:port]/", either scheme
         while (wait := self.pace.take(item, host)) > 0:
             time.sleep(wait)
         try:
