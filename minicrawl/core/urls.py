@@ -68,8 +68,7 @@ def resolve(page: str, href: str, encoding: str = "utf-8") -> str | None:
 
 
 def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of a canonical URL (with its ``user:pass@``, if it has one): the
-    key of per-site state (robots.txt)."""
+    """``scheme://[user:pass@]host[:port]`` of a canonical URL: a site's key (robots.txt)."""
     return url[: url.find("/", url.index("//") + 2)]
 
 

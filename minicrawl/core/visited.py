@@ -3,9 +3,8 @@
 A Bloom filter is m bits, all 0 at first, and k = 8 hash functions. To add a URL, set the 8 bits
 its hashes name; the URL was seen before only if all 8 were set already. Two URLs can share bits,
 so an unseen URL may find all of its bits set by others: a *false positive*, and that page is
-never crawled. For n URLs at rate p, 8 hashes need m = -8n / ln(1 - p^(1/8)) bits (past n URLs,
-the rate climbs, unannounced): 1.8 MB for a million URLs at p = 0.001, where a Python ``set`` of
-a million 70-character URLs takes ~150 MB.
+never crawled. For n URLs at rate p, 8 hashes need m = -8n / ln(1 - p^(1/8)) bits (past n, p
+climbs, unannounced): 1.8 MB for a million at p = 0.001; a ``set`` of 70-character ones, ~150 MB.
 
 Check and insert are one step under one lock: two workers finding the same link at the same
 moment must not both be told "new", or the page would be fetched twice.
