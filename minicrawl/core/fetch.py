@@ -8,9 +8,9 @@ ends there (a cookie check, /x → /login → /x, never gets /x's page).
 
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
 decompression (a 10 KB gzip bomb can inflate to gigabytes); connecting and each read wait at
-most ``timeout`` seconds; the body must be in ``deadline`` seconds after the request began,
+most ``timeout`` seconds; the body must come within ``deadline`` seconds of the request's start,
 checked as each piece arrives (a byte a second never trips a read time-out; a stalled read can
-add one ``timeout``; the head is not timed so).
+add one ``timeout``; the head is not checked so).
 """
 
 import os
