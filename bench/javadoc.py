@@ -112,8 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         (run.Config(crawler, n), cap) for cap in opts.max_pages for n in opts.threads
         for crawler in racers]
     if opts.baseline:
-        configs += [(run.Config("baseline", n), cap) for cap in opts.max_pages
-                    for n in opts.threads]
+        # run.py's crawler names with "baseline" for "minicrawl": the same politeness
+        configs += [(run.Config(name.replace("minicrawl", "baseline"), n), cap)
+                    for cap in opts.max_pages for n in opts.threads for name in racers
+                    if name.startswith("minicrawl")]
     if "wget" in opts.peers:
         servers.ensure_tool("wget", "wget")
         configs.append((run.Config("wget", 1), 0))
@@ -168,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                               flush=True)
                         if cfg.crawler != "wget" and (r.duplicated or r.exit_code):
                             failed = True
-                        if cfg.crawler == POLITENESS["true"]:
+                        if cfg.crawler.endswith("-true"):
                             print("    " + pace(ng.spans, cfg.concurrency), flush=True)
             finally:
                 if proxy:
@@ -233,14 +235,15 @@ def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Pat
     if cfg.crawler == "core":
         return [opts.python, "-m", "minicrawl.core", url, "--threads", str(cfg.concurrency),
                 "--delay", "0"]
-    if cfg.crawler in (POLITENESS["default"], POLITENESS["true"]):
-        delay = ["--delay", "0"] if cfg.crawler == POLITENESS["default"] else []
-        return [opts.python, str(run.REPO / "run.py"), url, "--threads", str(cfg.concurrency),
-                "--quiet", *delay, *opts.minicrawl_arg]
-    if cfg.crawler != "baseline":
-        return run.command(cfg, url, opts, None, work)
-    cmd = run.command(run.Config("minicrawl", cfg.concurrency), url, opts, None, work)
-    cmd[1] = str(opts.baseline / "run.py")
+    name = cfg.crawler.replace("baseline", "minicrawl")  # the same, from the other checkout
+    if name in (POLITENESS["default"], POLITENESS["true"]):
+        delay = ["--delay", "0"] if name == POLITENESS["default"] else []
+        cmd = [opts.python, str(run.REPO / "run.py"), url, "--threads", str(cfg.concurrency),
+               "--quiet", *delay, *opts.minicrawl_arg]
+    else:
+        cmd = run.command(run.Config(name, cfg.concurrency), url, opts, None, work)
+    if cfg.crawler.startswith("baseline"):
+        cmd[1] = str(opts.baseline / "run.py")
     return cmd
 
 
