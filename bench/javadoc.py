@@ -5,12 +5,18 @@
     python bench/javadoc.py --latency 20 --threads 16 --peers none
     python bench/javadoc.py --threads 16 --peers none --max-pages 1000,3000,0   # RSS by pages
     python bench/javadoc.py --crawler core --threads 1,16 --reps 1   # the core instead of run.py
+    python bench/javadoc.py --crawler both --politeness both --threads 1,16   # issue 37's race
+    python bench/javadoc.py --politeness true --threads 16 --max-pages 300 --peers none --reps 1
 
 The site is Debian's ``openjdk-17-doc`` (installed with apt-get if missing): ~10,000 HTML pages
 with ~660,000 links under ``/usr/share/doc/openjdk-17-jre-headless/api``, served as they are by
 nginx (``servers.Nginx``, one worker, access log) on a free loopback port, optionally behind
 the latency proxy. Every crawler starts at ``/api/index.html``: minicrawl with its politeness
-switched off (the flags ``run.py`` discovers: ``--delay 0 --ignore-robots --per-host N``),
+switched off (``--politeness off``, the default: the flags ``run.py`` discovers, ``--delay 0
+--ignore-robots --per-host N``; "minicrawl" in the tables), at its defaults but for the delay
+(``default``: only ``--delay 0``, so robots.txt read, 2 per host, retries, cookies;
+"minicrawl-def"), at its true defaults (``true``: no flags at all, 0.25 s between requests;
+"minicrawl-true": the gaps between requests as nginx saw them are printed beside the promise),
 and/or the core (``python -m minicrawl.core --threads N --delay 0``; it reads no robots.txt and
 stays on the seed's host; its one line per page goes to a file and is counted: "pages printed"),
 wget with ``-r -l inf -np``. Each configuration runs once per repetition, interleaved, timed
@@ -34,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import servers
@@ -45,6 +52,9 @@ DOCS_ROOT = Path("/usr/share/doc/openjdk-17-jre-headless")
 START = "/api/index.html"
 # --crawler: the minicrawl crawlers raced ("minicrawl" is run.py's name in the tables).
 RACERS = {"runpy": ["minicrawl"], "core": ["core"], "both": ["minicrawl", "core"]}
+# --politeness: run.py's crawler name for each way of running it (the core has one way).
+POLITENESS = {"off": "minicrawl", "default": "minicrawl-def", "true": "minicrawl-true"}
+POLITENESS_SETS = {"both": ["default", "off"], **{k: [k] for k in POLITENESS}}
 
 
 def ensure_docs() -> Path:
@@ -58,9 +68,11 @@ class LoggedNginx(servers.Nginx):
     """nginx that also keeps the paths of the last crawl's requests (for the cross-run check)."""
 
     last: list[tuple[str, int]] = []
+    spans: list[tuple[float, float]] = []
 
     def requests_since(self, offset: int) -> list[tuple[str, int]]:
         self.last = super().requests_since(offset)
+        self.spans = self.spans_since(offset)
         return self.last
 
 
@@ -71,6 +83,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--crawler", choices=sorted(RACERS), default="runpy",
                     help="which minicrawl to race: run.py (runpy, the default), the core "
                     "(python -m minicrawl.core), or both, interleaved")
+    ap.add_argument("--politeness", choices=sorted(POLITENESS_SETS), default="off",
+                    help="how run.py runs: off (the flags that switch politeness off), default "
+                    "(only --delay 0), true (no flags), both (default and off, interleaved)")
     ap.add_argument("--peers", default="wget", help="wget or none")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--latency", type=run.float_list, default=[0.0],
@@ -90,12 +105,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     root = ensure_docs()
+    racers = [name for crawler in RACERS[opts.crawler] for name in (
+        [POLITENESS[p] for p in POLITENESS_SETS[opts.politeness]] if crawler == "minicrawl"
+        else [crawler])]
     configs: list[tuple[run.Config, int]] = [
         (run.Config(crawler, n), cap) for cap in opts.max_pages for n in opts.threads
-        for crawler in RACERS[opts.crawler]]
+        for crawler in racers]
     if opts.baseline:
-        configs += [(run.Config("baseline", n), cap) for cap in opts.max_pages
-                    for n in opts.threads]
+        # run.py's crawler names with "baseline" for "minicrawl": the same politeness
+        configs += [(run.Config(name.replace("minicrawl", "baseline"), n), cap)
+                    for cap in opts.max_pages for n in opts.threads for name in racers
+                    if name.startswith("minicrawl")]
     if "wget" in opts.peers:
         servers.ensure_tool("wget", "wget")
         configs.append((run.Config("wget", 1), 0))
@@ -136,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
                                         opts.timeout, stdout=out)
                         key = (cfg.crawler, cfg.concurrency, cap)
                         runs.setdefault(key, []).append(r)
-                        paths.setdefault(key, []).append({p for p, _ in ng.last})
+                        # robots.txt is read at run.py's defaults only: not a page.
+                        paths.setdefault(key, []).append(
+                            {p for p, _ in ng.last} - run.ALLOWED_EXTRA)
                         if out:
                             pages.setdefault(key, []).append(out.read_bytes().count(b"\n"))
                         print(f"  [{time.perf_counter() - started:6.0f} s] {latency:g} ms rep "
@@ -148,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                               flush=True)
                         if cfg.crawler != "wget" and (r.duplicated or r.exit_code):
                             failed = True
+                        if cfg.crawler.endswith("-true"):
+                            print("    " + pace(ng.spans, cfg.concurrency), flush=True)
             finally:
                 if proxy:
                     proxy.stop()
@@ -189,13 +213,14 @@ def main(argv: list[str] | None = None) -> int:
             tables.append("\n".join(lines))
             print("\n" + tables[-1], flush=True)
             targets += issue15_targets(medians, latency, cores)
+            targets += issue37_targets(medians) if latency == 0 else []
     finally:
         ng.stop()
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)
     print(f"\n### Results ({opts.reps} repetitions, medians; machine: {run.machine()})\n")
     print("\n\n".join(tables))
-    print("\nIssue 15 targets (this run):")
+    print("\nIssue 15 and 37 targets (this run):")
     print("\n".join(targets) or "- none measured in this run")
     print(f"\nbench total {time.perf_counter() - started:.0f} s")
     if failed:
@@ -205,15 +230,42 @@ def main(argv: list[str] | None = None) -> int:
 
 def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Path) -> list[str]:
     """``run.py``'s command for ``cfg``; the baseline's is the same, from the other checkout;
-    the core's is ``python -m minicrawl.core`` (no robots.txt; no delay, said explicitly)."""
+    the core's is ``python -m minicrawl.core`` (no robots.txt; no delay, said explicitly);
+    run.py at its defaults but the delay (``minicrawl-def``) or at its true defaults."""
     if cfg.crawler == "core":
         return [opts.python, "-m", "minicrawl.core", url, "--threads", str(cfg.concurrency),
                 "--delay", "0"]
-    if cfg.crawler != "baseline":
-        return run.command(cfg, url, opts, None, work)
-    cmd = run.command(run.Config("minicrawl", cfg.concurrency), url, opts, None, work)
-    cmd[1] = str(opts.baseline / "run.py")
+    name = cfg.crawler.replace("baseline", "minicrawl")  # the same, from the other checkout
+    if name in (POLITENESS["default"], POLITENESS["true"]):
+        delay = ["--delay", "0"] if name == POLITENESS["default"] else []
+        cmd = [opts.python, str(run.REPO / "run.py"), url, "--threads", str(cfg.concurrency),
+               "--quiet", *delay, *opts.minicrawl_arg]
+    else:
+        cmd = run.command(run.Config(name, cfg.concurrency), url, opts, None, work)
+    if cfg.crawler.startswith("baseline"):
+        cmd[1] = str(opts.baseline / "run.py")
     return cmd
+
+
+def pace(spans: list[tuple[float, float]], threads: int) -> str:
+    """The pace of one crawl as nginx saw it, against what run.py's defaults promise (requests
+    ``--delay`` 0.25 s apart to one host, at most ``--per-host`` 2 in flight): the gaps between
+    arrivals and the most requests open at once (all to the one host)."""
+    if len(spans) < 2:
+        return "pace: fewer than 2 requests"
+    gaps = sorted(b[0] - a[0] for a, b in pairwise(spans))
+    # nginx logs whole ms: a request answered within its ms of arrival is open for half of it
+    # (so it counts itself), and an answer sorts before an arrival at the same instant.
+    events = sorted([(s, 1) for s, _ in spans] + [(max(e, s + 0.0005), -1) for s, e in spans])
+    open_now = most_open = 0
+    for _, step in events:
+        open_now += step
+        most_open = max(most_open, open_now)
+    rate = (len(spans) - 1) / (spans[-1][0] - spans[0][0])
+    return (f"pace ({threads} threads, {len(spans)} requests): {rate:.2f} req/s; gap between "
+            f"arrivals min {gaps[0] * 1000:.0f} ms, median {run.med(gaps) * 1000:.0f} ms, "
+            f"{sum(g < 0.25 for g in gaps)} under 250 ms; at most {most_open} in flight "
+            f"(promised: ≥ 250 ms apart, ≤ 2 in flight)")
 
 
 def check_core_importable(python: str, work: Path) -> None:
@@ -251,6 +303,27 @@ def issue15_targets(medians: dict[tuple[str, int, int], dict[str, float]], laten
                        f"max(latency floor, CPU/{cores}) = 1.3 × {run.fmt(floor)} s "
                        f"({m16['wall_s'] / floor:.2f}×): "
                        f"{verdict[m16['wall_s'] <= 1.3 * floor]}")
+    return out
+
+
+def issue37_targets(medians: dict[tuple[str, int, int], dict[str, float]]) -> list[str]:
+    """Issue 37's targets at 0 ms: run.py ×16 at its defaults (``minicrawl-def``) and the core
+    ×16 each within 0.8 × wget's wall and 100 MB, and run.py ×16 never slower than ×1."""
+    wget = medians.get(("wget", 1, 0))
+    verdict = {True: "PASS", False: "FAIL"}
+    out = []
+    for name in (POLITENESS["default"], "core"):
+        m16, m1 = medians.get((name, 16, 0)), medians.get((name, 1, 0))
+        if m16 and wget:
+            ratio = m16["wall_s"] / wget["wall_s"]
+            out.append(f"- issue 37, {name} ×16: wall {run.fmt(m16['wall_s'])} s = {ratio:.2f} × "
+                       f"wget's ≤ 0.8: {verdict[ratio <= 0.8]}")
+        if m16:
+            out.append(f"- issue 37, {name} ×16: peak RSS {run.fmt(m16['rss_mb'], 0)} MB ≤ 100: "
+                       f"{verdict[m16['rss_mb'] <= 100]}")
+        if m16 and m1 and name != "core":
+            out.append(f"- issue 37, {name}: ×16 {run.fmt(m16['wall_s'])} s ≤ ×1's "
+                       f"{run.fmt(m1['wall_s'])} s: {verdict[m16['wall_s'] <= m1['wall_s']]}")
     return out
 
 

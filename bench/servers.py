@@ -33,7 +33,9 @@ events {{ worker_connections 4096; }}
 http {{
     types {{ text/html html; text/plain txt; application/json json; }}
     default_type application/octet-stream;
-    log_format bench '$request_uri $status $body_bytes_sent';
+    # $msec (when the response was sent) and $request_time (how long it took) give when each
+    # request arrived: the pace a crawler keeps, as the server sees it (javadoc.py's gaps).
+    log_format bench '$request_uri $status $body_bytes_sent $msec $request_time';
     access_log {tmp}/access.log bench;
     # The fast static-file path: sendfile, and long keep-alive so connection setup never counts.
     sendfile on;
@@ -208,6 +210,21 @@ class Nginx:
             uri, status, _ = (line.split(" ") + ["", ""])[:3]
             out.append((normalize(uri), int(status) if status.isdigit() else 0))
         return out
+
+    def spans_since(self, offset: int) -> list[tuple[float, float]]:
+        """(arrived, answered) of every request logged after byte ``offset``, in seconds since
+        the epoch, sorted by arrival (nginx's ``$msec`` less ``$request_time``; ms resolution).
+        Call after ``requests_since``, which waits for the log to settle."""
+        with open(self.log, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+        spans = []
+        for line in data.decode("utf-8", "replace").splitlines():
+            fields = line.split(" ")
+            if len(fields) >= 5:
+                done, took = float(fields[3]), float(fields[4])
+                spans.append((done - took, done))
+        return sorted(spans)
 
     def stop(self) -> None:
         stop_process(self.proc, signal.SIGQUIT)  # graceful: workers finish, then exit

@@ -132,7 +132,8 @@ class Crawler:
             require_plotting()
         self.events = Events()  # the observers are listed when the crawl runs
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
-        self._in_turns = TakingTurns(self.todo, self.workers.at_work.gate)  # what workers take
+        self._in_turns = TakingTurns(self.todo, self.workers.at_work.gate,  # what workers take
+                                     self.workers.at_work.waiting)
         # What the live view and the report read (they never import this module)
         self.watched = Watched(self.stats, self.todo, self.visited, self.workers, opts, self.seeds)
         self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order

@@ -82,13 +82,18 @@ def test_run_pys_options_apply_after_the_cores_answer() -> None:
     assert _resolved(resolver, "http://h.test/d/p.html", "x" * 40) == (None, "too long")
 
 
-HREF_PIECES = st.sampled_from(["../", "../", "./", "..", ".", "a", "b.html", "/", "//", "?q=1",
+HREF_PIECES = st.sampled_from(["../", "../", "../", "./", "..", ".", "a", "b.html", "/", "//",
+                               "?q=1",
                                "#f", ":", "x:y", "\\", " ", "\t", "%2e", "é", ".hidden", "...",
                                "http://h/", "https:", "http:", "~u", "a b", "?", "\x01"])
 PAGES = st.sampled_from([
     "http://example.com/a/1.html", "http://example.com/a/2.html?q=1", "https://example.com/b/",
     "https://other.org/a/1.html", "http://example.com/a//b", "http://example.com/",
-    "http://u@example.com/a/1.html", "http://example.com/a/1.html?q=/x/y"])
+    "http://u@example.com/a/1.html", "http://example.com/a/1.html?q=/x/y",
+    # Sibling and nested folders: an href climbing with ../ shares an entry on the folder it
+    # climbs to (resolve._climbed), with pages there and in the other folders under it.
+    "http://example.com/a/c/3.html", "http://example.com/b/c/d/4.html", "http://example.com/b/5",
+    "http://example.com/a", "http://example.com/a/c/#x/y", "http://example.com//c/6.html"])
 HREFS = st.one_of(
     st.lists(HREF_PIECES, max_size=6).map("".join),
     st.sampled_from(["http://example.com/x;", "https://example.com/x?", "http://\t",
@@ -103,6 +108,10 @@ HREFS = st.one_of(
           ("http://example.com/a/2.html?q=1", "  ", "utf-8")])
 @example([("http://example.com/a/1.html", "http:", "utf-8"),
           ("http://example.com/a/2.html?q=1", "http:", "utf-8")])
+@example([("http://example.com/a/1.html", "../../x", "utf-8"),  # climbs past the root
+          ("http://u@example.com/a/1.html", "../../x", "utf-8")])
+@example([("http://example.com/a/c/3.html", "../../", "utf-8"),  # nothing left: the folder
+          ("http://example.com/a", "", "utf-8")])
 @example([("http://example.com/a/1.html", "?é", "utf-8"),
           ("http://example.com/a/2.html", "?é", "latin-1")])
 def test_a_cached_answer_is_the_answer_a_fresh_resolver_gives(visits) -> None:

@@ -10,7 +10,7 @@ from minicrawl.core.todo import ToDo
 from minicrawl.local.site import Resource, Slow
 from minicrawl.speed.gate import TokenGate
 from minicrawl.speed.turns import TakingTurns
-from minicrawl.speed.workers import CROWDED_LOOKS, PERIOD, WorkLimit
+from minicrawl.speed.workers import CROWDED_LOOKS, PERIOD, WAITED_LOOKS, WorkLimit
 
 
 class Clocks:
@@ -75,6 +75,38 @@ def test_a_crowded_cpu_narrows_only_when_it_lasts_and_never_under_the_cores():
     assert clocks.look(limit, 1.05) == 2  # busy enough: stays
 
 
+def test_turns_held_waiting_on_todo_are_given_up_and_not_widened_again_for_a_while():
+    """Two workers wait inside ToDo for a whole look (their host is BUSY): the CPU is idle and
+    every turn is taken, but more turns would only wait too; the two are given up, and the
+    gate widens again only ``WAITED_LOOKS`` looks later, when nobody waited."""
+    clocks = Clocks()
+    limit = WorkLimit(16, cores=2, cpu=clocks.cpu, clock=clocks.clock)
+    limit.gate.widen(2)  # 4 turns
+    take_all(limit.gate)
+    waiters = [threading.Thread(target=limit.waiting.begin) for _ in range(2)]
+    for thread in waiters:  # each thread starts its wait (begin() returns at once)
+        thread.start()
+        thread.join()
+    assert clocks.look(limit, 0.1) == 2  # 2 turns waited the whole look: given up
+    assert limit.waiting.total() > 0
+    limit.waiting = type(limit.waiting)(clocks.clock)  # nobody waits any more
+    limit._last = (clocks.cpu(), clocks.clock(), 0.0)
+    take_all(limit.gate)
+    widths = [clocks.look(limit, 0.1) for _ in range(WAITED_LOOKS)]
+    assert widths == [2] * (WAITED_LOOKS - 1) + [4]  # held back, then doubles as before
+
+
+def test_a_wait_inside_todo_counts_while_it_lasts():
+    clocks = Clocks()
+    limit = WorkLimit(16, cores=2, cpu=clocks.cpu, clock=clocks.clock)
+    limit.waiting.begin()
+    clocks.wall_s += 0.25
+    assert abs(limit.waiting.total() - 0.25) < 1e-9  # not over yet, counted already
+    limit.waiting.end()
+    clocks.wall_s += 1.0
+    assert abs(limit.waiting.total() - 0.25) < 1e-9
+
+
 def test_one_core_and_one_thread_need_no_adjusting():
     clocks = Clocks()
     alone = WorkLimit(1, cores=8, cpu=clocks.cpu, clock=clocks.clock)
@@ -94,7 +126,33 @@ def test_with_latency_the_server_sees_all_threads_at_work(server):
     counts = server.fetch_counts()
     assert len(counts) == 241 and set(counts.values()) == {1}
     assert slow.peak >= 14, slow.peak  # 2 at work would have taken 12 s instead of ~2
-    assert crawler.workers.at_work.width >= 14
+
+
+def test_one_host_two_per_host_keeps_the_turns_near_what_can_be_in_flight(server):
+    """One host, at most 2 requests in flight to it (run.py's default), pages slow to answer:
+    the CPU idles, yet more turns would only wait inside ToDo for the host. The gate stays
+    near 2 (it may try 4 now and then) instead of widening to all 16 threads."""
+    slow = Slow(Resource(b"<p>leaf</p>"), 0.02)
+    server.pages["/"] = Resource("".join(f'<a href="/p/{n}">p</a>' for n in range(150)).encode())
+    for n in range(150):
+        server.pages[f"/p/{n}"] = slow
+    crawler = Crawler([server.url("/")], threads=16, delay=0, per_host=2, ignore_robots=True)
+    widths: list[int] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(PERIOD / 4):
+            widths.append(crawler.workers.at_work.width)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    crawler.run()
+    done.set()
+    watcher.join(5)
+    counts = server.fetch_counts()
+    assert len(counts) == 151 and set(counts.values()) == {1}
+    assert slow.peak <= 2
+    assert widths and max(widths) <= 4, widths  # without the waiting measured: 16
 
 
 def test_taking_turns_lets_at_most_the_gates_width_of_workers_work_at_once():

@@ -12,6 +12,15 @@ the GIL, so fewer. It never goes under the number of cores, nor over N. (Widenin
 0.2 s, from under 0.7 cores made the 20 ms bench-site crawl, 2.7 s long, 30 % slower than
 16 workers from the start: its workers were still 8 when its CPU-bound part began.)
 
+The CPU alone cannot tell waiting on the network from waiting on ToDo: with one host and
+``--per-host 2`` (run.py's default), two requests are in flight at most, and workers beyond them
+wait inside ToDo for the host while holding a turn. So the turns' waiting is measured too
+(:class:`~minicrawl.speed.turns.Waiting`): turns held on average by workers waiting for an item
+are given up (down to the cores), and the gate does not widen while any are, nor for
+``WAITED_LOOKS`` looks after. (On the Java API docs at per-host 2, 16 workers drifted up to
+16 turns with 14 of them waiting — every item handed over by a wake-up — at 1.2× the CPU and
+1.1× the wall time of 2 threads.)
+
 The main thread waits on an Event that the last worker sets, not on ``Thread.join``: a Ctrl-C
 that interrupts CPython 3.11's join can leave the joined thread marked as stopped while it still
 runs, and the crawl's files would then be closed under a worker writing its last page.
@@ -27,6 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from minicrawl.speed.gate import TokenGate
+from minicrawl.speed.turns import Waiting
 
 log = logging.getLogger("minicrawl")
 
@@ -38,6 +48,9 @@ IDLE = 1.0  # cores used under which more workers may work (and all turns are ta
 CROWDED = 1.1
 CROWDED_FOR = 0.6
 CROWDED_LOOKS = round(CROWDED_FOR / PERIOD)
+# After turns were given up for waiting on ToDo, looks before the gate may widen again (else a
+# crawl bound by --per-host with the CPU idle would widen and narrow on every look).
+WAITED_LOOKS = 5
 
 
 def usable_cores() -> int:
@@ -50,7 +63,9 @@ def usable_cores() -> int:
 
 class WorkLimit:
     """How many workers work at once: ``gate`` lets that many through, and :meth:`adjust`
-    (called every ``PERIOD``) widens or narrows it from the CPU time used meanwhile."""
+    (called every ``PERIOD``) widens or narrows it from the CPU time used meanwhile and the
+    time turns were held by workers ``waiting`` for an item (what :class:`TakingTurns` adds
+    up: give it this ``waiting``)."""
 
     def __init__(self, threads: int, cores: int | None = None,
                  cpu: Callable[[], float] = time.process_time,
@@ -62,8 +77,10 @@ class WorkLimit:
         self.idle, self.crowded = min(IDLE, 0.6 * cores), min(CROWDED, 0.9 * cores)
         self.gate = TokenGate(self.least)
         self._cpu, self._clock = cpu, clock
-        self._last = (cpu(), clock())
+        self.waiting = Waiting(clock)
+        self._last = (cpu(), clock(), 0.0)
         self._crowded = 0  # looks in a row over ``crowded``
+        self._held_back = 0  # looks left before widening again (turns were given up)
 
     @property
     def width(self) -> int:
@@ -72,12 +89,19 @@ class WorkLimit:
 
     def adjust(self) -> float:
         """Widen or narrow the gate from the cores used since the last call; return them."""
-        cpu, wall = self._cpu(), self._clock()
-        used = (cpu - self._last[0]) / max(wall - self._last[1], 1e-9)
-        self._last = (cpu, wall)
+        cpu, wall, waited = self._cpu(), self._clock(), self.waiting.total()
+        span = max(wall - self._last[1], 1e-9)
+        used = (cpu - self._last[0]) / span
+        idle = (waited - self._last[2]) / span  # turns held, on average, waiting on ToDo
+        self._last = (cpu, wall, waited)
         width = self.gate.width
         self._crowded = self._crowded + 1 if used > self.crowded else 0
-        if used < self.idle and width < self.most and self.gate.free == 0:
+        self._held_back = max(0, self._held_back - 1)
+        if idle >= 1 and width > self.least:  # ToDo has no item for them: not the width
+            self.gate.narrow(min(width - self.least, int(idle)))
+            self._held_back = WAITED_LOOKS
+        elif (used < self.idle and width < self.most and self.gate.free == 0 and idle < 0.5
+              and not self._held_back):
             self.gate.widen(min(self.most - width, width))  # doubles: latency waits
         elif self._crowded >= CROWDED_LOOKS and width > self.least:
             self.gate.narrow(min(width - self.least, max(1, width // 4)))
