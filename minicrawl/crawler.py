@@ -47,6 +47,7 @@ from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import Workers
+from minicrawl.spill.todo import MB, SpillingToDo
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
@@ -102,7 +103,9 @@ class Crawler:
             self.shared = open_shared_crawl(opts, self.seeds)
         # The hosts' pace: this process's host states, or kept in Redis if shared.
         self.pace = self.shared.host_gate if self.shared else Hosts(opts.per_host, opts.delay)
-        self.todo = self.shared.todo if self.shared else ToDo(self.pace)
+        # ToDo: the polite one, keeping --frontier-memory MB in memory and the rest on disk
+        self.todo = self.shared.todo if self.shared else SpillingToDo(
+            ToDo(self.pace), opts.frontier_memory * MB)
         if visited_filter is None:  # (not `or`: an empty filter is falsy)
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
@@ -165,6 +168,8 @@ class Crawler:
             self.stats.finished = time.monotonic()
         finally:
             stats = self.summary()
+            if isinstance(self.todo, SpillingToDo):  # its disk part goes (Ctrl-C, SIGTERM too)
+                self.todo.close()
             if not self.events.observers:  # making them failed: close what __init__ opened
                 self.events = Events([o for o in (self.state, self.archive) if o is not None])
             self.events.crawl_finished(stats)  # files closed, report drawn
@@ -248,8 +253,10 @@ class Crawler:
         self.todo.stop()
 
     def summary(self) -> StatsSnapshot:
-        """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left."""
-        return self.stats.snapshot(todo_left=len(self.todo), **describe(self.visited))
+        """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left (in
+        memory and on disk, and the disk it took)."""
+        todo = self.todo.figures() if isinstance(self.todo, SpillingToDo) else {}
+        return self.stats.snapshot(todo_left=len(self.todo), **todo, **describe(self.visited))
 
     def _observers(self) -> list[CrawlObserver]:
         """Who hears the crawl, in order: the keepers first (the saver names the file the

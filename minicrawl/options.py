@@ -39,6 +39,7 @@ MAX_THREADS = 1024  # each worker is an OS thread with its own stack and connect
 MAX_SECONDS = 86_400.0  # a day: socket timeouts overflow time_t near 1e10, waits even sooner
 MAX_BODY_BYTES = 2**30  # each worker holds its page's body in memory
 MAX_COUNT = 10**12  # counts kept in SQLite and Redis (64-bit; exact as Lua numbers)
+MAX_FRONTIER_MB = 1024 * 1024  # a TiB: past any machine's memory, so "all in memory"
 
 
 T = TypeVar("T")
@@ -86,6 +87,12 @@ class Options:
                        "exact (a set)", "Visited", choices=("bloom", "scalable", "exact"))
     expected_urls: int = opt(1_000_000, "URLs the Bloom filter is sized for (n)", "Visited", low=1)
     error_rate: float = opt(0.001, "false-positive rate at expected-urls (p)", "Visited")
+
+    # -- todo (minicrawl/spill/)
+    frontier_memory: float = opt(64.0, "MB of waiting URLs ToDo keeps in memory (estimated, ~250 "
+                                 "bytes a URL); the rest waits on disk, in a temporary directory "
+                                 "removed at the end; 0: only each host's next URL in memory",
+                                 "ToDo", metavar="MB", low=0, high=MAX_FRONTIER_MB)
 
     # -- scope and limits
     allow_domain: list[str] = opt([], "also crawl this host and its subdomains (repeatable)",
