@@ -142,3 +142,20 @@ def test_links_to_a_host_seeded_far_down_the_file_are_followed(tmp_path):
     lines = trace.read_text().splitlines()
     at = next(n for n, line in enumerate(lines) if linked in line)
     assert "VISITED? no → TODO" in lines[at + 1], lines[at: at + 2]
+
+
+def test_a_crawl_stopped_mid_file_resumes_with_state_and_fetches_each_seed_once(tmp_path):
+    """--state: a crawl capped while its file was still being read, run again, fetches the
+    seeds it had not (those journaled and those never read) and none twice."""
+    with AnyPage() as server:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"{server.url(f'/p{i}')}\n" for i in range(5000)))
+        state = str(tmp_path / "state")
+        code, err, _ = crawl([str(seeds), "--state", state, "--max-pages", "100", "--threads",
+                              "4", *FLAGS])
+        assert code == 0, err
+        assert len(server.fetch_counts()) == 100
+        code, err, _ = crawl([str(seeds), "--state", state, "--threads", "4", *FLAGS])
+        assert code == 0, err
+        counts = server.fetch_counts()
+        assert len(counts) == 5000 and set(counts.values()) == {1}
