@@ -9,6 +9,11 @@ done) over ToDo taken in turns; what it does with a ToDo item is run.py's visito
 run.py's (:mod:`minicrawl.speed.workers`: as many at work as keep the CPU busy, Ctrl-C).
 
 The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
+Seed files are read while the crawl runs (:mod:`minicrawl.seeds`): the URL arguments and each
+file's first seed go in before the workers start; a feeder thread puts the rest, chunk by chunk,
+through the door links take, and counts as a busy worker until it is done (a shared crawl reads
+them all before its first take: other processes must see it seeding); a second thread reads the
+seeds' hosts for the scope, which answers a host it does not know yet only after that pass.
 Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state, the WARC
 archive) is an observer, listed here when the crawl runs (:meth:`Crawler._observers`), and hears
 about it at the points of :mod:`minicrawl.events`.
@@ -28,8 +33,8 @@ from datetime import datetime
 from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.core.crawler import Crawler as CoreCrawler
-from minicrawl.core.interfaces import Admission, Item
-from minicrawl.core.worker import Worker
+from minicrawl.core.interfaces import Admission, Frontier, Item
+from minicrawl.core.worker import Worker, enqueue_new
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
@@ -43,7 +48,7 @@ from minicrawl.politeness.robots import RobotsGate
 from minicrawl.politeness.todo import ToDo
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
-from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
+from minicrawl.seeds import NoValidSeeds, SeedFeed, Seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import Workers
@@ -81,7 +86,10 @@ class Crawler:
             raise TypeError(f"options must be an Options (or give the settings as keywords: "
                             f"Crawler(seeds, threads=4)), got {type(options).__name__}")
         self.options = opts = (options or Options()).replace(**settings)
-        self.seeds, self.seed_problems = read_seeds(seed_arguments(seeds))
+        # The URL arguments and each seed file's first seed; the files' rest is read as the
+        # crawl runs (_feed_seeds)
+        self.seed_input = Seeds(seed_arguments(seeds))
+        self.seeds, self.seed_problems = self.seed_input.head, self.seed_input.problems
         if not self.seeds:  # each problem told once, in this one message
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
@@ -93,7 +101,7 @@ class Crawler:
         self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
         # With --state, Visited and the ToDo journal come from (and go to) the state dir;
         # without, a state that remembers nothing.
-        self.state = open_state(opts, self.seeds)
+        self.state = open_state(opts, self.seed_input.binding() if opts.state else ())
         self.failure: StateError | RedisUnavailable | None = None
         self.output_failures: list[str] = []  # flags whose file could not be written
         self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
@@ -110,7 +118,13 @@ class Crawler:
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
         self.visited = visited_filter
-        self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
+        self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude,
+                           more_seeds=self.seed_input.streamed)
+        # What the workers take from: while a thread reads seeds, ToDo with the feed counted
+        # busy (a shared crawl reads them all first: see the module doc).
+        self._feed = SeedFeed(self.todo) if self.seed_input.streamed and not self.shared \
+            else None
+        self._seed_origins: dict[str, None] = {}  # with --sitemaps: every seed's origin
         # Its memories hold at most a share of Visited's URLs (minicrawl.speed.memo).
         self.resolver = LinkResolver(opts, [self.scope, Traps(opts.max_repeated_segments)],
                                      budget=None if self.shared else self.visited.__len__)
@@ -135,7 +149,8 @@ class Crawler:
             require_plotting()
         self.events = Events()  # the observers are listed when the crawl runs
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
-        self._in_turns = TakingTurns(self.todo, self.workers.at_work.gate,  # what workers take
+        taken: Frontier = self._feed if self._feed is not None else self.todo
+        self._in_turns = TakingTurns(taken, self.workers.at_work.gate,  # what workers take
                                      self.workers.at_work.waiting)
         # What the live view and the report read (they never import this module)
         self.watched = Watched(self.stats, self.todo, self.visited, self.workers, opts, self.seeds)
@@ -158,7 +173,9 @@ class Crawler:
             self.todo.put_many(items)
             self.stats.add(counts)
             self._put_seeds()
+            feeders = self._start_feeding()
             if opts.sitemaps:  # before the workers start: the termination rule still holds
+                self.scope.complete.wait()  # every seed's host read: their sitemaps
                 self._put_sitemap_urls()
             # The core's crawler, given run.py's parts: the seeds are in ToDo already.
             self._trips = []
@@ -167,6 +184,7 @@ class Crawler:
                         runner=self._run_workers).run()
             self.stats.finished = time.monotonic()
         finally:
+            self._end_feeding(feeders if "feeders" in locals() else [])
             stats = self.summary()
             if isinstance(self.todo, SpillingToDo):  # its disk part goes (Ctrl-C, SIGTERM too)
                 self.todo.close()
@@ -250,6 +268,8 @@ class Crawler:
     def stop(self) -> None:
         """Ask the workers to stop after their current item; what is left in ToDo stays there."""
         self._stopping.set()
+        if self._feed is not None:
+            self._feed.finish()
         self.todo.stop()
 
     def summary(self) -> StatsSnapshot:
@@ -281,13 +301,73 @@ class Crawler:
         return observers
 
     def _put_seeds(self) -> None:
-        new = self.visited.add_new(self.seeds)  # the door every link takes (core SeenSet)
-        fresh = set(new)  # not the list: a seed list of 100,000 was compared in 67 s
-        self.events.seeds_queued(new, [url for url in self.seeds if url not in fresh])
-        items = [Item(url, 0, None) for url in new]
-        self.state.journal(items)
+        """The seeds known up front into ToDo; a shared crawl (no feeder thread: see the module
+        doc) reads its seed files' rest and hosts here too, before any take."""
+        self._queue_seeds(self.seeds)
+        if self.seed_input.streamed and self.shared is not None:
+            self.scope.learned(self._origins())
+            for chunk in self.seed_input.rest(self._bad_seed):
+                self._queue_seeds(chunk)
+
+    def _queue_seeds(self, urls: list[str]) -> None:
+        """Seeds through the door every link takes (the core's ``enqueue_new``: Visited says
+        which are new, repeats in a file too), journaled before they enter ToDo."""
+        entering = _Entering()
+        enqueue_new(entering, self.visited, (), urls, 0, referrer=None)
+        fresh = {item.url for item in entering.items}
+        self.events.seeds_queued([item.url for item in entering.items],
+                                 [url for url in urls if url not in fresh])
+        self.state.journal(entering.items)
         # Counted as queued: a process joining a shared crawl with the same seeds queues none.
-        self.stats.add(seeds=self.todo.put_many(items))
+        self.stats.add(seeds=self.todo.put_many(entering.items))
+
+    def _origins(self) -> Iterator[str]:
+        """Every seed's origin (the pass over the seed files), kept for --sitemaps."""
+        for origin in self.seed_input.origins():
+            if self.options.sitemaps:
+                self._seed_origins[origin] = None
+            yield origin
+
+    def _start_feeding(self) -> list[threading.Thread]:
+        """The threads that read the seed files' rest into ToDo and their hosts into the scope,
+        while the workers crawl (none if every seed is in already)."""
+        if self._feed is None:
+            return []
+        threads = [threading.Thread(target=self._feed_seeds, name="seed-feeder", daemon=True),
+                   threading.Thread(target=lambda: self.scope.learned(self._origins()),
+                                    name="seed-hosts", daemon=True)]
+        for thread in threads:
+            thread.start()
+        return threads
+
+    def _feed_seeds(self) -> None:
+        """The feeder thread: each chunk of the files' rest through the door, until the files
+        end or the crawl stops; the feed then ends (ToDo's end rule may hold again)."""
+        assert self._feed is not None
+        try:
+            for chunk in self.seed_input.rest(self._bad_seed):
+                if self._feed.finished:
+                    break
+                self._queue_seeds(chunk)
+                self._feed.fed()
+        except StateError as e:
+            self._fail(e)
+        except Exception as e:  # a bug: never silent, and the crawl must still end
+            log.error("reading the seeds failed: %r", e)
+            self.stop()
+        finally:
+            self._feed.finish()
+
+    def _end_feeding(self, threads: list[threading.Thread]) -> None:
+        if self._feed is not None:
+            self._feed.finish()
+        for thread in threads:
+            thread.join()
+        self.seed_input.close()
+
+    @staticmethod
+    def _bad_seed(problem: str) -> None:
+        log.warning("%s", problem)
 
     def _put_sitemap_urls(self) -> None:
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
@@ -298,7 +378,7 @@ class Crawler:
         if self.archive is not None:  # sitemap fetches are archived like pages
             reader.fetcher.on_exchange = self.archive.exchange
         try:
-            found = reader.read(self.seeds)
+            found = reader.read([*self.seeds, *(o + "/" for o in self._seed_origins)])
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM: stop like mid-crawl (the next run re-reads)
             log.warning("interrupted while reading the sitemaps")
             self._interrupted()
@@ -333,6 +413,18 @@ class Crawler:
     def worker_failures(self) -> list[str]:
         """Workers that died (a bug): never silent."""
         return self.workers.failures
+
+
+class _Entering:
+    """Where ``enqueue_new`` puts the new seeds, so that they are journaled (durable) before
+    they enter ToDo, all at once."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+
+    def put(self, item: Item) -> None:
+        """Keep ``item`` for ToDo."""
+        self.items.append(item)
 
 
 def _work(worker: Worker, trip: CrawlTrip) -> None:

@@ -169,7 +169,9 @@ def test_a_quiet_local_crawl_does_not_load_numpy_beautifulsoup_redis_or_rich(ser
 def test_a_hundred_thousand_seeds_start_at_once(tmp_path, server):
     """100,000 seeds (some repeated) go through Visited once each: the seeds new to it were
     compared with a list of the others (quadratic: 63 s before the first request here); the
-    bound below is an error bound, ~100× what the crawl takes now, not a measure of speed."""
+    bound below is an error bound, ~100× what the crawl takes now, not a measure of speed. The
+    file is read as the crawl runs, so the page cap stops its reading too (tests/test_seeds.py
+    has the million-line file)."""
     server.pages.update({f"/p{i}": Resource(b"end") for i in range(100)})
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("".join(f"{server.url(f'/p{i}')}\n" for i in range(100_000))
@@ -178,5 +180,5 @@ def test_a_hundred_thousand_seeds_start_at_once(tmp_path, server):
     result = run(str(seeds), "--max-pages", "20", "--threads", "4", "--quiet",
                  "--ignore-robots", "--delay", "0", "--stats", str(stats), timeout=30)
     assert result.returncode == 0, result.stderr
-    assert json.loads(stats.read_text())["seeds"] == 100_000
+    assert 20 <= json.loads(stats.read_text())["seeds"] < 100_000
     assert len(server.requests) == 20  # the page cap, as the server saw it
