@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import queue
 import threading
 import time
@@ -32,6 +33,7 @@ from datetime import datetime
 
 from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
+from minicrawl.core.checks import check_http
 from minicrawl.core.crawler import Crawler as CoreCrawler
 from minicrawl.core.interfaces import Admission, Frontier, Item
 from minicrawl.core.worker import Worker, enqueue_new
@@ -95,7 +97,10 @@ class Crawler:
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
         for problem in self.seed_problems:
             log.warning("%s", problem)
-        check_output_paths(opts)  # before anything is fetched: see minicrawl.outpaths
+        # Before anything is fetched: the HTTP settings with the environment's proxies and CAs
+        # (each wrong one would fail every request), the outputs (see minicrawl.outpaths)
+        check_http(opts.user_agent, opts.proxy, opts.ca_bundle, os.environ)
+        check_output_paths(opts)
         self.on_page = on_page
         # --warc: every fetch (the fetchers hand it over), written by one thread; opened here
         self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None

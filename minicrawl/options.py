@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from minicrawl.core.checks import check_http
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 
@@ -211,11 +212,8 @@ class Options:
                 raise ValueError(_msg(f.name, f"must be one of {', '.join(choices)}", value))
         for f in dataclasses.fields(self):  # numbers: each field's low/above and high
             _check_bounds(f.name, getattr(self, f.name), f.metadata)
-        _check_user_agent(self.user_agent)
-        if self.proxy is not None:
-            _check_proxy(self.proxy)
-        if self.ca_bundle is not None and not os.path.isfile(self.ca_bundle):
-            raise ValueError(_msg("ca_bundle", "must name a readable PEM file", self.ca_bundle))
+        # What was given; the crawl checks the environment's proxies and CAs before it starts
+        check_http(self.user_agent, self.proxy, self.ca_bundle)
         # -- visited
         if not 0 < self.error_rate < 1:
             raise ValueError(_msg("error_rate", "must be between 0 and 1 (exclusive)",
@@ -400,31 +398,6 @@ def _check_redis_url(url: str) -> None:
                 problem = f"database number must be at most {MAX_REDIS_DB}"
     if problem:
         raise ValueError(f"--redis {problem}, got {shown(redact(url))}")
-
-
-def _check_user_agent(user_agent: str) -> None:
-    """A User-Agent requests can send: not blank, no control characters (a header break)."""
-    if not user_agent.strip():
-        raise ValueError(_msg("user_agent", "must not be empty", user_agent))
-    try:
-        user_agent.encode("latin-1")
-    except UnicodeEncodeError:
-        raise ValueError(_msg("user_agent", "must be ISO-8859-1 text (HTTP headers are)",
-                              user_agent)) from None
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in user_agent):
-        raise ValueError(_msg("user_agent", "must not contain control characters", user_agent))
-
-
-def _check_proxy(url: str) -> None:
-    """A proxy ``requests`` can use: http(s)://host:port (socks5 would need PySocks)."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as e:
-        raise ValueError(f"--proxy is not a valid URL ({e}), got {shown(redact(url))}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname or port is None:
-        raise ValueError(f"--proxy must be http://HOST:PORT or https://HOST:PORT, "
-                         f"got {shown(redact(url))}")
 
 
 def _check_domain(domain: str) -> None:

@@ -157,7 +157,7 @@ def test_an_https_crawl_goes_through_the_https_proxy_in_a_tunnel(https_site, pro
 
 @pytest.mark.parametrize("proxy_url, problem", [
     ("127.0.0.1:3128", "must be http://HOST:PORT"),
-    ("socks5://127.0.0.1:1080", "must be http://HOST:PORT"),
+    ("socks5://127.0.0.1:1080", "is a SOCKS proxy, which needs PySocks"),  # not installed
     ("http://127.0.0.1:99999", "not a valid URL"),
 ])
 def test_a_wrong_proxy_option_is_one_line_and_exit_2(proxy_url, problem):

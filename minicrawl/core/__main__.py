@@ -14,8 +14,9 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
+from minicrawl.core.checks import check_http
 from minicrawl.core.crawler import Crawler
-from minicrawl.core.fetch import Fetcher
+from minicrawl.core.fetch import USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
 from minicrawl.core.todo import ToDo
@@ -55,11 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ignore-nofollow", action="store_true",
                     help="follow the links a page says not to follow (rel=nofollow, robots "
                          "<meta>, X-Robots-Tag)")
+    ap.print_usage = lambda file=None: None  # type: ignore[method-assign] # one line: the error
     args = ap.parse_args(argv)
     for name, low in (("threads", 1), ("delay", 0), ("max_pages", 1), ("timeout", 0.001)):
         if (value := getattr(args, name)) is not None and value < low:
             ap.error(f"argument --{name.replace('_', '-')}: must be ≥ {low:g}")
 
+    try:  # the environment's proxies and CA bundle: each wrong one would fail every request
+        check_http(USER_AGENT, environ=os.environ)
+    except ValueError as e:
+        ap.error(str(e))
     todo = ToDo()
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
                       max_pages=args.max_pages, admission=[SameHost(args.seeds)],

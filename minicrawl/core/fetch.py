@@ -74,16 +74,13 @@ class Fetcher:
 
     def _read_body(self, answer: requests.Response, start: float) -> tuple[bytes, str | None]:
         """The decoded body and None, or as much as came (≤ cap) and why it is not all of it."""
-        # Refused: a coding urllib3 hands over as sent ("gzip "), and a list (it would undo that).
         coding = answer.headers.get("Content-Encoding", "identity").lower()
-        if coding not in ("identity", "", *HTTPResponse.CONTENT_DECODERS):
-            return b"", f"DecodeError: Content-Encoding {coding[:40]!r} is not undone here"
         declared = answer.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes and not self.read_prefix:
             return b"", f"body larger than max_bytes ({self.max_bytes}): Content-Length {declared}"
-        chunks, size, error = [], 0, None
+        chunks, size, error, decode = [], 0, None, undone(coding)  # else kept as it came
         try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece
-            while error is None and (chunk := answer.raw.read1(CHUNK, decode_content=True)):
+            while error is None and (chunk := answer.raw.read1(CHUNK, decode_content=decode)):
                 chunks.append(chunk)
                 size += len(chunk)  # the cap counts decoded bytes
                 if size > self.max_bytes:
@@ -92,7 +89,19 @@ class Fetcher:
                     error = f"body too slow (over the {self.deadline:g} s deadline)"
         except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
             error = describe(exc)
+        if not decode and error is None:  # the body as it came, no page to read links from
+            error = f"DecodeError: Content-Encoding {coding[:40]!r} is not undone here"
         return b"".join(chunks)[: self.max_bytes], error  # cut short: what came, and why
+
+
+def undone(coding: str) -> bool:
+    """True if urllib3 undoes this Content-Encoding: none, one it knows (br, zstd with their
+    libraries), or a list of them (``gzip, br``: at most 5); not one sent as ``gzip `` (it would
+    hand it over as sent) or a list with another (it would take that one for deflate)."""
+    codings = coding.lower().split(",")
+    if len(codings) == 1:
+        return coding.lower() in ("identity", "", *HTTPResponse.CONTENT_DECODERS)
+    return len(codings) <= 5 and all(c.strip() in HTTPResponse.CONTENT_DECODERS for c in codings)
 
 
 def location_of(answer: requests.Response) -> str | None:

@@ -21,7 +21,6 @@ from http.cookiejar import DefaultCookiePolicy
 from urllib.parse import unquote, urlsplit
 
 from requests.cookies import RequestsCookieJar
-from urllib3.response import HTTPResponse
 
 from minicrawl.core.fetch import Fetcher as CoreFetcher
 from minicrawl.http.transport import mount
@@ -123,12 +122,6 @@ def crawl_cookies(options: Options) -> RequestsCookieJar:
     keep cookies). With ``no_cookies`` the jar keeps none. (CookieJar locks itself.)"""
     return RequestsCookieJar(DefaultCookiePolicy(allowed_domains=[]) if options.no_cookies
                              else None)
-
-
-def decodes(content_encoding: str) -> bool:
-    """True if a body sent with this Content-Encoding is handed over decoded (or needed no
-    decoding): one coding urllib3 undoes here (br and zstd with the compression extra)."""
-    return content_encoding.lower() in ("identity", "", *HTTPResponse.CONTENT_DECODERS)
 
 
 def error_kind(error: str) -> str:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from protego import Protego
 
+from minicrawl.core.fetch import undone
 from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import host_of, origin_of, resolve
 from minicrawl.http.fetch import Fetcher, FetchResult
@@ -292,6 +293,8 @@ class RobotsGate:
         """The rules of a reachable robots.txt; None (allow all) unless it answered 2xx."""
         if response is None or not 200 <= (response.status or 0) < 300:
             return None
+        if not undone(response.headers.get("content-encoding", "")):  # its bytes as they came
+            return None  # (br without brotli): no rules to read, as from an empty file
         try:  # a cut body (over 500 KiB) is parsed as far as it goes
             return Protego.parse(response.body.decode("utf-8", errors="replace"))
         except Exception:  # a parser bug must not take a host down: treat as no rules

@@ -42,7 +42,8 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from minicrawl.http.fetch import FetchResult, decodes
+from minicrawl.core.fetch import undone as decodes
+from minicrawl.http.fetch import FetchResult
 from minicrawl.version import __version__
 
 WARC_VERSION = "WARC/1.1"
@@ -196,7 +197,8 @@ def _recorded(response: FetchResult) -> tuple[list[tuple[str, str]], bytes, str 
         original = [(ORIGINAL + k, v) for k, v in headers if k.lower() in drop]
         headers = [*kept, ("Content-Length", str(len(body))), *original]
     truncated = None
-    if response.error:  # a fetch that got its status line but not its whole body
+    if response.error and "is not undone here" not in response.error:  # a fetch that got its
+        # status line but not its whole body (a coding not undone: all of it, as received)
         error = response.error
         truncated = ("length" if "larger than max_bytes" in error
                      else "time" if "too slow" in error else "disconnect")

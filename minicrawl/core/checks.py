@@ -1,0 +1,181 @@
+"""Checks of what a user gives, before the first request: one line naming the input and what to
+do, as a ``ValueError`` (a command line's exit status 2). A first reading can skip this module:
+the crawl never asks it anything once it runs.
+
+* :func:`check_http`: the HTTP settings — the User-Agent, a proxy (given, or the environment's
+  ``HTTP_PROXY`` …), a CA bundle (given, or ``REQUESTS_CA_BUNDLE`` …). Each wrong one would
+  otherwise fail every request of the crawl, one page at a time, and end "successfully".
+* :func:`check_number`: a number within its bounds (run.py's options and the core's command
+  line say the same of the same value).
+"""
+
+import math
+import os
+import ssl
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from minicrawl.core.fetch import CA_VARIABLES  # the fetcher reads the first one set
+
+# Bounds shared by run.py's options and the core's command line: beyond them a crawl fails or
+# silently misbehaves (0 threads crawl nothing; a million threads never start; socket timeouts
+# overflow time_t near 1e10 s, waits even sooner).
+MAX_THREADS = 1024  # each worker is an OS thread with its own stack and connection pool
+MAX_SECONDS = 86_400.0  # a day
+MAX_COUNT = 10**12  # counts kept in SQLite and Redis (64-bit; exact as Lua numbers)
+
+
+def check_http(user_agent: str, proxy: str | None = None, ca_bundle: str | None = None,
+               environ: Mapping[str, str] | None = None) -> None:
+    """Raise ``ValueError`` (one line) for an HTTP setting no request could be sent with:
+    ``user_agent``, ``proxy`` (None: the environment's, checked in ``environ``) and
+    ``ca_bundle`` (None: the first of ``CA_VARIABLES`` set in ``environ``). Without
+    ``environ``, only what was given is checked."""
+    _check_user_agent(user_agent)
+    env = environ or {}
+    if proxy is not None:  # given: with its scheme (the environment's may go without: http)
+        what = f"--proxy {_shown(_without_password(proxy))}"
+        if "://" not in proxy.strip():
+            raise ValueError(f"{what} must be http://HOST:PORT, https://… or socks5://…")
+        _check_proxy(proxy, what)
+    else:
+        for name, value in _environ_proxies(env):
+            _check_proxy(value, f"the environment's {name}={_shown(_without_password(value))}",
+                         f"; fix or unset {name}")
+    if ca_bundle is not None:
+        _check_ca(ca_bundle, f"--ca-bundle {_shown(ca_bundle)}")
+    elif (name := next((n for n in CA_VARIABLES if env.get(n)), None)) is not None:
+        _check_ca(env[name], f"the environment's {name}={_shown(env[name])}",
+                  f"; fix or unset {name}")
+
+
+def _check_user_agent(user_agent: str) -> None:
+    """A User-Agent requests can send: not blank, Latin-1, no control characters, no leading
+    blank (requests refuses it; a header value cannot start with one)."""
+    if not user_agent.strip():
+        raise ValueError(f"--user-agent must not be empty, got {_shown(user_agent)}")
+    try:
+        user_agent.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError("--user-agent must be ISO-8859-1 text (HTTP headers are), got "
+                         f"{_shown(user_agent)}") from None
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in user_agent):
+        raise ValueError("--user-agent must not contain control characters, got "
+                         f"{_shown(user_agent)}")
+    if user_agent[0] == " ":
+        raise ValueError(f"--user-agent must not start with a space, got {_shown(user_agent)}: "
+                         f"write {_shown(user_agent.strip())}")
+
+
+def _environ_proxies(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(variable, value) of the proxies requests takes from ``environ`` for http(s): those of
+    http_proxy, https_proxy and all_proxy, a lower-case name winning (urllib's rule)."""
+    found: dict[str, tuple[str, str]] = {}
+    for name in sorted(environ, key=lambda n: n.islower()):  # lower case last: it wins
+        if name.lower() in ("http_proxy", "https_proxy", "all_proxy") and environ[name]:
+            found[name.lower()] = (name, environ[name])
+    return list(found.values())
+
+
+def _check_proxy(url: str, what: str, fix: str = "") -> None:
+    """A proxy URL requests can use: ``[http|https|socks…]://[user:pass@]host[:port]`` (no
+    scheme: http), nothing blank in it; a SOCKS one only with PySocks installed."""
+    problem = None
+    if not url.strip() or any(c.isspace() or ord(c) < 0x20 for c in url):
+        problem = "has a blank or control character in it"
+    else:
+        parts = urlsplit(url if "://" in url else "http://" + url)
+        try:
+            parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+        except ValueError as e:
+            problem = f"is not a valid URL ({e})"
+        else:
+            if parts.scheme in ("socks4", "socks4a", "socks5", "socks5h"):
+                if not _has_pysocks():
+                    problem = ("is a SOCKS proxy, which needs PySocks "
+                               "(pip install 'requests[socks]')")
+            elif parts.scheme not in ("http", "https"):
+                problem = "must be http://HOST:PORT, https://… or socks5://…"
+            if problem is None and not parts.hostname:
+                problem = "has no host (http://HOST:PORT)"
+    if problem:
+        raise ValueError(f"{what} {problem}{fix}")
+
+
+def _has_pysocks() -> bool:
+    try:
+        import socks  # noqa: F401 - only whether it is there
+    except ImportError:
+        return False
+    return True
+
+
+def _check_ca(path: str, what: str, fix: str = "") -> None:
+    """A CA bundle requests can verify with: a PEM file of certificates, or a directory."""
+    if os.path.isdir(path):
+        return  # a directory of hashed certificates (c_rehash): OpenSSL reads it as it goes
+    if not os.path.isfile(path):
+        raise ValueError(f"{what} is no such file{fix or '; give a PEM file of CA certificates'}")
+    try:
+        stat = os.stat(path)
+        key = (path, stat.st_mtime_ns, stat.st_size)
+        if key not in _GOOD_CAS:  # a system's bundle takes 20 ms to read: once per process
+            ssl.create_default_context(cafile=path)
+            _GOOD_CAS.add(key)
+    except (ssl.SSLError, OSError, ValueError) as e:
+        raise ValueError(f"{what} is not a PEM file of CA certificates ({_reason(e)})"
+                         f"{fix}") from None
+
+
+_GOOD_CAS: set[tuple[str, int, int]] = set()
+
+
+def _reason(error: Exception) -> str:
+    return getattr(error, "reason", None) or getattr(error, "strerror", None) or str(error)
+
+
+def check_number(flag: str, value: float, low: float | None = None, high: float | None = None,
+                 above: float | None = None) -> None:
+    """Raise ``ValueError`` unless ``value`` is finite, at least ``low``, over ``above`` and at
+    most ``high`` (each None: no such bound), naming ``flag`` as the user wrote it."""
+    problem = None
+    if isinstance(value, float) and not _finite(value):
+        problem = "must be a finite number"
+    elif low is not None and not value >= low:
+        problem = f"must be at least {low}"
+    elif above is not None and not value > above:
+        problem = f"must be greater than {above}"
+    elif high is not None and not value <= high:
+        problem = f"must be at most {_number(high)}"
+    if problem:
+        raise ValueError(f"{flag} {problem}, got {_shown(value)}")
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float (10**400)
+        return False
+
+
+def _number(value: float) -> str:
+    """1024, 86400 (not 86400.0), 1000000000000."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for a message: cut to ``limit`` characters."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
+        return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _without_password(text: str) -> str:
+    """``text`` (a proxy URL) with all before its last ``@`` but the scheme hidden: a password
+    may hold any character, ``@`` and ``/`` too."""
+    if "@" not in text:
+        return text
+    before, _, after = text.rpartition("@")
+    scheme, sep, _ = before.partition("://")
+    return f"{scheme}{sep}***@{after}" if sep else f"***@{after}"
