@@ -117,6 +117,8 @@ def test_the_disk_part_is_made_at_the_first_spill_and_removed_on_close(spill_dir
     todo.close()
     assert not directory.exists() and list(Path(spill_dir).iterdir()) == []
     assert todo.figures()["todo_disk_peak_bytes"] > 0  # the bill stays readable
+    todo.put_many([Item(f"http://a.test/late{i}") for i in range(20)])  # a straggler's links
+    assert list(Path(spill_dir).iterdir()) == [] and todo.directory is None  # no new dir
 
 
 def test_a_retry_waits_in_memory_and_keeps_its_time(spill_dir: str) -> None:

@@ -45,9 +45,10 @@ class DiskLines:
         self.path = Path(directory) / FILE_NAME
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         # A scratch file: no rollback journal, no fsync (a crash loses it, and nothing needs
-        # it then); pages stay in a 16 MB cache rather than going to the OS on every put.
+        # it then). A 2 MB page cache: rows are appended at the tail and taken at the head, a
+        # small working set (16 MB measured no faster, within the noise).
         for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE",
-                       "cache_size = -16384", "temp_store = MEMORY"):
+                       "cache_size = -2048", "temp_store = MEMORY"):
             self._db.execute("PRAGMA " + pragma)
         self._db.executescript(SCHEMA)
         self._seq = itertools.count(1)

@@ -97,6 +97,7 @@ class SpillingToDo:
         self._disk: DiskLines | None = None
         self._dir: Path | None = None
         self._cleanup: weakref.finalize | None = None
+        self._closed = False  # after close: a straggler's links stay in memory, no new dir
 
     @property
     def hosts(self) -> Hosts:
@@ -124,8 +125,9 @@ class SpillingToDo:
         with self._lock:
             for item in items:
                 host = host_of(item.url)
-                if self._on_disk.get(host) or (  # after its host's items on disk, or
-                        self._memory_bytes + item_bytes(item) > self.budget  # memory is full
+                if not self._closed and (
+                        self._on_disk.get(host)  # after its host's items on disk, or
+                        or self._memory_bytes + item_bytes(item) > self.budget  # memory full
                         and self._in_memory.get(host)  # (but a host's first item stays)
                         and not self.todo.stopped):
                     to_disk.append((host, item))
@@ -163,7 +165,7 @@ class SpillingToDo:
                 del self._in_memory[host]
             self._memory_items -= 1
             self._memory_bytes -= item_bytes(item)
-            if self._disk_items:
+            if self._disk_items and self._disk is not None:  # (not once closed)
                 self._refill(host, left)
         return item
 
@@ -215,6 +217,7 @@ class SpillingToDo:
         """Remove the disk part and its directory (what waited there is dropped: with
         ``--state`` the journal keeps it)."""
         with self._lock:
+            self._closed = True
             if self._disk is not None:
                 self._disk_peak = max(self._disk_peak, self._disk.size())
                 self._disk.close()
