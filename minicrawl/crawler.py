@@ -22,6 +22,7 @@ about it at the points of :mod:`minicrawl.events`.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import os
@@ -173,9 +174,9 @@ class Crawler:
             self.events = Events(self._observers(), self.stats)
             self.events.crawl_started()
             items, counts = self.state.start(recrawl=opts.recrawl)  # resume: the journal
-            if items:
-                self.events.resumed(items)
-            self.todo.put_many(items)
+            while batch := list(itertools.islice(items, 10_000)):  # read as it enters ToDo
+                self.events.resumed(batch)
+                self.todo.put_many(batch)
             self.stats.add(counts)
             self._put_seeds()
             feeders = self._start_feeding()

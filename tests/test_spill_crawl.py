@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +201,23 @@ def text_of(renderable: object) -> str:
     console = Console(file=io.StringIO(), width=140, color_system=None)
     console.print(renderable)
     return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_resume_reads_the_journal_as_it_enters_todo_not_all_at_once(server, tmp_path) -> None:
+    """100,000 URLs journaled, resumed with ~8 in memory: the journal streams into ToDo (and
+    on to disk) instead of coming back as one list."""
+    n = 100_000
+    server.pages["/"] = Resource(b"".join(b'<a href="/%d">x</a>' % i for i in range(n)))
+    for i in range(3):
+        server.pages[f"/{i}"] = Resource(b"leaf %d" % i)
+    settings = dict(threads=1, delay=0, ignore_robots=True, frontier_memory=TINY,
+                    state=str(tmp_path / "state"), max_pages=1)
+    Crawler([server.url("/")], **settings).run()  # the root: its links journaled
+    tracemalloc.start()
+    try:
+        stats = Crawler([server.url("/")], **settings).run()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert stats["state_resumed"] == n and stats["todo_on_disk"] > n - 100
+    assert peak < 25e6, f"{peak / 1e6:.1f} MB"  # 12.8 MB streamed, 56.8 MB as a list

@@ -71,7 +71,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -180,26 +180,28 @@ class CrawlState(CrawlObserver):
 
     # -- the crawl's calls -----------------------------------------------------------------
 
-    def start(self, recrawl: bool) -> tuple[list[Item], dict[str, int]]:
+    def start(self, recrawl: bool) -> tuple[Iterator[Item], dict[str, int]]:
         """What goes into ToDo before the seeds, with counters for the stats.
 
         The journal of an interrupted run if there is one (resume); else, with ``recrawl``,
-        every recorded page not forgotten (journaled first, so a recrawl resumes too).
+        every recorded page not forgotten (journaled first, so a recrawl resumes too). The
+        items are read as they are iterated (a journal of millions need not fit in memory:
+        ToDo spills what does not), before anything else writes to the state.
         """
         db = self._conn
         with self._lock:
             if self._output is not None:
                 self._write_unwritten(self._output)
-            items = self._journaled()
-            if items:
-                log.warning("resuming the crawl in %s: %d URLs still to do", self.dir, len(items))
-                return items, {"state_resumed": len(items)}
+            waiting = db.execute("SELECT count(*) FROM todo").fetchone()[0]
+            if waiting:
+                log.warning("resuming the crawl in %s: %d URLs still to do", self.dir, waiting)
+                return self._journaled(), {"state_resumed": waiting}
             recorded = db.execute("SELECT count(*) FROM pages").fetchone()[0]
             if not recrawl:
                 if recorded:
                     log.warning("the crawl in %s is complete (%d pages); nothing to do — "
                                 "--recrawl revisits its pages", self.dir, recorded)
-                return [], {}
+                return iter(()), {}
             self._seq += 1
             with self._transaction():
                 db.execute("INSERT INTO todo (url, depth, referrer, attempt, seq) "
@@ -211,8 +213,8 @@ class CrawlState(CrawlObserver):
                            "SELECT final_url, depth, url, 0, ? FROM pages WHERE forgotten = 0 "
                            "AND final_url != url AND status NOT BETWEEN 300 AND 399 "
                            "AND final_url NOT IN (SELECT url FROM pages)", (self._seq,))
-            items = self._journaled()
-            return items, {"recrawl_queued": len(items)}
+            queued = db.execute("SELECT count(*) FROM todo").fetchone()[0]
+            return self._journaled(), {"recrawl_queued": queued}
 
     def _write_unwritten(self, output: Output) -> None:
         """Before anything else: the lines of records earlier runs committed but did not write
@@ -227,10 +229,13 @@ class CrawlState(CrawlObserver):
             log.warning("wrote %d records to %s that the last run had recorded but not written",
                         written, output.path)
 
-    def _journaled(self) -> list[Item]:
-        return [Item(url, depth, referrer, attempt) for url, depth, referrer, attempt in
-                self._conn.execute("SELECT url, depth, referrer, attempt FROM todo "
-                                   "ORDER BY seq, rowid")]
+    def _journaled(self) -> Iterator[Item]:
+        # A reader of its own (WAL: a snapshot), in chunks: the lock is not held meanwhile.
+        rows = self._reader().execute("SELECT url, depth, referrer, attempt FROM todo "
+                                      "ORDER BY seq, rowid")
+        while chunk := rows.fetchmany(10_000):
+            yield from (Item(url, depth, referrer, attempt)
+                        for url, depth, referrer, attempt in chunk)
 
     def journal(self, items: list[Item]) -> None:
         """Journal items about to enter ToDo outside a page (the seeds); returns once durable."""
