@@ -12,7 +12,7 @@ import pytest
 from minicrawl.core.interfaces import Item
 from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.todo import ToDo
-from minicrawl.spill.todo import SpillingToDo, item_bytes
+from minicrawl.spill.todo import SpillingToDo, item_bytes, row_bytes
 
 
 @pytest.fixture
@@ -36,6 +36,8 @@ def test_memory_stays_within_the_budget_and_the_rest_waits_on_disk(spill_dir: st
     f = todo.figures()
     assert f["todo_in_memory"] == 20 and f["todo_memory_bytes"] <= budget
     assert f["todo_on_disk"] == 980 == f["todo_spilled"] and f["todo_disk_used_bytes"] > 0
+    assert f["todo_disk_bytes"] == sum(row_bytes(i) for i in items[20:])
+    assert f["todo_memory_bytes"] == sum(item_bytes(i) for i in items[:20])
     assert len(todo) == 1000 and todo.unfinished == 1000
     most = 0
     taken = []
