@@ -22,7 +22,8 @@ Every path is a page: ``/a/b/`` links to ``/a/b/0/`` … ``/a/b/9/`` (nginx's ``
 Each configuration runs once per repetition, interleaved; each crawler process is timed with
 ``os.wait4`` (wall, user+system CPU, peak RSS of that process), under ``prlimit --as`` (8 GB) and
 a timeout. minicrawl runs with politeness off (``--delay 0``, robots.txt ignored, per-host at the
-thread count: bench/run.py's discovery) and 16 threads; wget2 with 16 threads. The table gives the
+thread count: bench/run.py's discovery), no trap rule (``--max-repeated-segments 0``: /1/1/1/1/
+is a page of this tree) and 16 threads; wget2 with 16 threads. The table gives the
 commit of the code measured. Never run by the test suite.
 """
 
@@ -82,9 +83,10 @@ def bounded(cmd: list[str]) -> list[str]:
 
 
 def minicrawl_cmd(opts: argparse.Namespace, url: str, *extra: str) -> list[str]:
+    # --max-repeated-segments 0: /1/1/1/1/ is a page here, not a trap (wget has no such rule)
     return bounded([opts.python, str(REPO / "run.py"), url, "--threads", str(opts.threads),
                     "--quiet", *run.minicrawl_politeness_args(opts.python, opts.threads),
-                    *extra, *opts.minicrawl_arg])
+                    "--max-repeated-segments", "0", *extra, *opts.minicrawl_arg])
 
 
 def wget_cmd(tool: str, url: str, levels: int, work: Path, threads: int) -> list[str]:

@@ -161,6 +161,7 @@ class Crawler:
     def run(self) -> StatsSnapshot:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
         opts = self.options
+        feeders: list[threading.Thread] = []
         try:
             self.events = Events(self._observers(), self.stats)
             self.events.crawl_started()
@@ -181,7 +182,7 @@ class Crawler:
                         runner=self._run_workers).run()
             self.stats.finished = time.monotonic()
         finally:
-            self._end_feeding(feeders if "feeders" in locals() else [])
+            self._end_feeding(feeders)
             stats = self.summary()
             if not self.events.observers:  # making them failed: close what __init__ opened
                 self.events = Events([o for o in (self.state, self.archive) if o is not None])
@@ -315,11 +316,14 @@ class Crawler:
         self.stats.add(seeds=self.todo.put_many(entering.items))
 
     def _origins(self) -> Iterator[str]:
-        """Every seed's origin (the pass over the seed files), kept for --sitemaps."""
+        """Every seed's origin (the pass over the seed files), kept for --sitemaps; the pass
+        ends early if the crawl stops (Ctrl-C, the page cap): the scope is then moot."""
         for origin in self.seed_input.origins():
             if self.options.sitemaps:
                 self._seed_origins[origin] = None
             yield origin
+            if self._stopping.is_set() or getattr(self.todo, "stopped", False):
+                return
 
     def _start_feeding(self) -> list[threading.Thread]:
         """The threads that read the seed files' rest into ToDo and their hosts into the scope,
