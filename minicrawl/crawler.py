@@ -316,26 +316,26 @@ class Crawler:
         self.stats.add(seeds=self.todo.put_many(entering.items))
 
     def _origins(self) -> Iterator[str]:
-        """Every seed's origin (the pass over the seed files), kept for --sitemaps; the pass
-        ends early if the crawl stops (Ctrl-C, the page cap): the scope is then moot."""
+        """Every seed's origin (the pass over the seed files), kept for --sitemaps."""
         for origin in self.seed_input.origins():
             if self.options.sitemaps:
                 self._seed_origins[origin] = None
             yield origin
-            if self._stopping.is_set() or getattr(self.todo, "stopped", False):
-                return
 
     def _start_feeding(self) -> list[threading.Thread]:
         """The threads that read the seed files' rest into ToDo and their hosts into the scope,
-        while the workers crawl (none if every seed is in already)."""
+        while the workers crawl (none if every seed is in already); the feeder, to be joined.
+        The pass over the hosts is not joined, nor stopped: a worker that waits for its answer
+        holds a page, so the crawl cannot end before it; a crawl ended otherwise (the page
+        cap, Ctrl-C) needs no answer, and a scope cut short would have refused a host that a
+        seed further down names — a link lost to a resumed crawl."""
         if self._feed is None:
             return []
-        threads = [threading.Thread(target=self._feed_seeds, name="seed-feeder", daemon=True),
-                   threading.Thread(target=lambda: self.scope.learned(self._origins()),
-                                    name="seed-hosts", daemon=True)]
-        for thread in threads:
-            thread.start()
-        return threads
+        feeder = threading.Thread(target=self._feed_seeds, name="seed-feeder", daemon=True)
+        feeder.start()
+        threading.Thread(target=lambda: self.scope.learned(self._origins()), name="seed-hosts",
+                         daemon=True).start()
+        return [feeder]
 
     def _feed_seeds(self) -> None:
         """The feeder thread: each chunk of the files' rest through the door, until the files
