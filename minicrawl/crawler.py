@@ -170,6 +170,7 @@ class Crawler:
     def run(self) -> StatsSnapshot:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
         opts = self.options
+        feeders: list[threading.Thread] = []
         try:
             self.events = Events(self._observers(), self.stats)
             self.events.crawl_started()
@@ -190,7 +191,7 @@ class Crawler:
                         runner=self._run_workers).run()
             self.stats.finished = time.monotonic()
         finally:
-            self._end_feeding(feeders if "feeders" in locals() else [])
+            self._end_feeding(feeders)
             stats = self.summary()
             if isinstance(self.todo, SpillingToDo):  # its disk part goes (Ctrl-C, SIGTERM too)
                 self.todo.close()
@@ -336,15 +337,18 @@ class Crawler:
 
     def _start_feeding(self) -> list[threading.Thread]:
         """The threads that read the seed files' rest into ToDo and their hosts into the scope,
-        while the workers crawl (none if every seed is in already)."""
+        while the workers crawl (none if every seed is in already); the feeder, to be joined.
+        The pass over the hosts is not joined, nor stopped: a worker that waits for its answer
+        holds a page, so the crawl cannot end before it; a crawl ended otherwise (the page
+        cap, Ctrl-C) needs no answer, and a scope cut short would have refused a host that a
+        seed further down names — a link lost to a resumed crawl."""
         if self._feed is None:
             return []
-        threads = [threading.Thread(target=self._feed_seeds, name="seed-feeder", daemon=True),
-                   threading.Thread(target=lambda: self.scope.learned(self._origins()),
-                                    name="seed-hosts", daemon=True)]
-        for thread in threads:
-            thread.start()
-        return threads
+        feeder = threading.Thread(target=self._feed_seeds, name="seed-feeder", daemon=True)
+        feeder.start()
+        threading.Thread(target=lambda: self.scope.learned(self._origins()), name="seed-hosts",
+                         daemon=True).start()
+        return [feeder]
 
     def _feed_seeds(self) -> None:
         """The feeder thread: each chunk of the files' rest through the door, until the files

@@ -64,7 +64,8 @@ def test_demo_crawls_its_loopback_site_even_with_a_proxy_in_the_environment(monk
 
 
 def test_demo_with_a_filter_too_small_names_the_missed_pages_and_why():
-    result = run("--demo", "--expected-urls", "100", "--error-rate", "0.01", "--quiet")
+    result = run("--demo", "--visited", "bloom", "--expected-urls", "100", "--error-rate", "0.01",
+                 "--quiet")
     assert result.returncode == 1, result.stdout + result.stderr
     missed = int(re.search(r"missed (\d+),", result.stdout).group(1))
     assert missed > 10  # 352 URLs in a filter for 100: dozens are taken for seen
