@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
-from minicrawl.outpaths import cannot_write
+from minicrawl.outpaths import cannot_write, is_stdout, open_output, silence_stdout
 from minicrawl.page import record
 
 if TYPE_CHECKING:
@@ -66,10 +66,10 @@ class Output(CrawlObserver):
                  flush_each: bool = False, on_failure: Callable[[], None] | None = None) -> None:
         self.path = os.fspath(path)
         self.real_path = os.path.realpath(path)  # the same file under any name (the outbox's)
-        if continued:
+        self.to_stdout = is_stdout(self.path)  # "-", /dev/stdout: never cut, never truncated
+        if continued and not self.to_stdout:
             cut_torn_line(self.path)
-        self._file = open(self.path, "a" if continued else "w",  # noqa: SIM115 - closed by close()
-                          encoding="utf-8")
+        self._file = open_output(self.path, "a" if continued else "w")
         self._flush_each = flush_each
         self._lock = threading.Lock()
         self.by_state = False
@@ -118,9 +118,13 @@ class Output(CrawlObserver):
     def _fail(self, error: OSError) -> None:
         """Say once that the file cannot be written and stop the crawl (with ``--state`` a
         rerun resumes it). Holds ``_lock``."""
-        if not self.failed:
+        if self.to_stdout and isinstance(error, BrokenPipeError):  # `| head`: the reader has
+            silence_stdout()  # all it wanted; the crawl stops as a Unix filter would, no error
+        elif not self.failed:
             log.error("%s; the crawl stops", cannot_write(self.flag, self.path, error))
-        self.failed = True
+            self.failed = True
+            if self.to_stdout:  # > /dev/full: the summary would fail the same way
+                silence_stdout()
         try:
             self._file.close()
         except OSError:  # the same error again, on the buffer it could not flush

@@ -227,9 +227,7 @@ class WarcArchive(CrawlObserver):
 
     def file_name(self, index: int) -> str:
         """The path of file number ``index`` (the path as given with ``--warc-max-size 0``)."""
-        if not self.max_size:
-            return self.path
-        return f"{self.path[: -len(SUFFIX)]}-{index:05d}{SUFFIX}"
+        return rolled_name(self.path, index) if self.max_size else self.path
 
     def _open_first(self, resume: bool) -> None:
         if resume:  # go on in the newest file, after its last complete record
@@ -287,6 +285,12 @@ class WarcArchive(CrawlObserver):
         with self._stats_lock:  # workers count too (warc_no_response)
             for name, n in counts.items():
                 self.stats[name] = self.stats.get(name, 0) + n
+
+
+def rolled_name(path: str, index: int) -> str:
+    """The name of file number ``index`` of ``--warc path`` when it rolls over:
+    ``crawl.warc.gz`` → ``crawl-00003.warc.gz``."""
+    return f"{path[: -len(SUFFIX)]}-{index:05d}{SUFFIX}"
 
 
 def cut_partial_record(path: str) -> int:

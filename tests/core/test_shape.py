@@ -27,12 +27,14 @@ def test_core_is_about_800_lines() -> None:
     # Location read as browsers read it, to 957; one link extractor for both crawlers that
     # finds the links a browser finds and honours nofollow, to 1160 (links.py 97 → 286; what it
     # leans on is in the SKIPPABLE modules, with how a link's query is encoded in its page's
-    # encoding: 1133).
+    # encoding: 1133); issue 39's rule that a standard output that cannot be written (a full
+    # device; a closed pipe) ends in one line, not Python's traceback or exit 120, in the
+    # core's command line too, to 1172.
     for name in SKIPPABLE:
         assert "A first reading can skip" in ast.get_docstring(ast.parse((CORE / name)
                                                                          .read_text())), name
     sitting = [f for f in FILES if f.name not in SKIPPABLE]
-    assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1160
+    assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1172
 
 
 def test_core_imports_nothing_from_the_rest_of_minicrawl() -> None:
