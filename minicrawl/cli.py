@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypedDict
 from minicrawl.errors import OneLineParser
 from minicrawl.options import Options, OptionValue, bounds_text, option_fields
 from minicrawl.outpaths import cannot_write_stdout, is_stdout, silence_stdout, writes_to_stdout
-from minicrawl.redact import redact
+from minicrawl.redact import install_log_redaction, redact
 from minicrawl.seeds import NoValidSeeds
 from minicrawl.version import __version__
 
@@ -239,6 +239,7 @@ def _main(argv: list[str]) -> int:
     except ValueError as e:  # a value Options.validate refuses: a usage error, like argparse's
         parser.error(str(e))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    install_log_redaction()  # on the handler too: urllib3's records pass no minicrawl filter
     # SIGTERM stops the crawl the way Ctrl-C does: pages in flight finish, files are complete.
     signal.signal(signal.SIGTERM, lambda *_: _raise_interrupt())
     if options.trace and options.trace.startswith(("http://", "https://")):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from minicrawl.events import CrawlObserver
 from minicrawl.outpaths import cannot_write, is_stdout, open_output, silence_stdout
 from minicrawl.page import record
+from minicrawl.redact import redact
 
 if TYPE_CHECKING:
     import sqlite3
@@ -47,8 +48,9 @@ CREATE TABLE IF NOT EXISTS outbox (
 
 
 def record_line(record: PageRecord, seq: int | None = None) -> str:
-    """The ``--out`` line (without its newline) for a page's ``record``."""
-    return json.dumps({**record, "seq": seq}, ensure_ascii=False)
+    """The ``--out`` line (without its newline) for a page's ``record``: a URL's password
+    shown as ``***`` (a seed's credentials reach every URL found under it)."""
+    return redact(json.dumps({**record, "seq": seq}, ensure_ascii=False))
 
 
 class Output(CrawlObserver):
@@ -224,7 +226,10 @@ class Outbox:
             "SELECT seq, url, line FROM outbox ORDER BY seq, rowid")}
         row = db.execute("SELECT value FROM meta WHERE key = 'out_path'").fetchone()
         # The lines that reached the last run's file are its last lines: they are written.
-        done = keys_at_end(row[0], set(pending)) if row and pending else set()
+        # (A line shows its URL redacted: the file's keys are the redacted ones.)
+        shown = {(redact(url), seq): (url, seq) for url, seq in pending}
+        done = {shown[key] for key in keys_at_end(row[0], set(shown))} \
+            if row and pending else set()
         with self._transaction():
             db.executemany("DELETE FROM outbox WHERE url = ? AND seq = ?", done)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('out_path', ?)",

@@ -243,6 +243,13 @@ ROWS: dict[str, Row] = {
                                              creates=("o.txt",)),
     "an earlier --out is overwritten": crawl("--out", "old.jsonl", changes=("old.jsonl",),
                                              then=json_lines("old.jsonl")),
+    "an earlier --stats is overwritten": crawl("--stats", "old-stats.json",
+                                               changes=("old-stats.json",)),
+    "an earlier trace is overwritten": crawl("--trace", "old-trace.txt",
+                                             changes=("old-trace.txt",)),
+    "an earlier report is overwritten": crawl("--report", "old.html", changes=("old.html",)),
+    "an empty file is a fine --out": crawl("--out", "empty.txt", changes=("empty.txt",),
+                                           then=json_lines("empty.txt")),
     # -- standard output that cannot be written: a closed pipe is the reader's choice (exit 0,
     # nothing said); a full device is a failure (exit 1, one line)
     "summary into a closed pipe": Row(["{url}", *FAST], 0, stdout="closed"),
@@ -286,6 +293,52 @@ ROWS: dict[str, Row] = {
         changes=("other/lock",)),  # its lock names the process that last held it
 }
 
+# -- secrets: a seed's password in every output, in each spelling a URL allows ---------------
+ALL_OUTPUTS = ["--out", "o.jsonl", "--trace", "t.txt", "--stats", "s.json", "--warc",
+               "a.warc.gz", "--report", "r.html", "--save-pages", "pages"]
+ALL_CREATED = ("o.jsonl", "t.txt", "s.json", "a-00000.warc.gz", "r.html", "pages", "pages/*")
+for name in PASSWORDS:
+    ROWS[f"password ({name}) in every output"] = Row(
+        [f"{{locked:{name}}}", *ALL_OUTPUTS, *QUIET], 0, creates=ALL_CREATED,
+        then=pages_with_credentials("o.jsonl"))
+    ROWS[f"password ({name}) in the trace on stdout"] = Row(
+        [f"{{locked:{name}}}", "--trace", "-", *FAST], 0)
+    ROWS[f"password ({name}) of a skipped seed"] = Row(
+        ["{url}", f"http://{USER}:{PASSWORDS[name]}@[::1/", *QUIET], 0,
+        says="is not a valid http(s) URL")
+    ROWS[f"password ({name}) in the core's lines"] = Row(
+        [f"{{locked:{name}}}", "--threads", "2"], 0, core=True, says="pages, 0 errors")
+    ROWS[f"password ({name}) of the core's skipped seed"] = Row(
+        ["{url}", f"ftp://{USER}:{PASSWORDS[name]}@example.org/", "--threads", "2"], 0,
+        core=True, says="skipped seed", lines=1)
+ROWS.update({
+    "password in the WARC": Row(["{locked:quote}", "--warc", "w.warc.gz", *QUIET], 0,
+                                creates=("w-00000.warc.gz",), then=warc_clean("w-00000.warc.gz")),
+    "password in one WARC file": Row(
+        ["{locked:at sign}", "--warc", "w.warc.gz", "--warc-max-size", "0", *QUIET], 0,
+        creates=("w.warc.gz",), then=warc_clean("w.warc.gz")),
+    "password in a seed file": Row(["locked.txt", "--out", "o.jsonl", "--trace", "-", *FAST], 0,
+                                   creates=("o.jsonl",), then=pages_with_credentials("o.jsonl")),
+    "--redis ?password= refused": refused(
+        "{url}", "--redis", "redis://127.0.0.1:6379/x?password=Xq7Lf'Zv9Bn",
+        says="must end in a database number"),
+    "--redis password with a quote refused": refused(
+        "{url}", "--redis", "redis://:Xq7Lf'Zv9Bn@127.0.0.1:6379/x",
+        says="must end in a database number"),
+    "--redis without a scheme refused": refused(
+        "{url}", "--redis", ":Xq7Lf'Zv9Bn@127.0.0.1:6379/0", says="--redis must be a Redis URL"),
+    "--proxy without a scheme refused": refused(
+        "{url}", "--proxy", "crawler:Xq7Lf'Zv9Bn@127.0.0.1:3128", says="--proxy"),
+    "--proxy without a port refused": refused(
+        "{url}", "--proxy", "http://crawler:Xq7Lf@Zv9Bn@127.0.0.1", says="--proxy"),
+    "a proxy's password in every output": Row(
+        ["{url}", "--proxy", "http://crawler:Xq7Lf'Zv9Bn@127.0.0.1:9", "--retries", "0",
+         *ALL_OUTPUTS, *QUIET], 0, creates=(*ALL_CREATED[:-2], "pages*")),  # maybe no pages/
+    "--out naming a seed file that holds a password": refused(
+        "locked.txt", "--out", "locked.txt", *FAST, says="is the seed file 'locked.txt'"),
+})
+
+
 # -- running a row ------------------------------------------------------------------------------
 
 def prepare(directory: Path, url: str, locked: str) -> None:
@@ -297,6 +350,10 @@ def prepare(directory: Path, url: str, locked: str) -> None:
     (directory / "notes.txt").write_text("my notes: keep them\n")
     (directory / "old.jsonl").write_text('{"url": "http://example.org/", "seq": null}\n')
     (directory / "arc-00001.warc.gz").write_text("not an archive\n")
+    (directory / "old-stats.json").write_text('{\n  "pages": 1\n}')  # earlier outputs
+    (directory / "old-trace.txt").write_text(f"SEED {url} → TODO (depth 0)\n")
+    (directory / "old.html").write_text("<!DOCTYPE html>\n<html><body>old</body></html>\n")
+    (directory / "empty.txt").write_bytes(b"")
     shutil.copy(certifi.where(), directory / "ca.pem")
     (directory / "link.txt").symlink_to("s1.txt")
     os.link(directory / "s1.txt", directory / "hard.txt")
@@ -455,7 +512,7 @@ def test_outputs_and_secrets(name, results):
 
 
 def test_the_table_covers_the_cases():
-    assert len(ROWS) >= 60  # the note on issue 39 quotes this count
+    assert len(ROWS) >= 100  # the note on issue 39 quotes this count
 
 
 # -- beyond the table ------------------------------------------------------------------------
@@ -496,3 +553,22 @@ def test_the_library_refuses_an_output_naming_a_seed_file(tmp_path, flag):
     with pytest.raises(OutputPathError, match=f"--{flag} .* is the seed file"):
         Crawler(str(seeds), **{flag: str(seeds)})
     assert seeds.read_text() == "http://127.0.0.1:9/\n"
+
+
+def test_redaction_knows_what_userinfo_can_hold():
+    from minicrawl.redact import redact, without_userinfo
+
+    for password in PASSWORDS.values():
+        url = f"http://{USER}:{password}@127.0.0.1:8080/a?b=1"
+        for text in (url, repr(url), json.dumps({"url": url}), f"seed {url!r}: bad",
+                     f"<{url}>"):
+            shown = redact(text)
+            assert not any(run in shown for run in SECRET_RUNS), (text, shown)
+            assert f"{USER}:***@127.0.0.1:8080" in shown, shown
+        assert without_userinfo(url) == "http://127.0.0.1:8080/a?b=1"
+    assert redact("redis://h:6379/0?password=Xq7Lf'Zv9Bn&db=1") == \
+        "redis://h:6379/0?password=***&db=1"
+    assert redact("redis://:PASSWORD@host:6379/0") == "redis://:PASSWORD@host:6379/0"  # a hint
+    kept = ["http://user@host/", "mailto:someone@example.org", "EXTRACT mailto:a@b.org from x",
+            "http://host/p@th", "no url at all"]
+    assert [redact(text) for text in kept] == kept

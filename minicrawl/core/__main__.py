@@ -20,6 +20,7 @@ from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
 from minicrawl.core.todo import ToDo
+from minicrawl.core.urls import redact
 
 
 class PrintPages:
@@ -37,7 +38,7 @@ class PrintPages:
         line = f"{page.status or '---'} {page.url} {len(page.links)} {page.new} {why}".rstrip()
         with self._lock:  # one write per line: lines of two workers never mix
             try:
-                self.stream.write(line + "\n")
+                self.stream.write(redact(line) + "\n")  # no password shown
             except OSError as e:  # the reader gone (| head), or no room (> /dev/full)
                 self.failure = self.failure or (None if isinstance(e, BrokenPipeError) else e)
                 os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                       fetcher=lambda: Fetcher(timeout=args.timeout),
                       ignore_nofollow=args.ignore_nofollow)
     for seed in crawler.bad_seeds:
-        print(f"skipped seed {seed!r}: not a crawlable http(s) URL", file=sys.stderr)
+        print(redact(f"skipped seed {seed!r}: not a crawlable http(s) URL"), file=sys.stderr)
     if not crawler.seeds:
         print("no seed to crawl", file=sys.stderr)
         return 2
