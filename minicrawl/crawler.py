@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import queue
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -57,7 +58,7 @@ from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import Workers
 from minicrawl.spill.todo import MB, SpillingToDo
 from minicrawl.state.pages import PageSaver
-from minicrawl.state.store import StateError, open_state
+from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.redirects import Chains
 from minicrawl.visit.trip import CrawlTrip, Parts, keep, unwanted
@@ -89,32 +90,50 @@ class Crawler:
             raise TypeError(f"options must be an Options (or give the settings as keywords: "
                             f"Crawler(seeds, threads=4)), got {type(options).__name__}")
         self.options = opts = (options or Options()).replace(**settings)
+        args = seed_arguments(seeds)
         # The URL arguments and each seed file's first seed; the files' rest is read as the
         # crawl runs (_feed_seeds)
-        self.seed_input = Seeds(seed_arguments(seeds))
+        self.seed_input = Seeds(args)
         self.seeds, self.seed_problems = self.seed_input.head, self.seed_input.problems
         if not self.seeds:  # each problem told once, in this one message
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
+        # Everything that can be refused is refused before anything is created: the outputs
+        # (against the seed files and each other: see minicrawl.outpaths), the HTTP settings
+        # with the environment's proxies and CAs (each wrong one would fail every request), the
+        # report's plotting, the state's options (open_state refuses before it creates the dir).
+        check_output_paths(opts, args)
+        check_http(opts.user_agent, opts.proxy, opts.ca_bundle, os.environ)
+        if opts.report:
+            require_plotting()
         for problem in self.seed_problems:
             log.warning("%s", problem)
-        # Before anything is fetched: the HTTP settings with the environment's proxies and CAs
-        # (each wrong one would fail every request), the outputs (see minicrawl.outpaths)
-        check_http(opts.user_agent, opts.proxy, opts.ca_bundle, os.environ)
-        check_output_paths(opts)
         self.on_page = on_page
-        # --warc: every fetch (the fetchers hand it over), written by one thread; opened here
-        self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
-        # With --state, Visited and the ToDo journal come from (and go to) the state dir;
-        # without, a state that remembers nothing.
-        self.state = open_state(opts, self.seed_input.binding() if opts.state else ())
         self.failure: StateError | RedisUnavailable | None = None
         self.output_failures: list[str] = []  # flags whose file could not be written
+        new_state = opts.state is not None and not os.path.exists(opts.state)
+        try:
+            # With --state, Visited and the ToDo journal come from (and go to) the state dir;
+            # without, a state that remembers nothing.
+            self.state = open_state(opts, self.seed_input.binding() if opts.state else ())
+            self._open_the_rest(opts, visited_filter)
+        except BaseException:  # refused after all: leave no state bound to this configuration
+            if isinstance(getattr(self, "state", None), CrawlState):
+                self.state.close(checkpoint=False)
+            if new_state and opts.state is not None:
+                shutil.rmtree(opts.state, ignore_errors=True)
+            raise
+
+    def _open_the_rest(self, opts: Options, visited_filter: Visited | None) -> None:
+        """The parts after the state (a failure here removes a state this run created)."""
         self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
         if opts.redis:
             from minicrawl.shared.crawl import open_shared_crawl
 
             self.shared = open_shared_crawl(opts, self.seeds)
+        # --warc: every fetch (the fetchers hand it over), written by one thread; opened last
+        # of the outputs that can be refused (a new archive replaces an earlier one's files)
+        self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
         # The hosts' pace: this process's host states, or kept in Redis if shared.
         self.pace = self.shared.host_gate if self.shared else Hosts(opts.per_host, opts.delay)
         # ToDo: the polite one, keeping --frontier-memory MB in memory and the rest on disk
@@ -151,8 +170,6 @@ class Crawler:
         self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>
         self.saver = (PageSaver(opts.save_pages, on_failure=self.stop) if opts.save_pages
                       else None)
-        if opts.report:
-            require_plotting()
         self.events = Events()  # the observers are listed when the crawl runs
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
         taken: Frontier = self._feed if self._feed is not None else self.todo
@@ -197,12 +214,20 @@ class Crawler:
                 self.todo.close()
             if not self.events.observers:  # making them failed: close what __init__ opened
                 self.events = Events([o for o in (self.state, self.archive) if o is not None])
-            self.events.crawl_finished(stats)  # files closed, report drawn
+            interrupted = None
+            try:
+                self.events.crawl_finished(stats)  # files closed, report drawn
+            except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM while the report is drawn: each
+                interrupted = e  # file was closed (a report written atomically: none, or whole)
+                stats["interrupted"] = 1
             # An output that failed (a full disk) said so in one line; the crawl's results stay.
             self.output_failures += [o.flag for o in self.events.observers
                                      if getattr(o, "failed", False)]
-        if opts.stats and not write_at_end("--stats", opts.stats, lambda p: _write_json(p, stats)):
-            self.output_failures.append("--stats")
+            if opts.stats and not write_at_end("--stats", opts.stats,
+                                               lambda: json.dumps(stats, indent=2)):
+                self.output_failures.append("--stats")
+            if interrupted is not None:
+                raise interrupted
         if self.failure is not None:
             raise self.failure
         if self.shared is not None and self.shared.todo.failure is not None:
@@ -444,7 +469,3 @@ def _work(worker: Worker, trip: CrawlTrip) -> None:
     finally:
         trip.close()
 
-
-def _write_json(path: str, data: StatsSnapshot) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)

@@ -145,8 +145,10 @@ class Options:
                              "Politeness", metavar="SECONDS", low=0, high=MAX_SECONDS)
 
     # -- output
-    out: str | None = opt(None, "write one JSON line per fetched page to this file", "Output")
-    stats: str | None = opt(None, "write the final stats as JSON to this file", "Output")
+    out: str | None = opt(None, "write one JSON line per fetched page to this file (-: standard "
+                          "output)", "Output")
+    stats: str | None = opt(None, "write the final stats as JSON to this file (-: standard "
+                            "output)", "Output")
     trace: str | None = opt(None, "write one line per crawl decision (EXTRACT, VISITED?, TAKES, "
                             "FETCHED…) to FILE, or to stdout when FILE is omitted or - "
                             "(default: off)",

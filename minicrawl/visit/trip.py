@@ -102,8 +102,7 @@ class CrawlTrip:
         try:
             return self._visit(item)
         except StateError as e:  # the state cannot record: stop, the journal keeps the rest
-            log.error("%s", e)
-            self.crawl.fail(e)
+            self.crawl.fail(e)  # run() raises it: one message, at the end (not one per worker)
         except RedisUnavailable as e:  # Redis lost: the items in flight wait there
             self.crawl.fail(e)  # run() raises it: one message, at the end
         except Exception as e:  # one bad URL must never kill a worker
@@ -115,7 +114,6 @@ class CrawlTrip:
             try:
                 keep(self.crawl.events, self.crawl.todo, page, [])
             except StateError as failure:  # nor can the state record it: stop, as above
-                log.error("%s", failure)
                 self.crawl.fail(failure)
                 return None
             return page
