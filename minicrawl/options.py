@@ -13,7 +13,6 @@ which the command line turns into its usage error (exit status 2).
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 import os
 import re
@@ -22,7 +21,18 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from minicrawl.core.checks import check_http
+import regex
+
+# The bounds the core's command line shares (MAX_THREADS, MAX_SECONDS, MAX_COUNT) and their check
+from minicrawl.core.checks import (
+    MAX_COUNT,
+    MAX_SECONDS,
+    MAX_THREADS,
+    check_http,
+    check_number,
+    finite,
+    shown,
+)
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 
@@ -36,10 +46,7 @@ MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
 MAX_URL_LENGTH_LIMIT = 2 * 1024 * 1024  # the longest URL browsers take (Chrome: 2 MiB)
 MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
 REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
-MAX_THREADS = 1024  # each worker is an OS thread with its own stack and connection pool
-MAX_SECONDS = 86_400.0  # a day: socket timeouts overflow time_t near 1e10, waits even sooner
 MAX_BODY_BYTES = 2**30  # each worker holds its page's body in memory
-MAX_COUNT = 10**12  # counts kept in SQLite and Redis (64-bit; exact as Lua numbers)
 
 
 T = TypeVar("T")
@@ -107,7 +114,8 @@ class Options:
                                      "than this (/a/a/a/a/ has 4), a crawler trap; 0: no limit",
                                      "Scope", metavar="N", low=0, high=MAX_COUNT)
     max_pages_per_host: int | None = opt(None, "at most this many requests to one host "
-                                         "(default: no limit)", "Scope", metavar="N",
+                                         "(robots.txt and sitemaps not counted; default: no "
+                                         "limit)", "Scope", metavar="N",
                                          low=1, high=MAX_COUNT)
     sitemaps: bool = opt(False, "also crawl the URLs of the seed hosts' sitemaps (robots.txt "
                          "Sitemap: lines, else /sitemap.xml), read before the workers start",
@@ -218,11 +226,7 @@ class Options:
             _check_domain(domain)
         for name in ("include", "exclude"):
             for pattern in getattr(self, name):
-                try:
-                    re.compile(pattern)
-                except re.error as e:
-                    raise ValueError(f"{_flag(name)} {pattern!r} is not a valid regular "
-                                     f"expression: {e}") from None
+                _check_pattern(name, pattern)
         # -- output and state: an empty path would silently switch the option off
         for name in PATH_FIELDS:
             if getattr(self, name) is not None and not os.fspath(getattr(self, name)):
@@ -239,6 +243,16 @@ class Options:
         if not CRAWL_NAME_RE.match(self.crawl):
             raise ValueError(_msg("crawl", "must be 1-100 letters, digits, '_', '.', ':' or '-'",
                                   self.crawl))
+        # -- options that would do nothing: say so rather than crawl as if they were not given
+        if self.redis is None:
+            for name in REDIS_ONLY:
+                if getattr(self, name) != _default(name):
+                    raise ValueError(f"{_flag(name)} is for a crawl shared through Redis: give "
+                                     f"--redis URL too, or leave {_flag(name)} out")
+        if self.forget_gone and not self.recrawl and self.state is not None:  # (no --state:
+            # minicrawl.state says both need it)
+            raise ValueError("--forget-gone forgets the pages a --recrawl finds gone: give "
+                             "--recrawl too, or leave --forget-gone out")
 
 
 # Redis URL schemes and crawl names the shared crawl accepts (minicrawl.shared.conn uses these).
@@ -246,6 +260,11 @@ REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state", "warc"})
+REDIS_ONLY = ("crawl", "visited_shards", "reclaim_after", "redis_retry")  # nothing without it
+
+
+def _default(name: str) -> OptionValue:
+    return next(f.default for f in dataclasses.fields(Options) if f.name == name)
 
 
 def _flag(name: str) -> str:
@@ -256,35 +275,6 @@ def _msg(name: str, problem: str, value: object) -> str:
     return f"{_flag(name)} {problem}, got {shown(value)}"
 
 
-def shown(value: object, limit: int = 80) -> str:
-    """``repr(value)`` for a message: cut to ``limit`` characters (a 5000-digit int, a
-    megabyte of text), never failing."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
-        return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _at_least(name: str, value: float, low: float) -> None:
-    if not value >= low:  # also false for NaN
-        raise ValueError(_msg(name, f"must be at least {low}", value))
-
-
-def _number(value: float) -> str:
-    """1024, 86400 (not 86400.0), 1000000000000."""
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _at_most(name: str, value: float, high: float) -> None:
-    if not value <= high:
-        raise ValueError(_msg(name, f"must be at most {_number(high)}", value))
-
-
-def _above(name: str, value: float, low: float) -> None:
-    if not value > low:
-        raise ValueError(_msg(name, f"must be greater than {low}", value))
-
-
 def _check_bounds(name: str, value: OptionValue, meta: Mapping[str, object]) -> None:
     """``value`` within the field's ``low`` (or ``above``) and ``high``; None means no limit.
 
@@ -293,10 +283,8 @@ def _check_bounds(name: str, value: OptionValue, meta: Mapping[str, object]) -> 
     """
     if value is None or isinstance(value, (str, list)):
         return
-    for key, check in (("low", _at_least), ("above", _above), ("high", _at_most)):
-        bound = meta.get(key)
-        if isinstance(bound, (int, float)):
-            check(name, value, bound)
+    low, above, high = (meta.get(key) for key in ("low", "above", "high"))
+    check_number(_flag(name), value, low, high, above)  # type: ignore[arg-type]
 
 
 def bounds_text(meta: Mapping[str, object]) -> str:
@@ -323,7 +311,7 @@ def _check_type(name: str, value: object, annotation: str) -> None:
                       "an integer")
     elif kind == "float":
         ok, wanted = (isinstance(value, numbers.Real) and not isinstance(value, bool)
-                      and _finite(value), "a finite number")
+                      and finite(value), "a finite number")
     elif kind == "str":
         kinds = (str, os.PathLike) if name in PATH_FIELDS else str
         ok, wanted = isinstance(value, kinds), "a string"
@@ -336,13 +324,6 @@ def _check_type(name: str, value: object, annotation: str) -> None:
         raise TypeError(f"Options.{name}: no check for type {annotation!r}")
     if not ok:
         raise ValueError(_msg(name, f"must be {wanted}", value))
-
-
-def _finite(value: numbers.Real) -> bool:
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int too large for a float (10**400)
-        return False
 
 
 def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> None:
@@ -394,13 +375,34 @@ def _check_redis_url(url: str) -> None:
 
 
 def _check_domain(domain: str) -> None:
-    """A host name like ``example.org``: a URL or ``host:port`` would never match a host."""
-    host = domain.strip(".")
-    bracketed = host.startswith("[") and host.endswith("]")  # an IPv6 literal
-    if (not host or any(c.isspace() or c in "/@?#" for c in host)
-            or (":" in host and not bracketed)):
-        raise ValueError(_msg("allow_domain", "must be a host name like example.org "
-                              "(no scheme, port or path)", domain))
+    """A host name like ``example.org`` (or ``*.example.org``, the same): a URL, ``host:port``
+    or another wildcard would never match a host."""
+    from minicrawl.scope import allowed_host  # the host the crawl will match (scope's)
+
+    if allowed_host(domain) is None:
+        raise ValueError(_msg("allow_domain", "must be a host name like example.org or "
+                              "*.example.org (no scheme, port, path or other wildcard)", domain))
+
+
+def _check_pattern(name: str, pattern: str | re.Pattern[str]) -> None:
+    """An ``--include`` / ``--exclude`` regex: valid (Python's syntax, matched by the ``regex``
+    module: minicrawl.scope), not empty (an unset shell variable), and for ``--exclude`` not one
+    that matches the empty string, so every URL (``x*``): it would exclude the seeds too."""
+    from minicrawl.scope import compile_pattern
+
+    text = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
+    if not text.strip():
+        raise ValueError(f"{_flag(name)} {text!r} is an empty pattern, which matches every URL "
+                         f"(an unset shell variable?): give a regex or leave {_flag(name)} out")
+    try:
+        re.compile(text)
+        compiled = compile_pattern(pattern)
+    except (re.error, regex.error) as e:
+        raise ValueError(f"{_flag(name)} {shown(text)} is not a valid regular expression: "
+                         f"{e}") from None
+    if name == "exclude" and compiled.search("") is not None:
+        raise ValueError(f"--exclude {shown(text)} matches the empty string, so every URL (the "
+                         "seeds too): give a pattern that needs some text")
 
 
 def option_fields() -> list[dataclasses.Field]:

@@ -259,3 +259,181 @@ def test_without_brotli_a_br_page_is_archived_as_received(server, tmp_path, codi
     assert payload == body
     assert http.get_header("Content-Encoding") == coding
     assert warc.get_header("WARC-Truncated") is None
+
+
+# -- options that did nothing, or the wrong thing ----------------------------------------------
+OPTIONS: dict[str, Setting] = {
+    **{f"--{flag} {value!r}": refused(f"--{flag}", value, says=f"--{flag} {value!r} is an empty "
+                                      "pattern, which matches every URL")
+       for flag in ("exclude", "include") for value in ("", " ", "\t")},
+    **{f"--exclude {value!r}": refused("--exclude", value, says=f"--exclude {value!r} matches "
+                                       "the empty string, so every URL")
+       for value in ("x*", "^", "$", "logout|", "(?:)", "(a)?", ".*")},
+    "--include '(' still": refused("--include", "(", says="is not a valid regular expression"),
+    **{f"--allow-domain {value!r}": refused("--allow-domain", value, says="--allow-domain must "
+                                            "be a host name like example.org or *.example.org")
+       for value in ("ex*ample.org", "*example.org", "*.*.org", "*", "*.", "exa mple.org",
+                     "example.org/", "*.example.org:80", "http://*.example.org")},
+    **{f"--{flag} without --redis": refused(f"--{flag}", value, says=f"--{flag} is for a crawl "
+                                            "shared through Redis: give --redis URL too")
+       for flag, value in (("crawl", "mine"), ("visited-shards", "4"), ("reclaim-after", "5"),
+                           ("redis-retry", "5"))},
+    "--forget-gone without --recrawl": refused("--state", "st", "--forget-gone",
+                                               says="--forget-gone forgets the pages a "
+                                                    "--recrawl finds gone: give --recrawl too"),
+    # the core's command line: run.py's bounds, run.py's words
+    **{f"core --{flag} {value}": refused(f"--{flag}={value}", core=True, says=says)
+       for flag, value, says in (
+           ("delay", "nan", "--delay must be a finite number, got nan"),
+           ("delay", "inf", "--delay must be a finite number"),
+           ("delay", "-1", "--delay must be at least 0"),
+           ("delay", "1e10", "--delay must be at most 86400"),
+           ("timeout", "1e10", "--timeout must be at most 86400, got 10000000000.0"),
+           ("timeout", "0", "--timeout must be greater than 0"),
+           ("timeout", "nan", "--timeout must be a finite number"),
+           ("timeout", "-inf", "--timeout must be a finite number"),
+           ("threads", "1000000", "--threads must be at most 1024, got 1000000"),
+           ("threads", "0", "--threads must be at least 1"),
+           ("threads", "-3", "--threads must be at least 1"),
+           ("max-pages", "0", "--max-pages must be at least 1"),
+           ("max-pages", "-1", "--max-pages must be at least 1"),
+           ("max-pages", str(10**13), "--max-pages must be at most 1000000000000"),
+           ("threads", "1e3", "argument --threads: invalid int value: '1e3'"))},
+}
+
+
+@pytest.fixture(scope="module")
+def option_results(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    return ran_each(OPTIONS, tmp_path_factory.mktemp("options"))
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_an_option_that_would_do_nothing_is_refused(name, option_results):
+    check(OPTIONS[name], option_results[name])
+
+
+FAST = ["--delay", "0", "--quiet", "--retries", "0"]
+
+
+def crawled(done: subprocess.CompletedProcess, out: Path) -> dict[str, dict]:
+    import json
+
+    assert "Traceback" not in done.stderr, done.stderr
+    return {r["url"]: r for r in map(json.loads, out.read_text().splitlines())}
+
+
+@pytest.mark.parametrize("domain", ["*.localhost", "LOCALHOST.", "localhost", "*.LocalHost"])
+def test_allow_domain_in_any_spelling_matches_its_host(server, tmp_path, domain):
+    """Seeded on 127.0.0.1, a link to localhost (the same server) is followed when allowed."""
+    server.pages["/"] = Resource(f'<a href="{server.url("/x").replace("127.0.0.1", "localhost")}'
+                                 f'">x</a>'.encode())
+    server.pages["/x"] = Resource(b"<p>x</p>")
+    done = launch(Setting([server.url("/"), "--allow-domain", domain, "--out", "o.jsonl", *FAST],
+                          0, ""), tmp_path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert server.url("/x").replace("127.0.0.1", "localhost") in crawled(done, tmp_path / "o.jsonl")
+
+
+@pytest.mark.parametrize("domain", ["bücher.de", "*.bücher.de", "BÜCHER.de", "xn--bcher-kva.de"])
+def test_an_idn_allow_domain_matches_the_canonical_host(domain):
+    """Canonical URLs hold punycode hosts; the domain is spelled as the core spells hosts."""
+    from minicrawl import Options
+    from minicrawl.scope import Scope
+
+    scope = Scope(["http://example.org/"], Options(allow_domain=[domain]).allow_domain)
+    assert scope.admits("http://xn--bcher-kva.de/", 1)
+    assert scope.admits("http://www.xn--bcher-kva.de/a", 1)
+    assert not scope.admits("http://xn--bcher-kva.de.evil.test/", 1)
+    assert not scope.admits("http://buecher.de/", 1)
+
+
+@pytest.mark.parametrize("robots", [None, b"Sitemap: /missing.xml\n"])
+def test_a_404_sitemap_does_not_spend_the_host_cap(server, tmp_path, robots):
+    """--sitemaps with --max-pages-per-host 1: the sitemap request (404) is not a page; the
+    seed is fetched (it was refused: max_pages_per_host reached, nothing crawled, exit 0)."""
+    server.pages["/"] = Resource(b'<a href="/a">a</a>')
+    server.pages["/a"] = Resource(b"<p>a</p>")
+    if robots is not None:
+        server.pages["/robots.txt"] = Resource(robots, 200, {"Content-Type": "text/plain"})
+    done = launch(Setting([server.url("/"), "--sitemaps", "--max-pages-per-host", "1", "--out",
+                           "o.jsonl", *FAST], 0, ""), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("\n") == 1 and "HTTP 404" in done.stderr  # the sitemap, told
+    pages = {u: r for u, r in crawled(done, tmp_path / "o.jsonl").items()
+             if not r.get("sitemap")}
+    assert pages[server.url("/")]["status"] == 200
+    assert [r.path for r in server.requests if r.path in ("/", "/a")] == ["/"]  # the cap: 1
+
+
+PATHOLOGICAL = "(a|a)*$"  # re: 2**40 steps on the links below, the GIL held all along
+
+
+def pathological_site(server: LocalSite, links: int = 300) -> None:
+    server.pages["/"] = Resource(b"".join(b'<a href="/%s%d!">x</a>' % (b"a" * 40, i)
+                                          for i in range(links)) + b'<a href="/ok">ok</a>')
+    server.pages["/ok"] = Resource(b"<p>ok</p>")
+
+
+def test_a_pathological_include_is_bounded_and_told_once(server, tmp_path):
+    """Measured: before, the crawl hung with Ctrl-C ignored (killed after 20 s); now 301 such
+    links take under 2 s (0.25 s for the first, 1 ms each after)."""
+    import time
+
+    pathological_site(server)
+    start = time.monotonic()
+    done = launch(Setting([server.url("/"), "--include", PATHOLOGICAL, "--out", "o.jsonl",
+                           "--ignore-robots", *FAST], 0, ""), tmp_path, timeout=60)
+    took = time.monotonic() - start
+    assert done.returncode == 0 and done.stderr.count("\n") == 1, done.stderr
+    assert f"--include {PATHOLOGICAL!r} took over 0.25 s on" in done.stderr
+    assert "simplify the pattern" in done.stderr
+    assert set(crawled(done, tmp_path / "o.jsonl")) == {server.url("/"), server.url("/ok")}
+    assert took < 20, took
+
+
+def test_ctrl_c_stops_a_crawl_matching_a_pathological_exclude(server, tmp_path):
+    import signal
+    import time
+
+    pathological_site(server, links=3000)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), server.url("/"), "--exclude",
+                             "(a|a)*!$", "--ignore-robots", *FAST], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=environment({}),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 30
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.5)  # matching the page's links now
+    proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - start < 10 and proc.returncode == 130, err
+    assert "Traceback" not in err
+
+
+def test_recrawl_of_an_interrupted_crawl_says_it_resumes_it_first(server, tmp_path):
+    """--recrawl finds the crawl interrupted (URLs still in its journal): it resumes it and
+    says so in one line, that it is not a recrawl yet; a recrawl interrupted resumes as one."""
+    server.pages["/"] = Resource(b'<a href="/a">a</a><a href="/b">b</a>')
+    server.pages["/a"] = server.pages["/b"] = Resource(b"<p>leaf</p>")
+
+    def run_py(*args: str) -> subprocess.CompletedProcess:
+        return launch(Setting([server.url("/"), "--state", "st", "--threads", "1",
+                               "--ignore-robots", *FAST, *args], 0, ""), tmp_path)
+
+    first = run_py("--max-pages", "1")  # stops with /a and /b in the journal
+    assert first.returncode == 0, first.stderr
+    resumed = run_py("--recrawl")
+    assert resumed.returncode == 0 and resumed.stderr.count("\n") == 1, resumed.stderr
+    assert ("WARNING --recrawl: the crawl in st was interrupted with 2 URLs still to do; "
+            "resuming it first, not recrawling — run --recrawl again once it is complete"
+            ) in resumed.stderr
+    assert sorted(r.path for r in server.requests) == ["/", "/a", "/b"]
+    recrawl = run_py("--recrawl", "--max-pages", "1")  # a recrawl, interrupted in turn
+    assert recrawl.returncode == 0 and recrawl.stderr == "", recrawl.stderr
+    again = run_py()
+    assert again.stderr == "WARNING resuming the recrawl in st: 2 URLs still to do\n"
+    assert len(server.requests) == 6
+    done = run_py()
+    assert "complete" in done.stderr and len(server.requests) == 6
