@@ -144,12 +144,23 @@ class Crawler:
         self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order
         self.page_count = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
+        self._running = threading.Lock()  # held by the one run()
         self._over_capacity = threading.Event()  # told once, by whichever worker sees it first
 
     # -- the crawl ---------------------------------------------------------------------------
 
     def run(self) -> StatsSnapshot:
-        """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
+        """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats.
+        One at a time: run (or pages) from another thread meanwhile raises RuntimeError."""
+        if not self._running.acquire(blocking=False):  # two crawls into one set of files
+            raise RuntimeError("this Crawler is running already (run() or pages() from another "
+                               "thread): make one Crawler per crawl")
+        try:
+            return self._run()
+        finally:
+            self._running.release()
+
+    def _run(self) -> StatsSnapshot:
         opts = self.options
         try:
             self.events = Events(self._observers(), self.stats)

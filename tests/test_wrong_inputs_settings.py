@@ -437,3 +437,181 @@ def test_recrawl_of_an_interrupted_crawl_says_it_resumes_it_first(server, tmp_pa
     assert len(server.requests) == 6
     done = run_py()
     assert "complete" in done.stderr and len(server.requests) == 6
+
+
+# -- the library APIs --------------------------------------------------------------------------
+
+
+def core_crawler(*args: object, **kwargs: object) -> object:
+    from minicrawl.core.crawler import Crawler as CoreCrawler
+
+    return CoreCrawler(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def bloom(*args: object, **kwargs: object) -> object:
+    from minicrawl import BloomFilter
+
+    return BloomFilter(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def counting(*args: object, **kwargs: object) -> object:
+    from minicrawl.bloom import CountingBloomFilter
+
+    return CountingBloomFilter(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def filled(kind: str) -> object:
+    from minicrawl import ExactVisited
+    from minicrawl.bloom import ScalableBloomFilter
+
+    return {"bloom": lambda: bloom(100), "counting": lambda: counting(100, 0.01),
+            "scalable": lambda: ScalableBloomFilter(100), "exact": ExactVisited}[kind]()
+
+
+API: dict[str, tuple[object, type[Exception], str]] = {
+    # the core's Crawler: each argument named, as the library user wrote it
+    "core seeds a str": (lambda: core_crawler(SEED), TypeError,
+                         "seeds must be a list of URLs, got str 'http://127.0.0.1:9/' (one URL: "
+                         "put it in a list)"),
+    "core seeds bytes": (lambda: core_crawler(b"http://x/"), TypeError,
+                         "seeds must be a list of URLs, got bytes"),
+    "core seeds None": (lambda: core_crawler(None), TypeError,
+                        "seeds must be a list of URLs, got NoneType"),
+    "core seeds a number": (lambda: core_crawler(5), TypeError, "seeds must be a list of URLs"),
+    "core a seed None": (lambda: core_crawler([None]), TypeError,
+                         "seeds[0] must be a str (a URL), got NoneType None"),
+    "core a seed bytes": (lambda: core_crawler([SEED, b"http://x/"]), TypeError,
+                          "seeds[1] must be a str (a URL), got bytes"),
+    "core threads a str": (lambda: core_crawler([SEED], threads="4"), TypeError,
+                           "threads must be an int, got str '4'"),
+    "core threads a float": (lambda: core_crawler([SEED], threads=2.5), TypeError,
+                             "threads must be an int, got float"),
+    "core threads True": (lambda: core_crawler([SEED], threads=True), TypeError,
+                          "threads must be an int, got bool"),
+    "core threads 0": (lambda: core_crawler([SEED], threads=0), ValueError,
+                       "threads must be at least 1, got 0"),
+    "core threads a million": (lambda: core_crawler([SEED], threads=10**6), ValueError,
+                               "threads must be at most 1024, got 1000000"),
+    "core max_pages -1": (lambda: core_crawler([SEED], max_pages=-1), ValueError,
+                          "max_pages must be at least 1, got -1"),
+    "core max_pages 0": (lambda: core_crawler([SEED], max_pages=0), ValueError,
+                         "max_pages must be at least 1, got 0"),
+    "core max_pages a str": (lambda: core_crawler([SEED], max_pages="10"), TypeError,
+                             "max_pages must be an int, got str"),
+    "core delay nan": (lambda: core_crawler([SEED], delay=float("nan")), ValueError,
+                       "delay must be a finite number, got nan"),
+    "core delay -1": (lambda: core_crawler([SEED], delay=-1), ValueError,
+                      "delay must be at least 0, got -1"),
+    "core delay a str": (lambda: core_crawler([SEED], delay="0.5"), TypeError,
+                         "delay must be a number, got str"),
+    # Bloom filters: a size that cannot be had says the size asked
+    "BloomFilter 10**12": (lambda: bloom(capacity=10**12), MemoryError,
+                           "BloomFilter(capacity=1,000,000,000,000, error_rate=0.01) needs "
+                           "1,127.1 GiB (9,681,526,738,736 bits), more than this machine's"),
+    "BloomFilter 10**11 at 0.5": (lambda: bloom(capacity=10**11, error_rate=0.5), MemoryError,
+                                  "needs 37.4 GiB"),
+    "BloomFilter bits 2**50": (lambda: bloom(bits=2**50), MemoryError,
+                               "needs 131,072.0 GiB (1,125,899,906,842,624 bits)"),
+    "CountingBloomFilter 10**10": (lambda: counting(capacity=10**10, error_rate=0.01),
+                                   MemoryError, "needs 90.2 GiB (96,815,267,388 counters)"),
+    # a str is one URL, not a list of them
+    **{f"{kind} {method}('abc')": (
+        lambda kind=kind, method=method: getattr(filled(kind), method)("abc"), TypeError,
+        "urls must be a list of URLs, got a str (one URL: use add, or put it in a list)")
+       for kind in ("bloom", "counting", "scalable", "exact")
+       for method in ("add_many", *{"bloom": ("add_new", "contains_many"), "counting": (),
+                                    "scalable": ("add_new", "contains_many"),
+                                    "exact": ("add_new",)}[kind])},
+    "add_many(b'abc')": (lambda: filled("bloom").add_many(b"abc"), TypeError, "got a bytes"),
+}
+
+
+@pytest.mark.parametrize("name", list(API))
+def test_the_library_names_the_wrong_argument(name):
+    call, kind, says = API[name]
+    with pytest.raises(kind) as info:
+        call()
+    assert says in str(info.value), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_list_of_urls_is_still_a_list_of_urls():
+    f = filled("bloom")
+    assert f.add_many(("http://a/", "http://b/")) == [True, True]
+    assert f.add_many(iter(["http://c/"])) == [True]
+    assert f.add_new(["http://a/", "http://d/"]) == ["http://d/"]
+
+
+def test_an_observer_that_raises_stops_the_core_crawl_and_run_raises_it(server):
+    """Before: the worker threads died one by one, run() returned a Summary as if all went well.
+    Now the first failure stops the crawl (the pages in flight finish) and run() raises it, with
+    the observer's own traceback, once every worker has ended."""
+    import threading
+
+    from minicrawl.core.crawler import Crawler as CoreCrawler
+
+    server.pages["/"] = Resource(b"".join(b'<a href="/%d">x</a>' % i for i in range(50)))
+    for i in range(50):
+        server.pages[f"/{i}"] = Resource(b"<p>leaf</p>")
+    told = []
+
+    class Broken:
+        def on_page(self, page: object) -> None:
+            told.append(page)
+            if len(told) == 3:
+                raise KeyError("the observer's own bug")
+
+    crawler = CoreCrawler([server.url("/")], threads=4, observers=[Broken()])
+    with pytest.raises(KeyError, match="the observer's own bug") as info:
+        crawler.run()
+    assert "on_page" in {frame.name for frame in info.traceback}  # its own frame
+    for thread in threading.enumerate():  # every worker ended (each said so, then returns)
+        if thread.name.startswith("worker-"):
+            thread.join(5)
+            assert not thread.is_alive()
+    assert 3 <= crawler.summary.pages < 51  # stopped, not the whole site
+    assert len(told) == crawler.summary.pages
+
+
+def test_an_on_page_that_raises_is_told_once_per_kind_and_counted(server, caplog):
+    from minicrawl import Crawler
+
+    server.pages["/"] = Resource(b"".join(b'<a href="/%d">x</a>' % i for i in range(20)))
+    for i in range(20):
+        server.pages[f"/{i}"] = Resource(b"<p>leaf</p>")
+    seen = []
+
+    def on_page(page: object) -> None:
+        seen.append(page)
+        raise (ValueError("bad value") if len(seen) % 2 else KeyError("no key"))
+
+    stats = Crawler(server.url("/"), on_page=on_page, delay=0, ignore_robots=True).run()
+    assert len(seen) == 21 and stats["callback_errors"] == 21
+    lines = [r for r in caplog.records if "on_page" in r.getMessage()]
+    assert len(lines) == 2, [r.getMessage() for r in lines]  # one per kind
+    assert all(r.exc_info is None for r in lines)  # no traceback
+    assert {r.getMessage().split(": ", 2)[1] for r in lines} == {"ValueError", "KeyError"}
+
+
+def test_one_crawler_runs_one_crawl_at_a_time(server, tmp_path):
+    """run() from a second thread while the first runs is refused: two crawls into one --out."""
+    import threading
+
+    from minicrawl import Crawler
+    from minicrawl.local.site import hang
+
+    server.pages["/"] = Resource(b'<a href="/slow">s</a>')
+    server.pages["/slow"] = hang(3)
+    crawler = Crawler(server.url("/"), delay=0, ignore_robots=True, out=str(tmp_path / "o"))
+    first = threading.Thread(target=crawler.run)
+    first.start()
+    deadline = __import__("time").monotonic() + 10
+    while not any(r.path == "/slow" for r in server.requests):
+        assert __import__("time").monotonic() < deadline
+        __import__("time").sleep(0.01)
+    with pytest.raises(RuntimeError, match="this Crawler is running already"):
+        crawler.run()
+    first.join(30)
+    assert not first.is_alive()
+    lines = (tmp_path / "o").read_text().splitlines()
+    assert len(lines) == 2  # one crawl's records: / and /slow

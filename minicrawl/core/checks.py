@@ -7,12 +7,14 @@ the crawl never asks it anything once it runs.
   otherwise fail every request of the crawl, one page at a time, and end "successfully".
 * :func:`check_number`: a number within its bounds (run.py's options and the core's command
   line say the same of the same value).
+* :func:`check_crawler`: the core Crawler's arguments, as a library user gives them.
 """
 
 import math
+import numbers
 import os
 import ssl
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from minicrawl.core.fetch import CA_VARIABLES  # the fetcher reads the first one set
@@ -181,3 +183,29 @@ def _without_password(text: str) -> str:
     before, _, after = text.rpartition("@")
     scheme, sep, _ = before.partition("://")
     return f"{scheme}{sep}***@{after}" if sep else f"***@{after}"
+
+
+def check_crawler(seeds: object, threads: object, max_pages: object, delay: object) -> list[str]:
+    """The core Crawler's ``seeds`` as a list, once each argument is checked: ``seeds`` URLs
+    (not one str: its letters would be the seeds), the numbers of their type within run.py's
+    bounds. A TypeError or ValueError names the argument as the caller wrote it."""
+    if isinstance(seeds, (str, bytes, bytearray)) or not isinstance(seeds, Iterable):
+        one = " (one URL: put it in a list)" if isinstance(seeds, str) else ""
+        raise TypeError(f"seeds must be a list of URLs, got {type(seeds).__name__} "
+                        f"{shown(seeds, 60)}{one}")
+    given = list(seeds)
+    for n, seed in enumerate(given):
+        if not isinstance(seed, str):
+            raise TypeError(f"seeds[{n}] must be a str (a URL), got {type(seed).__name__} "
+                            f"{shown(seed, 40)}")
+    for name, value, integral, low, high in (("threads", threads, True, 1, MAX_THREADS),
+                                             ("max_pages", max_pages, True, 1, MAX_COUNT),
+                                             ("delay", delay, False, 0, MAX_SECONDS)):
+        if value is None and name == "max_pages":
+            continue  # no cap
+        kind = numbers.Integral if integral else numbers.Real
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise TypeError(f"{name} must be {'an int' if integral else 'a number'}, got "
+                            f"{type(value).__name__} {shown(value, 40)}")
+        check_number(name, value, low, high)  # type: ignore[arg-type]
+    return given
