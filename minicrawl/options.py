@@ -370,8 +370,62 @@ def _check_redis_url(url: str) -> None:
                 problem = "names database " + db + ", but a Redis Cluster has only database 0"
             elif db and int(db) > MAX_REDIS_DB:
                 problem = f"database number must be at most {MAX_REDIS_DB}"
+    if problem is None and "?" in url:
+        problem = _redis_query_problem(scheme, url)
     if problem:
         raise ValueError(f"--redis {problem}, got {shown(redact(url))}")
+
+
+# What a --redis URL's query may set: redis-py's connection options that leave alone what the
+# shared crawl relies on (replies as text, RESP2, the database in the path); ssl_* with rediss.
+REDIS_QUERY = ("client_name", "username", "password", "socket_timeout",
+               "socket_connect_timeout", "socket_keepalive", "socket_read_size",
+               "retry_on_timeout", "health_check_interval", "max_connections", "timeout")
+REDIS_SSL_QUERY = ("ssl_cert_reqs", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile",
+                   "ssl_check_hostname", "ssl_ca_path", "ssl_password", "ssl_min_version",
+                   "ssl_ciphers")
+REDIS_OURS = {"db": "give the database as the path (redis://HOST:PORT/DB)",
+              "decode_responses": "the shared crawl reads Redis's replies as text itself",
+              "protocol": "the shared crawl speaks RESP2", "encoding": "the crawl's is UTF-8"}
+
+
+def _redis_query_problem(scheme: str, url: str) -> str | None:
+    """What is wrong with a --redis URL's query options (``?client_name=…``), or None: each a
+    name redis-py takes and minicrawl leaves to the user, its value one redis-py parses and
+    Redis takes (redis-py raised a TypeError for an unknown name, Redis a ResponseError for a
+    client name with a space: 64-line tracebacks). Values are not shown (a password may be)."""
+    from urllib.parse import parse_qsl
+
+    import redis.connection
+
+    base = scheme.removesuffix("+cluster")
+    known = REDIS_QUERY + (REDIS_SSL_QUERY if base == "rediss" else ())
+    for name, value in parse_qsl(url.partition("?")[2], keep_blank_values=True):
+        if name in REDIS_OURS:
+            return f"sets ?{name}=, which minicrawl sets itself: {REDIS_OURS[name]}"
+        if name in REDIS_SSL_QUERY and name not in known:
+            return f"has ?{name}=, a TLS option: it needs rediss:// (or rediss+cluster://)"
+        if name not in known:
+            return (f"has ?{name}=, an option minicrawl does not pass to Redis (it may set "
+                    f"{', '.join(known)})")
+        if not value:
+            return f"has ?{name}= with no value: give one or leave it out"
+        if name == "client_name" and not all(33 <= ord(c) <= 126 for c in value):
+            return ("has a ?client_name= with a space or a special character, which Redis "
+                    "refuses: use letters, digits and punctuation")
+    try:
+        parsed = redis.connection.parse_url(f"{base}://{url.partition('://')[2]}")
+    except ValueError as e:
+        return f"has a query option redis-py cannot read: {str(e).rstrip('.')}"
+    for name in ("socket_timeout", "socket_connect_timeout", "timeout", "health_check_interval"):
+        value, low = parsed.get(name), 0 if name == "health_check_interval" else None  # 0: off
+        if value is not None and not ((value >= 0 if low == 0 else value > 0)
+                                      and value <= MAX_SECONDS):
+            return (f"?{name}= must be {'at least 0' if low == 0 else 'over 0'} seconds and at "
+                    f"most {MAX_SECONDS:g}")
+    if parsed.get("max_connections") is not None and parsed["max_connections"] < 1:
+        return "?max_connections= must be at least 1"
+    return None
 
 
 def _check_domain(domain: str) -> None:

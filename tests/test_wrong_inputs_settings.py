@@ -615,3 +615,81 @@ def test_one_crawler_runs_one_crawl_at_a_time(server, tmp_path):
     assert not first.is_alive()
     lines = (tmp_path / "o").read_text().splitlines()
     assert len(lines) == 2  # one crawl's records: / and /slow
+
+
+# -- Redis URLs: query options and schemes, refused at once -------------------------------------
+
+
+def test_redis_url_options_and_a_cluster_url_at_one_server_are_one_line_at_once(tmp_path):
+    """``?client_name=a b`` was a 64-line traceback (Redis refused the name), ``?foo=`` and
+    ``?readonly=`` too (redis-py's TypeError), ``?decode_responses=false`` silently changed the
+    replies the crawl reads; ``redis+cluster://`` at one server was retried for --redis-retry
+    (30 s) before "unreachable". --redis-retry 60 below: a refusal taken for an outage would
+    show as a minute, not a second."""
+    import time
+
+    from minicrawl.local.redis_server import RedisServer
+
+    with RedisServer(password=PASSWORD) as server:
+        base = f"redis://:{PASSWORD}@127.0.0.1:{server.port}/0"
+        cluster = f"redis+cluster://:{PASSWORD}@127.0.0.1:{server.port}"
+        query: dict[str, tuple[str, str]] = {  # (query, what the line says)
+            "client_name with a space": ("client_name=a%20b", "?client_name= with a space or "
+                                                              "a special character"),
+            "client_name with a newline": ("client_name=a%0Ab", "?client_name= with a space"),
+            "client_name empty": ("client_name=", "has ?client_name= with no value"),
+            "unknown option": ("foo=bar", "has ?foo=, an option minicrawl does not pass"),
+            "readonly (a cluster client's)": ("readonly=1", "has ?readonly=, an option"),
+            "TLS option without rediss": ("ssl_cert_reqs=none", "a TLS option: it needs "
+                                                                "rediss://"),
+            "decode_responses": ("decode_responses=false", "sets ?decode_responses=, which "
+                                                           "minicrawl sets itself"),
+            "protocol": ("protocol=3", "the shared crawl speaks RESP2"),
+            "db in the query": ("db=3", "give the database as the path"),
+            "socket_timeout not a number": ("socket_timeout=abc", "redis-py cannot read: "
+                                            "Invalid value for 'socket_timeout'"),
+            "socket_timeout negative": ("socket_timeout=-1", "?socket_timeout= must be over 0"),
+            "socket_connect_timeout 0": ("socket_connect_timeout=0", "must be over 0 seconds"),
+            "timeout huge": ("socket_timeout=1e10", "and at most 86400"),
+            "max_connections 0": ("max_connections=0", "?max_connections= must be at least 1"),
+        }
+        cases = {name: Setting([SEED, "--redis", f"{base}?{q}", "--redis-retry", "60"], 2, says,
+                               PASSWORD) for name, (q, says) in query.items()}
+        not_cluster = "is not a Redis Cluster (cluster mode is not enabled on it): for one " \
+                      "server write redis://HOST:PORT/DB"
+        cases.update({
+            "redis+cluster:// at one server": Setting(
+                [SEED, "--redis", cluster, "--redis-retry", "60"], 3, not_cluster, PASSWORD),
+            "redis+cluster:// /0 at one server": Setting(
+                [SEED, "--redis", cluster + "/0", "--redis-retry", "60"], 3, not_cluster,
+                PASSWORD),
+            "--status, redis+cluster:// at one server": Setting(
+                ["--status", "--redis", cluster, "--redis-retry", "60"], 3, not_cluster,
+                PASSWORD),
+            "unknown scheme": Setting([SEED, "--redis", cluster.replace("redis+", "valkey+"),
+                                       "--redis-retry", "60"], 2, "--redis must be a Redis URL",
+                                      PASSWORD),
+            "redis+sentinel://": Setting([SEED, "--redis", cluster.replace("cluster", "sentinel"),
+                                          "--redis-retry", "60"], 2,
+                                         "--redis must be a Redis URL", PASSWORD),
+        })
+        start = time.monotonic()
+        results = ran_each(cases, tmp_path)
+        took = time.monotonic() - start
+        right = launch(Setting([SEED, "--redis", f"{base}?client_name=minicrawl-1&"
+                                "socket_timeout=5&health_check_interval=0", "--quiet",
+                                "--retries", "0"], 0, ""), tmp_path)
+    for name, case in cases.items():
+        check(case, results[name])
+    assert took < 30, took  # 19 processes, 4 at a time: none waited for --redis-retry 60
+    assert right.returncode == 0 and right.stderr == "", right.stderr  # options Redis takes
+
+
+def test_redis_query_options_from_the_library_name_the_option():
+    from minicrawl import Options
+
+    with pytest.raises(ValueError, match=r"--redis has \?foo=, an option"):
+        Options(redis="redis://127.0.0.1:6379/0?foo=1")
+    with pytest.raises(ValueError) as info:
+        Options(redis=f"redis://:{PASSWORD}@127.0.0.1:6379/0?client_name=a%20b")
+    assert PASSWORD not in str(info.value) and "client_name" in str(info.value)
