@@ -62,6 +62,8 @@ from minicrawl.watch.trace import Tracer
 __all__ = ["Crawler", "Page"]
 
 log = logging.getLogger("minicrawl")
+RUNNING = ("this Crawler is running already (run() or pages() from another thread): make one "
+           "Crawler per crawl")
 
 
 class Crawler:
@@ -153,8 +155,7 @@ class Crawler:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats.
         One at a time: run (or pages) from another thread meanwhile raises RuntimeError."""
         if not self._running.acquire(blocking=False):  # two crawls into one set of files
-            raise RuntimeError("this Crawler is running already (run() or pages() from another "
-                               "thread): make one Crawler per crawl")
+            raise RuntimeError(RUNNING)
         try:
             return self._run()
         finally:
@@ -197,6 +198,8 @@ class Crawler:
 
     def pages(self) -> Iterator[Page]:
         """Run the crawl in the background and yield each page as it is fetched."""
+        if self._running.locked():  # refused before it changes (or, leaving, stops) that crawl
+            raise RuntimeError(RUNNING)
         handoff: queue.Queue[Page | None] = queue.Queue(maxsize=4 * self.options.threads)
         previous = self.on_page
         left = threading.Event()  # the caller stopped reading (not: the crawl stopped)

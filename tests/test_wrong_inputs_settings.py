@@ -598,10 +598,11 @@ def test_one_crawler_runs_one_crawl_at_a_time(server, tmp_path):
     import threading
 
     from minicrawl import Crawler
-    from minicrawl.local.site import hang
+    from minicrawl.local.site import Slow
 
     server.pages["/"] = Resource(b'<a href="/slow">s</a>')
-    server.pages["/slow"] = hang(3)
+    server.pages["/slow"] = Slow(Resource(b'<a href="/after">a</a>'), 2)  # then one more page
+    server.pages["/after"] = Resource(b"<p>after</p>")
     crawler = Crawler(server.url("/"), delay=0, ignore_robots=True, out=str(tmp_path / "o"))
     first = threading.Thread(target=crawler.run)
     first.start()
@@ -611,10 +612,12 @@ def test_one_crawler_runs_one_crawl_at_a_time(server, tmp_path):
         __import__("time").sleep(0.01)
     with pytest.raises(RuntimeError, match="this Crawler is running already"):
         crawler.run()
+    with pytest.raises(RuntimeError, match="this Crawler is running already"):
+        next(crawler.pages())  # refused too, and leaving it does not stop the crawl running
     first.join(30)
     assert not first.is_alive()
     lines = (tmp_path / "o").read_text().splitlines()
-    assert len(lines) == 2  # one crawl's records: / and /slow
+    assert len(lines) == 3  # one crawl's: /, /slow and /after (not stopped by the refusal)
 
 
 # -- Redis URLs: query options and schemes, refused at once -------------------------------------
