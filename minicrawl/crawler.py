@@ -70,6 +70,8 @@ from minicrawl.watch.trace import Tracer
 __all__ = ["Crawler", "Page"]
 
 log = logging.getLogger("minicrawl")
+RUNNING = ("this Crawler is running already (run() or pages() from another thread): make one "
+           "Crawler per crawl")
 
 
 class Crawler:
@@ -180,12 +182,22 @@ class Crawler:
         self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order
         self.page_count = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
+        self._running = threading.Lock()  # held by the one run()
         self._over_capacity = threading.Event()  # told once, by whichever worker sees it first
 
     # -- the crawl ---------------------------------------------------------------------------
 
     def run(self) -> StatsSnapshot:
-        """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats."""
+        """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats.
+        One at a time: run (or pages) from another thread meanwhile raises RuntimeError."""
+        if not self._running.acquire(blocking=False):  # two crawls into one set of files
+            raise RuntimeError(RUNNING)
+        try:
+            return self._run()
+        finally:
+            self._running.release()
+
+    def _run(self) -> StatsSnapshot:
         opts = self.options
         feeders: list[threading.Thread] = []
         try:
@@ -236,6 +248,8 @@ class Crawler:
 
     def pages(self) -> Iterator[Page]:
         """Run the crawl in the background and yield each page as it is fetched."""
+        if self._running.locked():  # refused before it changes (or, leaving, stops) that crawl
+            raise RuntimeError(RUNNING)
         handoff: queue.Queue[Page | None] = queue.Queue(maxsize=4 * self.options.threads)
         previous = self.on_page
         left = threading.Event()  # the caller stopped reading (not: the crawl stopped)

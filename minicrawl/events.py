@@ -40,6 +40,7 @@ to nothing. Observers hear a point in the order they were given.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -227,16 +228,24 @@ def _nothing(*args: object) -> None:
 
 
 class Callback(CrawlObserver):
-    """The library's ``on_page``: called for each recorded page; its failures are counted, never
-    allowed to take the crawl down."""
+    """The library's ``on_page``: called for each recorded page; its failures are counted
+    (``callback_errors``) and told in one line per kind of exception (not a traceback per page),
+    never allowed to take the crawl down."""
 
     def __init__(self, callback: Callable[[Page], None], stats: Stats) -> None:
         self.callback = callback
         self.stats = stats
+        self._told: set[type[BaseException]] = set()
+        self._lock = threading.Lock()
 
     def on_page(self, page: Page) -> None:
         try:
             self.callback(page)
-        except Exception:  # the caller's bug must not take the crawl down
-            log.exception("on_page callback failed for %s", page.url)
+        except Exception as e:  # the caller's bug must not take the crawl down
             self.stats.add(callback_errors=1)
+            with self._lock:
+                told, _ = type(e) in self._told, self._told.add(type(e))
+            if not told:
+                log.error("on_page callback failed: %s: %s (at %s; more of this kind are only "
+                          "counted, as callback_errors)", type(e).__name__,
+                          str(e).splitlines()[0][:200] if str(e) else "", page.url)

@@ -13,7 +13,6 @@ which the command line turns into its usage error (exit status 2).
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 import os
 import re
@@ -22,7 +21,18 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from minicrawl.core.checks import check_http
+import regex
+
+# The bounds the core's command line shares (MAX_THREADS, MAX_SECONDS, MAX_COUNT) and their check
+from minicrawl.core.checks import (
+    MAX_COUNT,
+    MAX_SECONDS,
+    MAX_THREADS,
+    check_http,
+    check_number,
+    finite,
+    shown,
+)
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 
@@ -36,10 +46,7 @@ MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
 MAX_URL_LENGTH_LIMIT = 2 * 1024 * 1024  # the longest URL browsers take (Chrome: 2 MiB)
 MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
 REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
-MAX_THREADS = 1024  # each worker is an OS thread with its own stack and connection pool
-MAX_SECONDS = 86_400.0  # a day: socket timeouts overflow time_t near 1e10, waits even sooner
 MAX_BODY_BYTES = 2**30  # each worker holds its page's body in memory
-MAX_COUNT = 10**12  # counts kept in SQLite and Redis (64-bit; exact as Lua numbers)
 MAX_FRONTIER_MB = 1024 * 1024  # a TiB: past any machine's memory, so "all in memory"
 
 
@@ -118,7 +125,8 @@ class Options:
                                      "than this (/a/a/a/a/ has 4), a crawler trap; 0: no limit",
                                      "Scope", metavar="N", low=0, high=MAX_COUNT)
     max_pages_per_host: int | None = opt(None, "at most this many requests to one host "
-                                         "(default: no limit)", "Scope", metavar="N",
+                                         "(robots.txt and sitemaps not counted; default: no "
+                                         "limit)", "Scope", metavar="N",
                                          low=1, high=MAX_COUNT)
     sitemaps: bool = opt(False, "also crawl the URLs of the seed hosts' sitemaps (robots.txt "
                          "Sitemap: lines, else /sitemap.xml), read before the workers start",
@@ -243,11 +251,7 @@ class Options:
             _check_domain(domain)
         for name in ("include", "exclude"):
             for pattern in getattr(self, name):
-                try:
-                    re.compile(pattern)
-                except re.error as e:
-                    raise ValueError(f"{_flag(name)} {pattern!r} is not a valid regular "
-                                     f"expression: {e}") from None
+                _check_pattern(name, pattern)
         # -- output and state: an empty path would silently switch the option off
         for name in PATH_FIELDS:
             if getattr(self, name) is not None and not os.fspath(getattr(self, name)):
@@ -264,6 +268,16 @@ class Options:
         if not CRAWL_NAME_RE.match(self.crawl):
             raise ValueError(_msg("crawl", "must be 1-100 letters, digits, '_', '.', ':' or '-'",
                                   self.crawl))
+        # -- options that would do nothing: say so rather than crawl as if they were not given
+        if self.redis is None:
+            for name in REDIS_ONLY:
+                if getattr(self, name) != _default(name):
+                    raise ValueError(f"{_flag(name)} is for a crawl shared through Redis: give "
+                                     f"--redis URL too, or leave {_flag(name)} out")
+        if self.forget_gone and not self.recrawl and self.state is not None:  # (no --state:
+            # minicrawl.state says both need it)
+            raise ValueError("--forget-gone forgets the pages a --recrawl finds gone: give "
+                             "--recrawl too, or leave --forget-gone out")
 
 
 # Redis URL schemes and crawl names the shared crawl accepts (minicrawl.shared.conn uses these).
@@ -271,6 +285,11 @@ REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state", "warc"})
+REDIS_ONLY = ("crawl", "visited_shards", "reclaim_after", "redis_retry")  # nothing without it
+
+
+def _default(name: str) -> OptionValue:
+    return next(f.default for f in dataclasses.fields(Options) if f.name == name)
 
 
 def _flag(name: str) -> str:
@@ -281,35 +300,6 @@ def _msg(name: str, problem: str, value: object) -> str:
     return f"{_flag(name)} {problem}, got {shown(value)}"
 
 
-def shown(value: object, limit: int = 80) -> str:
-    """``repr(value)`` for a message: cut to ``limit`` characters (a 5000-digit int, a
-    megabyte of text), never failing."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
-        return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _at_least(name: str, value: float, low: float) -> None:
-    if not value >= low:  # also false for NaN
-        raise ValueError(_msg(name, f"must be at least {low}", value))
-
-
-def _number(value: float) -> str:
-    """1024, 86400 (not 86400.0), 1000000000000."""
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _at_most(name: str, value: float, high: float) -> None:
-    if not value <= high:
-        raise ValueError(_msg(name, f"must be at most {_number(high)}", value))
-
-
-def _above(name: str, value: float, low: float) -> None:
-    if not value > low:
-        raise ValueError(_msg(name, f"must be greater than {low}", value))
-
-
 def _check_bounds(name: str, value: OptionValue, meta: Mapping[str, object]) -> None:
     """``value`` within the field's ``low`` (or ``above``) and ``high``; None means no limit.
 
@@ -318,10 +308,8 @@ def _check_bounds(name: str, value: OptionValue, meta: Mapping[str, object]) -> 
     """
     if value is None or isinstance(value, (str, list)):
         return
-    for key, check in (("low", _at_least), ("above", _above), ("high", _at_most)):
-        bound = meta.get(key)
-        if isinstance(bound, (int, float)):
-            check(name, value, bound)
+    low, above, high = (meta.get(key) for key in ("low", "above", "high"))
+    check_number(_flag(name), value, low, high, above)  # type: ignore[arg-type]
 
 
 def bounds_text(meta: Mapping[str, object]) -> str:
@@ -348,7 +336,7 @@ def _check_type(name: str, value: object, annotation: str) -> None:
                       "an integer")
     elif kind == "float":
         ok, wanted = (isinstance(value, numbers.Real) and not isinstance(value, bool)
-                      and _finite(value), "a finite number")
+                      and finite(value), "a finite number")
     elif kind == "str":
         kinds = (str, os.PathLike) if name in PATH_FIELDS else str
         ok, wanted = isinstance(value, kinds), "a string"
@@ -361,13 +349,6 @@ def _check_type(name: str, value: object, annotation: str) -> None:
         raise TypeError(f"Options.{name}: no check for type {annotation!r}")
     if not ok:
         raise ValueError(_msg(name, f"must be {wanted}", value))
-
-
-def _finite(value: numbers.Real) -> bool:
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int too large for a float (10**400)
-        return False
 
 
 def _check_filter_size(expected_urls: int, error_rate: float, local: bool,
@@ -417,18 +398,93 @@ def _check_redis_url(url: str) -> None:
                 problem = "names database " + db + ", but a Redis Cluster has only database 0"
             elif db and int(db) > MAX_REDIS_DB:
                 problem = f"database number must be at most {MAX_REDIS_DB}"
+    if problem is None and "?" in url:
+        problem = _redis_query_problem(scheme, url)
     if problem:
         raise ValueError(f"--redis {problem}, got {shown(redact(url))}")
 
 
+# What a --redis URL's query may set: redis-py's connection options that leave alone what the
+# shared crawl relies on (replies as text, RESP2, the database in the path); ssl_* with rediss.
+REDIS_QUERY = ("client_name", "username", "password", "socket_timeout",
+               "socket_connect_timeout", "socket_keepalive", "socket_read_size",
+               "retry_on_timeout", "health_check_interval", "max_connections", "timeout")
+REDIS_SSL_QUERY = ("ssl_cert_reqs", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile",
+                   "ssl_check_hostname", "ssl_ca_path", "ssl_password", "ssl_min_version",
+                   "ssl_ciphers")
+REDIS_OURS = {"db": "give the database as the path (redis://HOST:PORT/DB)",
+              "decode_responses": "the shared crawl reads Redis's replies as text itself",
+              "protocol": "the shared crawl speaks RESP2", "encoding": "the crawl's is UTF-8"}
+
+
+def _redis_query_problem(scheme: str, url: str) -> str | None:
+    """What is wrong with a --redis URL's query options (``?client_name=…``), or None: each a
+    name redis-py takes and minicrawl leaves to the user, its value one redis-py parses and
+    Redis takes (redis-py raised a TypeError for an unknown name, Redis a ResponseError for a
+    client name with a space: 64-line tracebacks). Values are not shown (a password may be)."""
+    from urllib.parse import parse_qsl
+
+    import redis.connection
+
+    base = scheme.removesuffix("+cluster")
+    known = REDIS_QUERY + (REDIS_SSL_QUERY if base == "rediss" else ())
+    for name, value in parse_qsl(url.partition("?")[2], keep_blank_values=True):
+        if name in REDIS_OURS:
+            return f"sets ?{name}=, which minicrawl sets itself: {REDIS_OURS[name]}"
+        if name in REDIS_SSL_QUERY and name not in known:
+            return f"has ?{name}=, a TLS option: it needs rediss:// (or rediss+cluster://)"
+        if name not in known:
+            return (f"has ?{name}=, an option minicrawl does not pass to Redis (it may set "
+                    f"{', '.join(known)})")
+        if not value:
+            return f"has ?{name}= with no value: give one or leave it out"
+        if name == "client_name" and not all(33 <= ord(c) <= 126 for c in value):
+            return ("has a ?client_name= with a space or a special character, which Redis "
+                    "refuses: use letters, digits and punctuation")
+    try:
+        parsed = redis.connection.parse_url(f"{base}://{url.partition('://')[2]}")
+    except ValueError as e:
+        return f"has a query option redis-py cannot read: {str(e).rstrip('.')}"
+    for name in ("socket_timeout", "socket_connect_timeout", "timeout", "health_check_interval"):
+        value, low = parsed.get(name), 0 if name == "health_check_interval" else None  # 0: off
+        if value is not None and not ((value >= 0 if low == 0 else value > 0)
+                                      and value <= MAX_SECONDS):
+            return (f"?{name}= must be {'at least 0' if low == 0 else 'over 0'} seconds and at "
+                    f"most {MAX_SECONDS:g}")
+    if parsed.get("max_connections") is not None and parsed["max_connections"] < 1:
+        return "?max_connections= must be at least 1"
+    return None
+
+
 def _check_domain(domain: str) -> None:
-    """A host name like ``example.org``: a URL or ``host:port`` would never match a host."""
-    host = domain.strip(".")
-    bracketed = host.startswith("[") and host.endswith("]")  # an IPv6 literal
-    if (not host or any(c.isspace() or c in "/@?#" for c in host)
-            or (":" in host and not bracketed)):
-        raise ValueError(_msg("allow_domain", "must be a host name like example.org "
-                              "(no scheme, port or path)", domain))
+    """A host name like ``example.org`` (or ``*.example.org``, the same): a URL, ``host:port``
+    or another wildcard would never match a host."""
+    from minicrawl.scope import allowed_host  # the host the crawl will match (scope's)
+
+    if allowed_host(domain) is None:
+        raise ValueError(_msg("allow_domain", "must be a host name like example.org or "
+                              "*.example.org (no scheme, port, path or other wildcard)", domain))
+
+
+def _check_pattern(name: str, pattern: str | re.Pattern[str]) -> None:
+    """An ``--include`` / ``--exclude`` regex: valid (Python's syntax, matched by the ``regex``
+    module: minicrawl.scope), not empty (an unset shell variable), and for ``--exclude`` not one
+    that matches the empty string, so every URL (``x*``): it would exclude the seeds too."""
+    from minicrawl.scope import compile_pattern
+
+    text = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
+    if not text.strip():
+        raise ValueError(f"{_flag(name)} {text!r} is an empty pattern, which matches every URL "
+                         f"(an unset shell variable?): give a regex or leave {_flag(name)} out")
+    try:
+        re.compile(text)
+        compiled = compile_pattern(pattern)
+    except (re.error, regex.error) as e:
+        raise ValueError(f"{_flag(name)} {shown(text)} is not a valid regular expression: "
+                         f"{e}") from None
+    if name == "exclude" and compiled.search("") is not None:
+        raise ValueError(f"--exclude {shown(text)} matches the empty string, so every URL (the "
+                         "seeds too): give a pattern that needs some text")
 
 
 def option_fields() -> list[dataclasses.Field]:

@@ -1,7 +1,15 @@
 """Scope: which canonical URLs this crawl may follow.
 
 By default a crawl stays on its seeds' hosts (any port, either scheme); ``--allow-domain`` adds a
-host and its subdomains; ``--include`` / ``--exclude`` regexes narrow it further.
+host and its subdomains (``example.org`` or ``*.example.org``, in any case, an IDN as typed or
+in punycode: each is the host the core's canonicalizer makes of it); ``--include`` /
+``--exclude`` regexes narrow it further.
+
+The regexes are matched by the ``regex`` module with a time limit (``MATCH_TIMEOUT``) and the GIL
+released: Python's ``re`` can take hours on one URL with a pattern like ``(a|a)*$`` (catastrophic
+backtracking), holding the GIL so that even Ctrl-C waits. A match that takes longer refuses the
+URL (it may not be followed: an ``--include`` could not say yes, an ``--exclude`` could not say
+no), told once per pattern; that pattern then gets ``SLOW_TIMEOUT`` per URL.
 
 A seed file is read while the crawl runs (minicrawl.seeds), so the seeds' hosts arrive after the
 first pages: until the crawl's pass over the seeds has ended (:meth:`Scope.learned`), a host not
@@ -10,11 +18,42 @@ known yet is answered only after it — a link is never refused for a seed not r
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Iterable
 
-from minicrawl.core.urls import host_of
+import regex
+
+from minicrawl.core.urls import canonicalize, host_of
+
+log = logging.getLogger("minicrawl")
+
+MATCH_TIMEOUT = 0.25  # seconds one pattern may take on one URL (a sane one takes microseconds)
+SLOW_TIMEOUT = 0.001  # …once it took that long on one: a page of such links costs a second,
+# not minutes (300 links: 1.1 s, at 0.25 s each 75 s that a Ctrl-C waits for: the page in flight)
+
+
+def allowed_host(domain: str) -> str | None:
+    """The host ``--allow-domain domain`` names, as canonical URLs spell hosts (lower case,
+    punycode; ``*.`` in front, "this domain and its subdomains", dropped: a domain means that
+    already); None if it names no host."""
+    name = domain.strip().rstrip(".")
+    if name.startswith("*."):
+        name = name[2:]
+    if not name or any(c in name for c in "/\\@?#*:" if not name.startswith("[")):
+        return None
+    url = canonicalize(f"http://{name}/")
+    return host_of(url) if url is not None else None
+
+
+def compile_pattern(pattern: str | re.Pattern[str]) -> regex.Pattern[str]:
+    """An ``--include`` / ``--exclude`` pattern (a string, or ``re``'s compiled one with its
+    flags) as the ``regex`` module's, which can be matched with a time limit."""
+    if isinstance(pattern, re.Pattern):  # re's flags as regex's (re.ASCII is another bit)
+        flags = sum(getattr(regex, n) for n in "AILMSX" if pattern.flags & getattr(re, n))
+        return regex.compile(pattern.pattern, flags)
+    return regex.compile(pattern)
 
 
 class Scope:
@@ -23,17 +62,20 @@ class Scope:
     reason = "out_of_scope"
 
     def __init__(self, seed_urls: Iterable[str], allow_domains: Iterable[str] = (),
-                 include: Iterable[str] = (), exclude: Iterable[str] = (), *,
+                 include: Iterable[str | re.Pattern[str]] = (),
+                 exclude: Iterable[str | re.Pattern[str]] = (), *,
                  more_seeds: bool = False) -> None:
         self.hosts = {host_of(u) for u in seed_urls}
         # Set once every seed's host is in ``hosts`` (at once, unless ``more_seeds`` will come).
         self.complete = threading.Event()
         if not more_seeds:
             self.complete.set()
-        self.domains = tuple(d.lower().strip(".") for d in allow_domains if d.strip("."))
-        self.include = [re.compile(p) for p in include]
-        self.exclude = [re.compile(p) for p in exclude]
+        self.domains = tuple(host for d in allow_domains if (host := allowed_host(d)))
+        self.include = [compile_pattern(p) for p in include]
+        self.exclude = [compile_pattern(p) for p in exclude]
         self._host_cache: dict[str, bool] = {}
+        self._slow: set[str] = set()  # patterns told to have timed out
+        self._lock = threading.Lock()
 
     def allows_host(self, host: str) -> bool:
         """True if pages of ``host`` belong to this crawl."""
@@ -60,6 +102,21 @@ class Scope:
         """True if the canonical ``url`` may be crawled, at any depth."""
         if not self.allows_host(host_of(url)):
             return False
-        if self.include and not any(p.search(url) for p in self.include):
+        if self.include and not any(self._search(p, "--include", url) is True
+                                    for p in self.include):
             return False
-        return not any(p.search(url) for p in self.exclude)
+        return not any(self._search(p, "--exclude", url) is not False for p in self.exclude)
+
+    def _search(self, pattern: regex.Pattern[str], flag: str, url: str) -> bool | None:
+        """Whether ``pattern`` finds a match in ``url``; None if it took over MATCH_TIMEOUT."""
+        limit = SLOW_TIMEOUT if pattern.pattern in self._slow else MATCH_TIMEOUT
+        try:
+            return pattern.search(url, timeout=limit, concurrent=True) is not None
+        except TimeoutError:
+            with self._lock:
+                told, _ = pattern.pattern in self._slow, self._slow.add(pattern.pattern)
+            if not told:
+                log.warning("%s %r took over %g s on %s (catastrophic backtracking?): URLs it "
+                            "takes that long on are not followed; simplify the pattern", flag,
+                            pattern.pattern[:80], MATCH_TIMEOUT, url[:100])
+            return None

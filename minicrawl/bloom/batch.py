@@ -14,7 +14,7 @@ URL and NumPy is never imported.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from hashlib import blake2b
 from typing import TYPE_CHECKING
@@ -59,6 +59,15 @@ def numpy_pays(n: int) -> bool:
 def not_a_url(value: object) -> str:
     """The message for a non-str given as a URL."""
     return f"url must be a str, got {type(value).__name__}"
+
+
+def url_list(urls: Iterable[str]) -> list[str] | tuple[str, ...]:
+    """``urls`` as a list (or the tuple given); a str (or bytes) is refused: iterated, it would
+    be its letters, each added as a URL."""
+    if isinstance(urls, (str, bytes, bytearray)):
+        raise TypeError(f"urls must be a list of URLs, got a {type(urls).__name__} (one URL: "
+                        "use add, or put it in a list)")
+    return urls if isinstance(urls, (list, tuple)) else list(urls)
 
 
 @cache

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from minicrawl.bloom.batch import _plan_batch, positions_many
+from minicrawl.bloom.batch import _plan_batch, positions_many, url_list
 from minicrawl.bloom.filter import positions_of
 from minicrawl.bloom.sizing import SizedFilter
 from minicrawl.core.visited import HASHES
@@ -42,7 +42,7 @@ class CountingBloomFilter(SizedFilter):
                  bits: int | None = None) -> None:
         super().__init__(capacity, error_rate, bits)
         # bytearray: fast single-counter access from Python; the NumPy view serves batches.
-        self._counters = bytearray(self._m)
+        self._counters = self._storage(self._m, lambda: bytearray(self._m), "counters")
 
     @cached_property
     def _view(self) -> np.ndarray:
@@ -64,7 +64,7 @@ class CountingBloomFilter(SizedFilter):
 
     def add_many(self, urls: Iterable[str]) -> list[bool]:
         """``add`` for each URL in order (one lock acquisition); same results as sequential adds."""
-        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        urls = url_list(urls)
         n = len(urls)
         if n == 0:
             return []

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable
 from typing import TypeAlias
 
-from minicrawl.bloom.batch import not_a_url
+from minicrawl.bloom.batch import not_a_url, url_list
 from minicrawl.bloom.filter import BloomFilter, new_urls
 from minicrawl.bloom.scalable import ScalableBloomFilter
 
@@ -43,7 +43,7 @@ class ExactVisited:
         """``add`` for each URL in order, under one lock acquisition."""
         seen = self._seen
         out = []
-        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        urls = url_list(urls)
         for url in urls:
             if not isinstance(url, str):
                 raise TypeError(not_a_url(url))

@@ -36,6 +36,7 @@ from minicrawl.bloom.batch import (
     not_a_url,
     numpy_pays,
     positions_many,
+    url_list,
 )
 from minicrawl.bloom.sizing import MAX_BITS, SizedFilter, estimate_count
 from minicrawl.core.visited import HASHES, positions
@@ -83,7 +84,7 @@ class BloomFilter(SizedFilter):
                  bits: int | None = None) -> None:
         super().__init__(capacity, error_rate, bits)
         self._batch_lock = threading.Lock()
-        self._bits = bitarray(self._m, endian="little")
+        self._bits = self._storage((self._m + 7) // 8, lambda: bitarray(self._m, endian="little"))
         self._bits.setall(0)
 
     @cached_property
@@ -134,7 +135,7 @@ class BloomFilter(SizedFilter):
         for the whole batch. A URL repeated in the batch is True at most for its first
         occurrence.
         """
-        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        urls = url_list(urls)
         n = len(urls)
         if not numpy_pays(n):
             m = self._m
@@ -202,7 +203,7 @@ class BloomFilter(SizedFilter):
 
     def contains_many(self, urls: Iterable[str]) -> list[bool]:
         """``url in self`` for many URLs at once (the batch path, no lock needed)."""
-        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        urls = url_list(urls)
         if not numpy_pays(len(urls)):
             return [url in self for url in urls]
         byte, mask = _byte_and_mask(positions_many(urls, self._m).ravel())

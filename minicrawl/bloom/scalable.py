@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from minicrawl.bloom.batch import FAMILY
+from minicrawl.bloom.batch import FAMILY, url_list
 from minicrawl.bloom.filter import BloomFilter, new_urls
 from minicrawl.bloom.sizing import check_np, false_positive_rate, offered_for
 
@@ -60,7 +60,7 @@ class ScalableBloomFilter:
 
     def add_many(self, urls: Iterable[str]) -> list[bool]:
         """``add`` for each URL in order, under one lock acquisition."""
-        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        urls = url_list(urls)
         out = [False] * len(urls)
         with self._lock:
             pending = list(range(len(urls)))
@@ -93,7 +93,7 @@ class ScalableBloomFilter:
 
     def contains_many(self, urls: Iterable[str]) -> list[bool]:
         """``url in self`` for many URLs at once."""
-        urls = urls if isinstance(urls, (list, tuple)) else list(urls)
+        urls = url_list(urls)
         hit = [False] * len(urls)
         for f in list(self._filters):
             for i, h in enumerate(f.contains_many(urls)):

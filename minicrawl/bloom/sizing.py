@@ -48,13 +48,17 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from minicrawl.bloom.batch import FAMILY
 from minicrawl.core.visited import HASHES
 from minicrawl.core.visited import bits_for as core_bits_for
 
 LN2 = math.log(2)
+T = TypeVar("T")
 #: Largest filter any Bloom filter here accepts: bit indices fit a signed 64-bit int with room
 #: to spare (the NumPy batch path shifts them as int64), far beyond any machine's memory.
 MAX_BITS = 1 << 57
@@ -299,6 +303,26 @@ class SizedFilter(FilterNumbers):
         self._m, self._capacity, self._error_rate = m, cap, p
         self._lock = threading.Lock()
         self._count = 0
+
+    def _storage(self, nbytes: int, make: Callable[[], T], unit: str = "bits") -> T:
+        """``make()`` the filter's storage of ``nbytes`` (of ``unit``: bits, counters); storage
+        that cannot be had is a MemoryError that says the size asked (MemoryError() said
+        nothing), before the allocation when the machine has less memory in all (it would take
+        it, then be killed)."""
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):  # not every system tells
+            memory = None
+        asked = (f"{type(self).__name__}(capacity={self._capacity:,}, error_rate="
+                 f"{self._error_rate:g}) needs {nbytes / 2**30:,.1f} GiB ({self._m:,} "
+                 f"{unit})")
+        if memory is not None and nbytes > memory:
+            raise MemoryError(f"{asked}, more than this machine's {memory / 2**30:,.1f} GiB of "
+                              "memory: ask for a smaller capacity or a higher error_rate")
+        try:
+            return make()
+        except MemoryError:
+            raise MemoryError(f"{asked}, more than this process could allocate") from None
 
     def __len__(self) -> int:
         """``count``."""

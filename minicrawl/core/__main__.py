@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
-from minicrawl.core.checks import check_http
+from minicrawl.core.checks import MAX_COUNT, MAX_SECONDS, MAX_THREADS, check_http, check_number
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.fetch import USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page
@@ -62,11 +62,13 @@ def main(argv: list[str] | None = None) -> int:
                          "<meta>, X-Robots-Tag)")
     ap.print_usage = lambda file=None: None  # type: ignore[method-assign] # one line: the error
     args = ap.parse_args(argv)
-    for name, low in (("threads", 1), ("delay", 0), ("max_pages", 1), ("timeout", 0.001)):
-        if (value := getattr(args, name)) is not None and value < low:
-            ap.error(f"argument --{name.replace('_', '-')}: must be ≥ {low:g}")
-
-    try:  # the environment's proxies and CA bundle: each wrong one would fail every request
+    try:  # run.py's bounds (a NaN delay, a million threads), then the environment's proxies
+        # and CA bundle (each wrong one would fail every request): one line, exit status 2
+        for flag, low, high, above in (("--threads", 1, MAX_THREADS, None), ("--timeout", None,
+                                        MAX_SECONDS, 0), ("--delay", 0, MAX_SECONDS, None),
+                                       ("--max-pages", 1, MAX_COUNT, None)):
+            if (value := getattr(args, flag[2:].replace("-", "_"))) is not None:
+                check_number(flag, value, low, high, above)
         check_http(USER_AGENT, environ=os.environ)
     except ValueError as e:
         ap.error(str(e))

@@ -7,12 +7,14 @@ the crawl never asks it anything once it runs.
   otherwise fail every request of the crawl, one page at a time, and end "successfully".
 * :func:`check_number`: a number within its bounds (run.py's options and the core's command
   line say the same of the same value).
+* :func:`check_crawler`: the core Crawler's arguments, as a library user gives them.
 """
 
 import math
+import numbers
 import os
 import ssl
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from minicrawl.core.fetch import CA_VARIABLES  # the fetcher reads the first one set
@@ -34,18 +36,18 @@ def check_http(user_agent: str, proxy: str | None = None, ca_bundle: str | None 
     _check_user_agent(user_agent)
     env = environ or {}
     if proxy is not None:  # given: with its scheme (the environment's may go without: http)
-        what = f"--proxy {_shown(_without_password(proxy))}"
+        what = f"--proxy {shown(_without_password(proxy))}"
         if "://" not in proxy.strip():
             raise ValueError(f"{what} must be http://HOST:PORT, https://… or socks5://…")
         _check_proxy(proxy, what)
     else:
         for name, value in _environ_proxies(env):
-            _check_proxy(value, f"the environment's {name}={_shown(_without_password(value))}",
+            _check_proxy(value, f"the environment's {name}={shown(_without_password(value))}",
                          f"; fix or unset {name}")
     if ca_bundle is not None:
-        _check_ca(ca_bundle, f"--ca-bundle {_shown(ca_bundle)}")
+        _check_ca(ca_bundle, f"--ca-bundle {shown(ca_bundle)}")
     elif (name := next((n for n in CA_VARIABLES if env.get(n)), None)) is not None:
-        _check_ca(env[name], f"the environment's {name}={_shown(env[name])}",
+        _check_ca(env[name], f"the environment's {name}={shown(env[name])}",
                   f"; fix or unset {name}")
 
 
@@ -53,18 +55,18 @@ def _check_user_agent(user_agent: str) -> None:
     """A User-Agent requests can send: not blank, Latin-1, no control characters, no leading
     blank (requests refuses it; a header value cannot start with one)."""
     if not user_agent.strip():
-        raise ValueError(f"--user-agent must not be empty, got {_shown(user_agent)}")
+        raise ValueError(f"--user-agent must not be empty, got {shown(user_agent)}")
     try:
         user_agent.encode("latin-1")
     except UnicodeEncodeError:
         raise ValueError("--user-agent must be ISO-8859-1 text (HTTP headers are), got "
-                         f"{_shown(user_agent)}") from None
+                         f"{shown(user_agent)}") from None
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in user_agent):
         raise ValueError("--user-agent must not contain control characters, got "
-                         f"{_shown(user_agent)}")
+                         f"{shown(user_agent)}")
     if user_agent[0] == " ":
-        raise ValueError(f"--user-agent must not start with a space, got {_shown(user_agent)}: "
-                         f"write {_shown(user_agent.strip())}")
+        raise ValueError(f"--user-agent must not start with a space, got {shown(user_agent)}: "
+                         f"write {shown(user_agent.strip())}")
 
 
 def _environ_proxies(environ: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -139,7 +141,7 @@ def check_number(flag: str, value: float, low: float | None = None, high: float 
     """Raise ``ValueError`` unless ``value`` is finite, at least ``low``, over ``above`` and at
     most ``high`` (each None: no such bound), naming ``flag`` as the user wrote it."""
     problem = None
-    if isinstance(value, float) and not _finite(value):
+    if isinstance(value, float) and not finite(value):
         problem = "must be a finite number"
     elif low is not None and not value >= low:
         problem = f"must be at least {low}"
@@ -148,10 +150,11 @@ def check_number(flag: str, value: float, low: float | None = None, high: float 
     elif high is not None and not value <= high:
         problem = f"must be at most {_number(high)}"
     if problem:
-        raise ValueError(f"{flag} {problem}, got {_shown(value)}")
+        raise ValueError(f"{flag} {problem}, got {shown(value)}")
 
 
-def _finite(value: float) -> bool:
+def finite(value: float) -> bool:
+    """True for a finite number (False for NaN, infinities and ints too large for a float)."""
     try:
         return math.isfinite(value)
     except OverflowError:  # an int too large for a float (10**400)
@@ -163,8 +166,9 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def _shown(value: object, limit: int = 80) -> str:
-    """``repr(value)`` for a message: cut to ``limit`` characters."""
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for a message: cut to ``limit`` characters (a 5000-digit int, a
+    megabyte of text), never failing."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
         return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
     text = repr(value)
@@ -179,3 +183,29 @@ def _without_password(text: str) -> str:
     before, _, after = text.rpartition("@")
     scheme, sep, _ = before.partition("://")
     return f"{scheme}{sep}***@{after}" if sep else f"***@{after}"
+
+
+def check_crawler(seeds: object, threads: object, max_pages: object, delay: object) -> list[str]:
+    """The core Crawler's ``seeds`` as a list, once each argument is checked: ``seeds`` URLs
+    (not one str: its letters would be the seeds), the numbers of their type within run.py's
+    bounds. A TypeError or ValueError names the argument as the caller wrote it."""
+    if isinstance(seeds, (str, bytes, bytearray)) or not isinstance(seeds, Iterable):
+        one = " (one URL: put it in a list)" if isinstance(seeds, str) else ""
+        raise TypeError(f"seeds must be a list of URLs, got {type(seeds).__name__} "
+                        f"{shown(seeds, 60)}{one}")
+    given = list(seeds)
+    for n, seed in enumerate(given):
+        if not isinstance(seed, str):
+            raise TypeError(f"seeds[{n}] must be a str (a URL), got {type(seed).__name__} "
+                            f"{shown(seed, 40)}")
+    for name, value, integral, low, high in (("threads", threads, True, 1, MAX_THREADS),
+                                             ("max_pages", max_pages, True, 1, MAX_COUNT),
+                                             ("delay", delay, False, 0, MAX_SECONDS)):
+        if value is None and name == "max_pages":
+            continue  # no cap
+        kind = numbers.Integral if integral else numbers.Real
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise TypeError(f"{name} must be {'an int' if integral else 'a number'}, got "
+                            f"{type(value).__name__} {shown(value, 40)}")
+        check_number(name, value, low, high)  # type: ignore[arg-type]
+    return given

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from minicrawl.core.checks import check_crawler
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet, Visitor
 from minicrawl.core.limits import Politeness
@@ -66,9 +67,7 @@ class Crawler:
                  visitor: Callable[[int], Visitor] | None = None,
                  runner: Callable[[list[Worker]], None] | None = None,
                  ignore_nofollow: bool = False) -> None:
-        if threads < 1:
-            raise ValueError("threads must be at least 1")
-        given = list(seeds)
+        given = check_crawler(seeds, threads, max_pages, delay)  # each wrong one named
         self.seeds = [url for url in map(canonicalize, given) if url is not None]
         self.bad_seeds = [seed for seed in given if canonicalize(seed) is None]
         self.threads, self.admission = threads, admission
@@ -90,7 +89,8 @@ class Crawler:
 
     def run(self) -> Summary:
         """Crawl until done, or Ctrl-C: each worker visits the item it holds (even one waiting
-        its host's turn), then run_threads raises it. Sets malloc options: keep_heaps_small."""
+        its host's turn), then run_threads raises it; or an observer raises: the crawl stops
+        the same way, then so does run. Sets malloc options: keep_heaps_small."""
         start = time.monotonic()
         keep_heaps_small()
         if self.seeds:  # the door every link takes (no fetcher needed to enter)
@@ -101,6 +101,8 @@ class Crawler:
             self.runner(workers)
         finally:
             self.summary.seconds = time.monotonic() - start
+        if failure := next((w.failure for w in workers if w.failure is not None), None):
+            raise failure  # an observer's: the crawl stopped at it, every worker has ended
         return self.summary
 
     def run_threads(self, workers: list[Worker]) -> None:

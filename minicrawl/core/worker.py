@@ -30,6 +30,7 @@ class Worker:
     def __init__(self, todo: Frontier, visitor: Visitor, observers: Sequence[Observer] = (),
                  budget: threading.Semaphore | None = None) -> None:
         self.todo, self.visitor, self.observers, self.budget = todo, visitor, observers, budget
+        self.failure: Exception | None = None  # an observer's: it stops the crawl (run raises)
 
     def run(self) -> None:
         """Take → visit → tell the observers → done, until ToDo says the crawl is over."""
@@ -43,8 +44,12 @@ class Worker:
                 except Exception as exc:  # a bug costs one page, not the worker
                     page = Page(item.url, item.depth, item.referrer, item.url,
                                 error=f"internal error: {exc!r}"[:300])
-                for observer in self.observers if page is not None else ():
-                    observer.on_page(page)
+                try:
+                    for observer in self.observers if page is not None else ():
+                        observer.on_page(page)
+                except Exception as exc:  # the observer's bug: no worker dies of it silently
+                    self.failure = self.failure or exc
+                    self.todo.stop()
             finally:
                 self.todo.done(item)
 

@@ -137,9 +137,10 @@ class RobotsGate:
 
     # -- the question --------------------------------------------------------------------------
 
-    def admit(self, item: Item, fetcher: Fetcher) -> Answer:
+    def admit(self, item: Item, fetcher: Fetcher, page: bool = True) -> Answer:
         """GO, WAIT or DENY for ``item`` (its URL canonical); may fetch its origin's robots.txt
-        first (with ``fetcher``, the asking worker's)."""
+        first (with ``fetcher``, the asking worker's). Not a ``page`` (a sitemap, read as
+        robots.txt is for what the site says of itself): not counted in max_pages_per_host."""
         url = item.url
         host = host_of(url)
         origin = origin_of(url)
@@ -160,7 +161,8 @@ class RobotsGate:
             if rules is not None and not rules.can_fetch(url, self.token):
                 self._forget(item, host)
                 return Answer(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
-        wait = self.pacer.take(item, host, self.gap(origin), self.options.max_pages_per_host)
+        wait = self.pacer.take(item, host, self.gap(origin),
+                               self.options.max_pages_per_host if page else None)
         if wait == 0:
             return _GO
         if wait < 0:

@@ -120,6 +120,9 @@ def refusal(error: BaseException) -> str | None:
     if "db index is out of range" in lower or "invalid db index" in lower:
         return ("has no such database: the number at the end of --redis must be below the "
                 "server's 'databases' setting (16 by default)")
+    if "cluster mode is not enabled" in lower:  # redis+cluster:// at one server: no retry helps
+        return ("is not a Redis Cluster (cluster mode is not enabled on it): for one server "
+                "write redis://HOST:PORT/DB")
     return None
 
 
@@ -241,10 +244,16 @@ class SharedRedis:
                     log.warning("Redis at %s reachable again", self.shown_url)
                 return result
             except (*REFUSALS, *RETRYABLE) as e:
-                # Refusals first: an AuthenticationError is a ConnectionError. Then what is
-                # retryable, whatever its base: full, read-only and cluster-down answers are
-                # ResponseErrors, as a script's own error is.
-                reason = refusal(e) if isinstance(e, REFUSALS) else None
+                # Refusals first: an AuthenticationError is a ConnectionError, a cluster client
+                # at one server a RedisClusterException. Then what is retryable, whatever its
+                # base: full, read-only and cluster-down answers are ResponseErrors, as a
+                # script's own error is. An answer that refuses the connection itself (an
+                # option of the URL) is a refusal too: it would be the same each time.
+                reason = refusal(e)
+                if reason is None and what == "connecting" and \
+                        isinstance(e, redis.exceptions.ResponseError) and \
+                        not isinstance(e, RETRYABLE):
+                    reason = f"refused the connection: {type(e).__name__}: {e}"
                 if reason is not None:
                     self.failure = RedisRefused(f"Redis at {self.shown_url} {reason}")
                     raise self.failure from None

@@ -235,7 +235,8 @@ class SitemapReader:
         attempt = hops = 0
         while True:
             item = Item(url)  # holds the host's slot while it is fetched
-            answer = self.politeness.admit(item, self.fetcher)
+            # not a page: a 404 sitemap must not spend the host's --max-pages-per-host
+            answer = self.politeness.admit(item, self.fetcher, page=False)
             if answer.verdict is Verdict.WAIT:
                 time.sleep(max(0.0, answer.not_before - time.monotonic()))
                 continue

@@ -183,19 +183,31 @@ class CrawlState(CrawlObserver):
     def start(self, recrawl: bool) -> tuple[Iterator[Item], dict[str, int]]:
         """What goes into ToDo before the seeds, with counters for the stats.
 
-        The journal of an interrupted run if there is one (resume); else, with ``recrawl``,
-        every recorded page not forgotten (journaled first, so a recrawl resumes too). The
-        items are read as they are iterated (a journal of millions need not fit in memory:
-        ToDo spills what does not), before anything else writes to the state.
+        The journal of an interrupted run if there is one (resume, said in a warning: with
+        ``recrawl``, that the interrupted crawl is finished first, unless it was a recrawl);
+        else, with ``recrawl``, every recorded page not forgotten (journaled first, so a
+        recrawl resumes too). The items are read as they are iterated (a journal of millions
+        need not fit in memory: ToDo spills what does not), before anything else writes to the
+        state.
         """
         db = self._conn
         with self._lock:
             if self._output is not None:
                 self._write_unwritten(self._output)
             waiting = db.execute("SELECT count(*) FROM todo").fetchone()[0]
-            if waiting:
-                log.warning("resuming the crawl in %s: %d URLs still to do", self.dir, waiting)
+            recrawling = db.execute("SELECT 1 FROM meta WHERE key = 'recrawling'").fetchone()
+            if waiting:  # an interrupted run: resumed, and --recrawl says it waits for it
+                if recrawl and not recrawling:
+                    log.warning("--recrawl: the crawl in %s was interrupted with %d URLs still "
+                                "to do; resuming it first, not recrawling — run --recrawl again "
+                                "once it is complete", self.dir, waiting)
+                else:
+                    log.warning("resuming the %s in %s: %d URLs still to do",
+                                "recrawl" if recrawling else "crawl", self.dir, waiting)
                 return self._journaled(), {"state_resumed": waiting}
+            if recrawling:  # the recrawl that left it ended: its queue is done
+                with self._transaction():
+                    db.execute("DELETE FROM meta WHERE key = 'recrawling'")
             recorded = db.execute("SELECT count(*) FROM pages").fetchone()[0]
             if not recrawl:
                 if recorded:
@@ -203,7 +215,8 @@ class CrawlState(CrawlObserver):
                                 "--recrawl revisits its pages", self.dir, recorded)
                 return iter(()), {}
             self._seq += 1
-            with self._transaction():
+            with self._transaction():  # its queue, and that it is a recrawl's (a resume says)
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('recrawling', '1')")
                 db.execute("INSERT INTO todo (url, depth, referrer, attempt, seq) "
                            "SELECT url, depth, referrer, 0, ? FROM pages WHERE forgotten = 0 "
                            "ORDER BY depth, seq", (self._seq,))
