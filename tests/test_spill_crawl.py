@@ -213,11 +213,12 @@ def test_a_resume_reads_the_journal_as_it_enters_todo_not_all_at_once(server, tm
     settings = dict(threads=1, delay=0, ignore_robots=True, frontier_memory=TINY,
                     state=str(tmp_path / "state"), max_pages=1)
     Crawler([server.url("/")], **settings).run()  # the root: its links journaled
+    again = Crawler([server.url("/")], **settings)  # (Visited rebuilt from the state: not here)
     tracemalloc.start()
     try:
-        stats = Crawler([server.url("/")], **settings).run()
+        stats = again.run()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert stats["state_resumed"] == n and stats["todo_on_disk"] > n - 100
-    assert peak < 25e6, f"{peak / 1e6:.1f} MB"  # 12.8 MB streamed, 56.8 MB as a list
+    assert peak < 20e6, f"{peak / 1e6:.1f} MB"  # 6.3 MB streamed, 53 MB as one list
