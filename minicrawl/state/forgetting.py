@@ -41,7 +41,10 @@ class ForgettingVisited:
 
     def add(self, url: str) -> bool:
         """Insert ``url``; True if the filter had not seen it, or once if it was forgotten."""
-        return self.inner.add(url) or (bool(self._forgotten) and self._revive(url))
+        new = self.inner.add(url)
+        # revived even when the filter says new (one rebuilt from the database, which leaves
+        # forgotten pages out): else the next offer, seen by the filter, would revive it again
+        return (bool(self._forgotten) and self._revive(url)) or new
 
     def add_new(self, urls: list[str]) -> list[str]:
         """Visited as the core sees it (``SeenSet``): the URLs of ``urls`` not seen before (or
@@ -52,8 +55,8 @@ class ForgettingVisited:
         """``add`` for each of ``urls`` in order: True for the new, and once for the forgotten."""
         urls = list(urls)
         fresh = self.inner.add_many(urls)
-        if self._forgotten:
-            fresh = [new or self._revive(url) for url, new in zip(urls, fresh, strict=True)]
+        if self._forgotten:  # revived even when new to the filter: see add
+            fresh = [self._revive(url) or new for url, new in zip(urls, fresh, strict=True)]
         return fresh
 
     def __contains__(self, url: object) -> bool:
