@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
+from pathlib import Path
 
 from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
@@ -49,6 +50,7 @@ from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import Workers
+from minicrawl.state.opening import LOCK_NAME
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
@@ -107,7 +109,7 @@ class Crawler:
         except BaseException:  # refused after all: leave no state bound to this configuration
             if isinstance(getattr(self, "state", None), CrawlState):
                 self.state.close(checkpoint=False)
-            if new_state and opts.state is not None:
+            if new_state and opts.state is not None and _claimed_by_us(opts.state):
                 shutil.rmtree(opts.state, ignore_errors=True)
             raise
 
@@ -353,6 +355,15 @@ class Crawler:
     def worker_failures(self) -> list[str]:
         """Workers that died (a bug): never silent."""
         return self.workers.failures
+
+
+def _claimed_by_us(state: str | os.PathLike[str]) -> bool:
+    """The state directory's lock names this process: it is the one that created the directory
+    (not a second crawl that found it in use a moment after it did)."""
+    try:
+        return (Path(state) / LOCK_NAME).read_text().strip() == str(os.getpid())
+    except OSError:
+        return False
 
 
 def _work(worker: Worker, trip: CrawlTrip) -> None:

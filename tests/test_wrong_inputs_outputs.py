@@ -277,6 +277,8 @@ ROWS: dict[str, Row] = {
     # -- a full disk under --state: a failure during the crawl (1), told once
     "a full disk under --state": Row(["{url}", "--state", "st", *QUIET], 1, fsize=100_000,
                                      says="cannot write st/crawl.db", creates=("st", "st/*")),
+    "a full disk as the state opens": Row(["{url}", "--state", "st", *QUIET], 1, fsize=30_000,
+                                          says="minicrawl: cannot write st/crawl.db: disk I/O"),
     # -- refused up front: no --state directory left bound to the refused configuration
     "refused --out, no state left": refused("s1.txt", "--state", "st", "--out", "s1.txt", *FAST,
                                             says="is the seed file", then=no_state),
