@@ -36,7 +36,7 @@ from minicrawl.core.worker import Worker
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
-from minicrawl.http.fetch import crawl_cookies
+from minicrawl.http.fetch import crawl_cookies, seed_credentials
 from minicrawl.options import Options, OptionValue
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
@@ -89,6 +89,9 @@ class Crawler:
         if not self.seeds:  # each problem told once, in this one message
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
+        # A seed's user:password@ is sent to its origin with every request, and written down
+        # nowhere: no URL of the crawl holds it (see minicrawl.http.fetch.seed_credentials).
+        self.seeds, self.credentials = seed_credentials(self.seeds)
         # Everything that can be refused is refused before anything is created: the outputs
         # (against the seed files and each other: see minicrawl.outpaths), the report's
         # plotting, the state's options (open_state refuses before it creates the directory).
@@ -253,10 +256,12 @@ class Crawler:
 
     def visitor(self, n: int) -> CrawlTrip:
         """Worker ``n``'s visitor: run.py's trip over this crawl's parts (close it after)."""
-        return CrawlTrip(Parts(
+        trip = CrawlTrip(Parts(
             self.options, self.todo, self.visited, self.resolver, self.politeness, self.chains,
             self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
             self.page_count, self._lastmod, self._fail, self.admission, self._over_capacity), n)
+        trip.fetcher.credentials = self.credentials
+        return trip
 
     def _visitor(self, n: int) -> CrawlTrip:
         """The core crawler's worker ``n`` gets run.py's trip (kept, to be closed by its thread)."""
@@ -317,6 +322,7 @@ class Crawler:
         reader = SitemapReader(self.options, self.politeness, self.stats,
                                lambda url: unwanted(self.resolver, self.admission, url) is None,
                                now)
+        reader.fetcher.credentials = self.credentials  # a locked site's sitemaps too
         if self.archive is not None:  # sitemap fetches are archived like pages
             reader.fetcher.on_exchange = self.archive.exchange
         try:
