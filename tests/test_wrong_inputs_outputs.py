@@ -194,6 +194,9 @@ ROWS: dict[str, Row] = {
     "--warc-max-size 0, an existing file that is no WARC": refused(
         "{url}", "--warc", "arc-00001.warc.gz", "--warc-max-size", "0", *FAST,
         says="is not a WARC file"),
+    "bloom plot over a seed file": refused("bloom", "plot", "s1.txt",
+                                           says="'s1.txt' exists and is not a PNG image"),
+    "bloom plot over notes": refused("bloom", "plot", "notes.txt", says="is not a PNG image"),
     # -- two outputs, one file
     "--out X --warc X": refused("{url}", "--out", "x.warc.gz", "--warc", "x.warc.gz", *FAST,
                                 says="--out and --warc both name 'x.warc.gz'"),
