@@ -130,6 +130,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     as keywords of :class:`Options` (``threads=4``)."""
     from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
+    from minicrawl.state.db import StateUnwritable
     from minicrawl.state.store import StateError
     from minicrawl.watch.report import ReportUnavailable
     from minicrawl.watch.view import LiveView, format_summary, wants_live_view
@@ -138,6 +139,9 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         if settings:  # what Crawler(seeds, options, **settings) would do with them
             options = (options or Options()).replace(**settings)
         crawler = Crawler(seeds, options)
+    except StateUnwritable as e:  # a full disk as the state opens: a failure, not a usage error
+        fail(e)
+        return EXIT_FAILED, None
     except (NoValidSeeds, ReportUnavailable, StateError, ValueError) as e:
         # ValueError: settings that only fail once combined with what they meet: a Redis crawl
         # whose filter needs more shards than --visited-shards gives, or whose Visited was

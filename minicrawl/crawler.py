@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
+from pathlib import Path
 
 from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
@@ -42,7 +43,7 @@ from minicrawl.core.worker import Worker, enqueue_new
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
-from minicrawl.http.fetch import crawl_cookies
+from minicrawl.http.fetch import crawl_cookies, seed_credentials
 from minicrawl.options import Options, OptionValue
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
@@ -57,6 +58,7 @@ from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import Workers
 from minicrawl.spill.todo import MB, SpillingToDo
+from minicrawl.state.opening import LOCK_NAME
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
@@ -100,6 +102,9 @@ class Crawler:
         if not self.seeds:  # each problem told once, in this one message
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
+        # A seed's user:password@ is sent to its origin with every request, and written down
+        # nowhere: no URL of the crawl holds it (see minicrawl.http.fetch.seed_credentials).
+        self.seeds, self.credentials = seed_credentials(self.seeds)
         # Everything that can be refused is refused before anything is created: the outputs
         # (against the seed files and each other: see minicrawl.outpaths), the HTTP settings
         # with the environment's proxies and CAs (each wrong one would fail every request), the
@@ -122,7 +127,7 @@ class Crawler:
         except BaseException:  # refused after all: leave no state bound to this configuration
             if isinstance(getattr(self, "state", None), CrawlState):
                 self.state.close(checkpoint=False)
-            if new_state and opts.state is not None:
+            if new_state and opts.state is not None and _claimed_by_us(opts.state):
                 shutil.rmtree(opts.state, ignore_errors=True)
             raise
 
@@ -293,10 +298,12 @@ class Crawler:
 
     def visitor(self, n: int) -> CrawlTrip:
         """Worker ``n``'s visitor: run.py's trip over this crawl's parts (close it after)."""
-        return CrawlTrip(Parts(
+        trip = CrawlTrip(Parts(
             self.options, self.todo, self.visited, self.resolver, self.politeness, self.chains,
             self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
             self.page_count, self._lastmod, self._fail, self.admission, self._over_capacity), n)
+        trip.fetcher.credentials = self.credentials
+        return trip
 
     def _visitor(self, n: int) -> CrawlTrip:
         """The core crawler's worker ``n`` gets run.py's trip (kept, to be closed by its thread)."""
@@ -397,6 +404,10 @@ class Crawler:
             for chunk in self.seed_input.rest(self._bad_seed):
                 if self._feed.finished:
                     break
+                # As for the first seeds: a password leaves the URL for the origin's requests
+                chunk, found = seed_credentials(chunk)
+                for origin, authorization in found.items():  # the first seed of an origin's
+                    self.credentials.setdefault(origin, authorization)
                 self._queue_seeds(chunk)
                 self._feed.fed()
         except StateError as e:
@@ -424,6 +435,7 @@ class Crawler:
         reader = SitemapReader(self.options, self.politeness, self.stats,
                                lambda url: unwanted(self.resolver, self.admission, url) is None,
                                now)
+        reader.fetcher.credentials = self.credentials  # a locked site's sitemaps too
         if self.archive is not None:  # sitemap fetches are archived like pages
             reader.fetcher.on_exchange = self.archive.exchange
         try:
@@ -474,6 +486,15 @@ class _Entering:
     def put(self, item: Item) -> None:
         """Keep ``item`` for ToDo."""
         self.items.append(item)
+
+
+def _claimed_by_us(state: str | os.PathLike[str]) -> bool:
+    """The state directory's lock names this process: it is the one that created the directory
+    (not a second crawl that found it in use a moment after it did)."""
+    try:
+        return (Path(state) / LOCK_NAME).read_text().strip() == str(os.getpid())
+    except OSError:
+        return False
 
 
 def _work(worker: Worker, trip: CrawlTrip) -> None:

@@ -65,6 +65,7 @@ _OURS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "report": ("HTML report", lambda head: head.lstrip()[:14].lower().startswith(
         (b"<!doctype html", b"<html"))),
     "warc": ("WARC file", lambda head: head.startswith(b"\x1f\x8b")),
+    "png": ("PNG image", lambda head: head.startswith(b"\x89PNG")),  # minicrawl bloom plot
 }
 
 
@@ -152,6 +153,15 @@ def rolled_over(warc: str) -> list[str]:
         names.append(name)
         index += 1
     return names
+
+
+def check_output_file(flag: str, path: str, kind: str) -> None:
+    """``path`` can be written as a file of ``kind`` (a key of the outputs' kinds: ``out``,
+    ``png`` …) and is not another kind of file: :func:`check_file`, then an existing file must
+    be one of this kind (or empty)."""
+    check_file(flag, path)
+    if not is_stdout(path):
+        _check_ours(flag, path, kind)
 
 
 def check_file(flag: str, path: str) -> None:

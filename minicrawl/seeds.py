@@ -36,7 +36,7 @@ from typing import IO
 from minicrawl.core.interfaces import Frontier, Item
 from minicrawl.core.urls import canonical, origin_of
 from minicrawl.options import shown
-from minicrawl.redact import redact
+from minicrawl.redact import redact, without_userinfo
 
 CHUNK = 1000  # seeds offered to Visited and put in ToDo at once (a page's links are ~10-100)
 # What reading a seed file can raise after it opened: a truncated or corrupt compressed file, a
@@ -171,8 +171,9 @@ class Seeds:
 
     def binding(self) -> list[str]:
         """What a ``--state`` directory is bound to: the URL arguments' seeds and a digest of
-        each seed file's bytes (not its seeds: they are not all read before the crawl)."""
-        urls = [url for arg in self.args if arg not in self.files
+        each seed file's bytes (not its seeds: they are not all read before the crawl). A URL's
+        password is no part of it: the state is written down, and it is sent, not kept."""
+        urls = [without_userinfo(url) for arg in self.args if arg not in self.files
                 for url in [_seed(arg, "argument")[0]] if url is not None]
         digests = []
         for path in self.files:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from minicrawl.local.site import LocalSite, Request, Resource
@@ -37,21 +38,40 @@ class AnyPage(LocalSite):
 
 
 def crawl(args: list[str], on_start=None, timeout: float = 120) -> tuple[int, str, int]:
-    """run.py with ``args``: (exit status, stderr, its peak RSS in kB, from wait4)."""
+    """run.py with ``args``: (exit status, stderr, its peak RSS in kB). The peak is the child's
+    own VmHWM, read from /proc while it runs (it starts anew at exec): wait4's ru_maxrss would
+    count the RSS of the pytest process it was forked from (700 MB late in a full suite)."""
+    peak = [0]
+
+    def watch(pid: int) -> None:
+        while True:
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    hwm = next((int(line.split()[1]) for line in f if line.startswith("VmHWM")),
+                               None)
+            except (OSError, ValueError):
+                return
+            if hwm is None:  # a zombie: its memory is gone
+                return
+            peak[0] = max(peak[0], hwm)
+            time.sleep(0.02)
+
     with open(os.devnull, "wb") as out, subprocess.Popen(
             [sys.executable, str(ROOT / "run.py"), *args], stdout=out,
             stderr=subprocess.PIPE, cwd=ROOT) as proc:
         if on_start is not None:
             on_start(proc)
+        watcher = threading.Thread(target=watch, args=(proc.pid,), daemon=True)
+        watcher.start()
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         try:
             err = proc.stderr.read().decode()  # type: ignore[union-attr]
-            _, status, usage = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
+            watcher.join()
+            proc.wait()
         finally:
             timer.cancel()
-        return proc.returncode, err, usage.ru_maxrss
+        return proc.returncode, err, peak[0]
 
 
 def holds_open(pid: int, path: Path) -> bool:

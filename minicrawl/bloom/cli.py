@@ -31,7 +31,7 @@ from minicrawl.bloom.sizing import bits_for, false_positive_rate, optimal_bits, 
 from minicrawl.core.visited import HASHES
 from minicrawl.core.visited import bits_for as crawler_bits
 from minicrawl.errors import OneLineParser
-from minicrawl.outpaths import OutputPathError, cannot_write, check_file
+from minicrawl.outpaths import OutputPathError, cannot_write, check_output_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -263,7 +263,7 @@ def _cmd_plot(args: argparse.Namespace, out: TextIO) -> int:
               "pip install 'minicrawl[plot]'", file=sys.stderr)
         return 2
     try:  # before drawing: a path that cannot be written is a usage error
-        check_file("file", args.file)
+        check_output_file("file", args.file, "png")  # nor overwriting a file that is no PNG
     except OutputPathError as e:
         print(f"{PROG} plot: error: {str(e).removeprefix('file ')}", file=sys.stderr)
         return 2

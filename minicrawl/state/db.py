@@ -59,6 +59,14 @@ class StateError(Exception):
     """A state directory that cannot be used as asked; the message says why and what to do."""
 
 
+class StateUnwritable(StateError):
+    """The state directory could not be written (a full disk, an I/O error): a failure of the
+    crawl (exit 1), not of its options, and no sign the directory is damaged."""
+
+
+_SQLITE_IOERR, _SQLITE_FULL = 10, 13  # primary result codes (extended ones share the low byte)
+
+
 def open_db(path: Path) -> sqlite3.Connection:
     """The state database at ``path``, opened (WAL, NORMAL sync) and checked; tables are
     created by the caller when it is new."""
@@ -77,6 +85,8 @@ def open_db(path: Path) -> sqlite3.Connection:
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as e:
         db.close()
+        if getattr(e, "sqlite_errorcode", 0) & 0xFF in (_SQLITE_IOERR, _SQLITE_FULL):
+            raise StateUnwritable(f"cannot write {path}: {e}") from None
         raise StateError(f"{path} is corrupt or not a minicrawl state database "
                          f"({e}); left untouched — move the state dir away to start "
                          f"afresh") from None
