@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
@@ -17,7 +16,8 @@ from typing import TYPE_CHECKING, TypedDict
 
 from minicrawl.errors import OneLineParser
 from minicrawl.options import Options, OptionValue, bounds_text, option_fields
-from minicrawl.redact import redact
+from minicrawl.outpaths import cannot_write_stdout, is_stdout, silence_stdout, writes_to_stdout
+from minicrawl.redact import install_log_redaction, redact
 from minicrawl.seeds import NoValidSeeds
 from minicrawl.version import __version__
 
@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # not imported at run time: a usage error need not load the c
     from minicrawl.crawler import Crawler
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
-EXIT_OUTPUT = 1  # the crawl ran, but an output file (--out, --stats, --report) failed
+EXIT_OUTPUT = EXIT_FAILED = 1  # the crawl ran, but failed: an output file (--out, --stats,
+# --report), the state directory (a full disk), standard output (> /dev/full)
 EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
 
 
@@ -147,14 +148,17 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         fail(e)
         return EXIT_REDIS, None
     code = EXIT_OK
+    # An output on standard output (--out -) keeps it for itself: the summary goes to stderr.
+    data_on_stdout = writes_to_stdout(crawler.options)
     view = LiveView(crawler.watched, enabled=wants_live_view(
-        quiet, sys.stdout, trace_to_stdout=crawler.options.trace == "-"))
+        quiet, sys.stdout, trace_to_stdout=data_on_stdout or (
+            crawler.options.trace is not None and is_stdout(crawler.options.trace))))
     try:
         with view:
             stats = crawler.run()
-    except StateError as e:  # the state dir failed mid-crawl; what it journaled is kept
-        fail(e)
-        return EXIT_USAGE, None
+    except StateError as e:  # the state dir failed mid-crawl (a full disk): a failure during
+        fail(e)  # the crawl, not a usage error; what it journaled is kept
+        return EXIT_FAILED, None
     except RedisUnavailable as e:  # Redis lost mid-crawl; the items in flight wait in Redis
         fail(e)
         return EXIT_REDIS, None
@@ -163,29 +167,59 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     elif crawler.output_failures:  # each already told in its own line; the summary still comes
         code = EXIT_OUTPUT
     if not quiet:
-        print(format_summary(stats))
+        summary = sys.stderr if data_on_stdout else sys.stdout
+        print(format_summary(stats), file=summary)
         if crawler.options.report:
-            print(f"Report: {crawler.options.report}")
+            print(f"Report: {crawler.options.report}", file=summary)
     return code, crawler
 
 
-def fail(error: Exception) -> None:
+def fail(error: Exception | str) -> None:
     """The one stderr line for an error that ends the command (passwords redacted)."""
     print(f"minicrawl: {redact(str(error))}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``minicrawl`` and ``run.py``; returns the exit status."""
+    """Entry point of ``minicrawl`` and ``run.py``; returns the exit status (argparse's
+    ``SystemExit`` for ``--help``, ``--version`` and a usage error is raised on)."""
     try:
-        return _main(sys.argv[1:] if argv is None else argv)
+        code = _main(sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:  # Ctrl-C outside a crawl, or a third one while it wraps up
         print("minicrawl: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
+    except SystemExit:  # stdout flushed first: --help > /dev/full is one line, exit 1
+        failed = _flush_stdout()
+        if failed is not None:
+            return failed
+        raise
     except BrokenPipeError:  # `minicrawl … | head`: the reader left, which is no error of ours
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush does not fail again
-        os.close(devnull)
+        silence_stdout()  # so the exit-time flush does not fail again
         return EXIT_OK
+    except OSError as e:
+        if e.filename is not None:  # a file's error: a bug to see with its traceback
+            raise
+        return stdout_failed(e)
+    failed = _flush_stdout()
+    return code if failed is None else failed
+
+
+def _flush_stdout() -> int | None:
+    """Flush stdout now, not at exit (where a failure is Python's "Exception ignored" and exit
+    120); None, or the exit status of a stdout that cannot be written."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    except OSError as e:
+        return stdout_failed(e)
+    return None
+
+
+def stdout_failed(error: OSError) -> int:
+    """Standard output cannot be written (``> /dev/full``): told once, on stderr; exit 1."""
+    silence_stdout()  # what is still buffered must not fail again at exit
+    fail(cannot_write_stdout(error))
+    return EXIT_FAILED
 
 
 def _main(argv: list[str]) -> int:
@@ -205,6 +239,7 @@ def _main(argv: list[str]) -> int:
     except ValueError as e:  # a value Options.validate refuses: a usage error, like argparse's
         parser.error(str(e))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    install_log_redaction()  # on the handler too: urllib3's records pass no minicrawl filter
     # SIGTERM stops the crawl the way Ctrl-C does: pages in flight finish, files are complete.
     signal.signal(signal.SIGTERM, lambda *_: _raise_interrupt())
     if options.trace and options.trace.startswith(("http://", "https://")):

@@ -9,6 +9,11 @@ done) over ToDo taken in turns; what it does with a ToDo item is run.py's visito
 run.py's (:mod:`minicrawl.speed.workers`: as many at work as keep the CPU busy, Ctrl-C).
 
 The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
+Seed files are read while the crawl runs (:mod:`minicrawl.seeds`): the URL arguments and each
+file's first seed go in before the workers start; a feeder thread puts the rest, chunk by chunk,
+through the door links take, and counts as a busy worker until it is done (a shared crawl reads
+them all before its first take: other processes must see it seeding); a second thread reads the
+seeds' hosts for the scope, which answers a host it does not know yet only after that pass.
 Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state, the WARC
 archive) is an observer, listed here when the crawl runs (:meth:`Crawler._observers`), and hears
 about it at the points of :mod:`minicrawl.events`.
@@ -17,10 +22,12 @@ about it at the points of :mod:`minicrawl.events`.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import os
 import queue
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -30,8 +37,8 @@ from minicrawl.admission import HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.core.checks import check_http
 from minicrawl.core.crawler import Crawler as CoreCrawler
-from minicrawl.core.interfaces import Admission, Item
-from minicrawl.core.worker import Worker
+from minicrawl.core.interfaces import Admission, Frontier, Item
+from minicrawl.core.worker import Worker, enqueue_new
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
@@ -45,12 +52,13 @@ from minicrawl.politeness.robots import RobotsGate
 from minicrawl.politeness.todo import ToDo
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
-from minicrawl.seeds import NoValidSeeds, read_seeds, seed_arguments
+from minicrawl.seeds import NoValidSeeds, SeedFeed, Seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import Workers
+from minicrawl.spill.todo import MB, SpillingToDo
 from minicrawl.state.pages import PageSaver
-from minicrawl.state.store import StateError, open_state
+from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.redirects import Chains
 from minicrawl.visit.trip import CrawlTrip, Parts, keep, unwanted
@@ -84,37 +92,66 @@ class Crawler:
             raise TypeError(f"options must be an Options (or give the settings as keywords: "
                             f"Crawler(seeds, threads=4)), got {type(options).__name__}")
         self.options = opts = (options or Options()).replace(**settings)
-        self.seeds, self.seed_problems = read_seeds(seed_arguments(seeds))
+        args = seed_arguments(seeds)
+        # The URL arguments and each seed file's first seed; the files' rest is read as the
+        # crawl runs (_feed_seeds)
+        self.seed_input = Seeds(args)
+        self.seeds, self.seed_problems = self.seed_input.head, self.seed_input.problems
         if not self.seeds:  # each problem told once, in this one message
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
+        # Everything that can be refused is refused before anything is created: the outputs
+        # (against the seed files and each other: see minicrawl.outpaths), the HTTP settings
+        # with the environment's proxies and CAs (each wrong one would fail every request), the
+        # report's plotting, the state's options (open_state refuses before it creates the dir).
+        check_output_paths(opts, args)
+        check_http(opts.user_agent, opts.proxy, opts.ca_bundle, os.environ)
+        if opts.report:
+            require_plotting()
         for problem in self.seed_problems:
             log.warning("%s", problem)
-        # Before anything is fetched: the HTTP settings with the environment's proxies and CAs
-        # (each wrong one would fail every request), the outputs (see minicrawl.outpaths)
-        check_http(opts.user_agent, opts.proxy, opts.ca_bundle, os.environ)
-        check_output_paths(opts)
         self.on_page = on_page
-        # --warc: every fetch (the fetchers hand it over), written by one thread; opened here
-        self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
-        # With --state, Visited and the ToDo journal come from (and go to) the state dir;
-        # without, a state that remembers nothing.
-        self.state = open_state(opts, self.seeds)
         self.failure: StateError | RedisUnavailable | None = None
         self.output_failures: list[str] = []  # flags whose file could not be written
+        new_state = opts.state is not None and not os.path.exists(opts.state)
+        try:
+            # With --state, Visited and the ToDo journal come from (and go to) the state dir;
+            # without, a state that remembers nothing.
+            self.state = open_state(opts, self.seed_input.binding() if opts.state else ())
+            self._open_the_rest(opts, visited_filter)
+        except BaseException:  # refused after all: leave no state bound to this configuration
+            if isinstance(getattr(self, "state", None), CrawlState):
+                self.state.close(checkpoint=False)
+            if new_state and opts.state is not None:
+                shutil.rmtree(opts.state, ignore_errors=True)
+            raise
+
+    def _open_the_rest(self, opts: Options, visited_filter: Visited | None) -> None:
+        """The parts after the state (a failure here removes a state this run created)."""
         self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
         if opts.redis:
             from minicrawl.shared.crawl import open_shared_crawl
 
             self.shared = open_shared_crawl(opts, self.seeds)
+        # --warc: every fetch (the fetchers hand it over), written by one thread; opened last
+        # of the outputs that can be refused (a new archive replaces an earlier one's files)
+        self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
         # The hosts' pace: this process's host states, or kept in Redis if shared.
         self.pace = self.shared.host_gate if self.shared else Hosts(opts.per_host, opts.delay)
-        self.todo = self.shared.todo if self.shared else ToDo(self.pace)
+        # ToDo: the polite one, keeping --frontier-memory MB in memory and the rest on disk
+        self.todo = self.shared.todo if self.shared else SpillingToDo(
+            ToDo(self.pace), opts.frontier_memory * MB)
         if visited_filter is None:  # (not `or`: an empty filter is falsy)
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
         self.visited = visited_filter
-        self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude)
+        self.scope = Scope(self.seeds, opts.allow_domain, opts.include, opts.exclude,
+                           more_seeds=self.seed_input.streamed)
+        # What the workers take from: while a thread reads seeds, ToDo with the feed counted
+        # busy (a shared crawl reads them all first: see the module doc).
+        self._feed = SeedFeed(self.todo) if self.seed_input.streamed and not self.shared \
+            else None
+        self._seed_origins: dict[str, None] = {}  # with --sitemaps: every seed's origin
         # Its memories hold at most a share of Visited's URLs (minicrawl.speed.memo).
         self.resolver = LinkResolver(opts, [self.scope, Traps(opts.max_repeated_segments)],
                                      budget=None if self.shared else self.visited.__len__)
@@ -135,11 +172,10 @@ class Crawler:
         self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>
         self.saver = (PageSaver(opts.save_pages, on_failure=self.stop) if opts.save_pages
                       else None)
-        if opts.report:
-            require_plotting()
         self.events = Events()  # the observers are listed when the crawl runs
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
-        self._in_turns = TakingTurns(self.todo, self.workers.at_work.gate,  # what workers take
+        taken: Frontier = self._feed if self._feed is not None else self.todo
+        self._in_turns = TakingTurns(taken, self.workers.at_work.gate,  # what workers take
                                      self.workers.at_work.waiting)
         # What the live view and the report read (they never import this module)
         self.watched = Watched(self.stats, self.todo, self.visited, self.workers, opts, self.seeds)
@@ -163,16 +199,19 @@ class Crawler:
 
     def _run(self) -> StatsSnapshot:
         opts = self.options
+        feeders: list[threading.Thread] = []
         try:
             self.events = Events(self._observers(), self.stats)
             self.events.crawl_started()
             items, counts = self.state.start(recrawl=opts.recrawl)  # resume: the journal
-            if items:
-                self.events.resumed(items)
-            self.todo.put_many(items)
+            while batch := list(itertools.islice(items, 10_000)):  # read as it enters ToDo
+                self.events.resumed(batch)
+                self.todo.put_many(batch)
             self.stats.add(counts)
             self._put_seeds()
+            feeders = self._start_feeding()
             if opts.sitemaps:  # before the workers start: the termination rule still holds
+                self.scope.complete.wait()  # every seed's host read: their sitemaps
                 self._put_sitemap_urls()
             # The core's crawler, given run.py's parts: the seeds are in ToDo already.
             self._trips = []
@@ -181,15 +220,26 @@ class Crawler:
                         runner=self._run_workers).run()
             self.stats.finished = time.monotonic()
         finally:
+            self._end_feeding(feeders)
             stats = self.summary()
+            if isinstance(self.todo, SpillingToDo):  # its disk part goes (Ctrl-C, SIGTERM too)
+                self.todo.close()
             if not self.events.observers:  # making them failed: close what __init__ opened
                 self.events = Events([o for o in (self.state, self.archive) if o is not None])
-            self.events.crawl_finished(stats)  # files closed, report drawn
+            interrupted = None
+            try:
+                self.events.crawl_finished(stats)  # files closed, report drawn
+            except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM while the report is drawn: each
+                interrupted = e  # file was closed (a report written atomically: none, or whole)
+                stats["interrupted"] = 1
             # An output that failed (a full disk) said so in one line; the crawl's results stay.
             self.output_failures += [o.flag for o in self.events.observers
                                      if getattr(o, "failed", False)]
-        if opts.stats and not write_at_end("--stats", opts.stats, lambda p: _write_json(p, stats)):
-            self.output_failures.append("--stats")
+            if opts.stats and not write_at_end("--stats", opts.stats,
+                                               lambda: json.dumps(stats, indent=2)):
+                self.output_failures.append("--stats")
+            if interrupted is not None:
+                raise interrupted
         if self.failure is not None:
             raise self.failure
         if self.shared is not None and self.shared.todo.failure is not None:
@@ -264,11 +314,15 @@ class Crawler:
     def stop(self) -> None:
         """Ask the workers to stop after their current item; what is left in ToDo stays there."""
         self._stopping.set()
+        if self._feed is not None:
+            self._feed.finish()
         self.todo.stop()
 
     def summary(self) -> StatsSnapshot:
-        """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left."""
-        return self.stats.snapshot(todo_left=len(self.todo), **describe(self.visited))
+        """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left (in
+        memory and on disk, and the disk it took)."""
+        todo = self.todo.figures() if isinstance(self.todo, SpillingToDo) else {}
+        return self.stats.snapshot(todo_left=len(self.todo), **todo, **describe(self.visited))
 
     def _observers(self) -> list[CrawlObserver]:
         """Who hears the crawl, in order: the keepers first (the saver names the file the
@@ -293,13 +347,76 @@ class Crawler:
         return observers
 
     def _put_seeds(self) -> None:
-        new = self.visited.add_new(self.seeds)  # the door every link takes (core SeenSet)
-        fresh = set(new)  # not the list: a seed list of 100,000 was compared in 67 s
-        self.events.seeds_queued(new, [url for url in self.seeds if url not in fresh])
-        items = [Item(url, 0, None) for url in new]
-        self.state.journal(items)
+        """The seeds known up front into ToDo; a shared crawl (no feeder thread: see the module
+        doc) reads its seed files' rest and hosts here too, before any take."""
+        self._queue_seeds(self.seeds)
+        if self.seed_input.streamed and self.shared is not None:
+            self.scope.learned(self._origins())
+            for chunk in self.seed_input.rest(self._bad_seed):
+                self._queue_seeds(chunk)
+
+    def _queue_seeds(self, urls: list[str]) -> None:
+        """Seeds through the door every link takes (the core's ``enqueue_new``: Visited says
+        which are new, repeats in a file too), journaled before they enter ToDo."""
+        entering = _Entering()
+        enqueue_new(entering, self.visited, (), urls, 0, referrer=None)
+        fresh = {item.url for item in entering.items}
+        self.events.seeds_queued([item.url for item in entering.items],
+                                 [url for url in urls if url not in fresh])
+        self.state.journal(entering.items)
         # Counted as queued: a process joining a shared crawl with the same seeds queues none.
-        self.stats.add(seeds=self.todo.put_many(items))
+        self.stats.add(seeds=self.todo.put_many(entering.items))
+
+    def _origins(self) -> Iterator[str]:
+        """Every seed's origin (the pass over the seed files), kept for --sitemaps."""
+        for origin in self.seed_input.origins():
+            if self.options.sitemaps:
+                self._seed_origins[origin] = None
+            yield origin
+
+    def _start_feeding(self) -> list[threading.Thread]:
+        """The threads that read the seed files' rest into ToDo and their hosts into the scope,
+        while the workers crawl (none if every seed is in already); the feeder, to be joined.
+        The pass over the hosts is not joined, nor stopped: a worker that waits for its answer
+        holds a page, so the crawl cannot end before it; a crawl ended otherwise (the page
+        cap, Ctrl-C) needs no answer, and a scope cut short would have refused a host that a
+        seed further down names — a link lost to a resumed crawl."""
+        if self._feed is None:
+            return []
+        feeder = threading.Thread(target=self._feed_seeds, name="seed-feeder", daemon=True)
+        feeder.start()
+        threading.Thread(target=lambda: self.scope.learned(self._origins()), name="seed-hosts",
+                         daemon=True).start()
+        return [feeder]
+
+    def _feed_seeds(self) -> None:
+        """The feeder thread: each chunk of the files' rest through the door, until the files
+        end or the crawl stops; the feed then ends (ToDo's end rule may hold again)."""
+        assert self._feed is not None
+        try:
+            for chunk in self.seed_input.rest(self._bad_seed):
+                if self._feed.finished:
+                    break
+                self._queue_seeds(chunk)
+                self._feed.fed()
+        except StateError as e:
+            self._fail(e)
+        except Exception as e:  # a bug: never silent, and the crawl must still end
+            log.error("reading the seeds failed: %r", e)
+            self.stop()
+        finally:
+            self._feed.finish()
+
+    def _end_feeding(self, threads: list[threading.Thread]) -> None:
+        if self._feed is not None:
+            self._feed.finish()
+        for thread in threads:
+            thread.join()
+        self.seed_input.close()
+
+    @staticmethod
+    def _bad_seed(problem: str) -> None:
+        log.warning("%s", problem)
 
     def _put_sitemap_urls(self) -> None:
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
@@ -310,7 +427,7 @@ class Crawler:
         if self.archive is not None:  # sitemap fetches are archived like pages
             reader.fetcher.on_exchange = self.archive.exchange
         try:
-            found = reader.read(self.seeds)
+            found = reader.read([*self.seeds, *(o + "/" for o in self._seed_origins)])
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM: stop like mid-crawl (the next run re-reads)
             log.warning("interrupted while reading the sitemaps")
             self._interrupted()
@@ -347,6 +464,18 @@ class Crawler:
         return self.workers.failures
 
 
+class _Entering:
+    """Where ``enqueue_new`` puts the new seeds, so that they are journaled (durable) before
+    they enter ToDo, all at once."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+
+    def put(self, item: Item) -> None:
+        """Keep ``item`` for ToDo."""
+        self.items.append(item)
+
+
 def _work(worker: Worker, trip: CrawlTrip) -> None:
     """One worker thread: the core's worker loop, then its trip's connections closed."""
     try:
@@ -354,7 +483,3 @@ def _work(worker: Worker, trip: CrawlTrip) -> None:
     finally:
         trip.close()
 
-
-def _write_json(path: str, data: StatsSnapshot) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)

@@ -4,7 +4,8 @@ line does) does not import what raises them: redis-py and NumPy cost 20 MB and 1
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+import sys
+from typing import IO, NoReturn
 
 from minicrawl.redact import redact
 
@@ -25,6 +26,15 @@ class VisitedMismatch(ValueError):
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line (``PROG: error: …``, exit status 2)
     instead of the usage block plus the error: scripts and people read the first line only."""
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        """Print ``--help`` or ``--version``; unlike argparse, a standard output that cannot
+        be written (``> /dev/full``) is not passed over in silence: its error is raised, for
+        the command line to tell in one line."""
+        if message and file is sys.stdout:
+            file.write(message)
+        else:
+            super()._print_message(message, file)
 
     def error(self, message: str) -> NoReturn:
         """Exit with status 2 after one line on stderr, passwords redacted:

@@ -47,6 +47,7 @@ MAX_URL_LENGTH_LIMIT = 2 * 1024 * 1024  # the longest URL browsers take (Chrome:
 MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
 REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
 MAX_BODY_BYTES = 2**30  # each worker holds its page's body in memory
+MAX_FRONTIER_MB = 1024 * 1024  # a TiB: past any machine's memory, so "all in memory"
 
 
 T = TypeVar("T")
@@ -89,11 +90,21 @@ class Options:
                                 "certifi's)", "Workers", metavar="FILE")
 
     # -- visited
-    visited: str = opt("bloom", "Visited filter: bloom (fixed size, sized for expected-urls), "
-                       "scalable (grows past expected-urls, rate stays under error-rate) or "
-                       "exact (a set)", "Visited", choices=("bloom", "scalable", "exact"))
+    visited: str = opt("auto", "Visited filter: scalable (grows past expected-urls: twice the "
+                       "URLs at half the rate each time), bloom (fixed size, sized for "
+                       "expected-urls; past it its rate climbs), exact (a set) or auto (scalable; "
+                       "bloom in a shared crawl)", "Visited",
+                       choices=("auto", "bloom", "scalable", "exact"))
     expected_urls: int = opt(1_000_000, "URLs the Bloom filter is sized for (n)", "Visited", low=1)
-    error_rate: float = opt(0.001, "false-positive rate at expected-urls (p)", "Visited")
+    error_rate: float | None = opt(None, "false-positive rate at expected-urls (p); by default "
+                                   "0.0025/n, at which a crawl of 100 n URLs loses half a page "
+                                   "in all", "Visited")
+
+    # -- todo (minicrawl/spill/)
+    frontier_memory: float = opt(64.0, "MB of waiting URLs ToDo keeps in memory (estimated, ~250 "
+                                 "bytes a URL); the rest waits on disk, in a temporary directory "
+                                 "removed at the end; 0: only each host's next URL in memory",
+                                 "ToDo", metavar="MB", low=0, high=MAX_FRONTIER_MB)
 
     # -- scope and limits
     allow_domain: list[str] = opt([], "also crawl this host and its subdomains (repeatable)",
@@ -142,8 +153,10 @@ class Options:
                              "Politeness", metavar="SECONDS", low=0, high=MAX_SECONDS)
 
     # -- output
-    out: str | None = opt(None, "write one JSON line per fetched page to this file", "Output")
-    stats: str | None = opt(None, "write the final stats as JSON to this file", "Output")
+    out: str | None = opt(None, "write one JSON line per fetched page to this file (-: standard "
+                          "output)", "Output")
+    stats: str | None = opt(None, "write the final stats as JSON to this file (-: standard "
+                            "output)", "Output")
     trace: str | None = opt(None, "write one line per crawl decision (EXTRACT, VISITED?, TAKES, "
                             "FETCHED…) to FILE, or to stdout when FILE is omitted or - "
                             "(default: off)",
@@ -195,6 +208,17 @@ class Options:
     def __post_init__(self) -> None:
         self.validate()
 
+    @property
+    def filter_error_rate(self) -> float:
+        """The Visited filter's rate at ``expected_urls``: ``error_rate``, or by default the
+        default (minicrawl.bloom.sizing.default_rate: 0.0025/n, half a page lost in a crawl of
+        100 n URLs)."""
+        if self.error_rate is not None:
+            return self.error_rate
+        from minicrawl.bloom.sizing import default_rate  # numbers of the bloom wing
+
+        return default_rate(self.expected_urls)
+
     def replace(self, **changes: object) -> Options:
         """A copy with some fields changed (validated like a new one)."""
         return dataclasses.replace(self, **changes)
@@ -216,11 +240,12 @@ class Options:
         # What was given; the crawl checks the environment's proxies and CAs before it starts
         check_http(self.user_agent, self.proxy, self.ca_bundle)
         # -- visited
-        if not 0 < self.error_rate < 1:
+        if self.error_rate is not None and not 0 < self.error_rate < 1:
             raise ValueError(_msg("error_rate", "must be between 0 and 1 (exclusive)",
                                   self.error_rate))
         if self.visited != "exact":  # the exact set is not sized in advance
-            _check_filter_size(self.expected_urls, self.error_rate, local=self.redis is None)
+            _check_filter_size(self.expected_urls, self.filter_error_rate,
+                               local=self.redis is None, given=self.error_rate is not None)
         # -- scope and limits
         for domain in self.allow_domain:
             _check_domain(domain)
@@ -237,7 +262,7 @@ class Options:
         # -- shared crawl
         if self.redis is not None:
             _check_redis_url(self.redis)
-            if self.visited != "bloom":
+            if self.visited not in ("bloom", "auto"):
                 raise ValueError(f"--visited {self.visited} does not work with --redis: the "
                                  "processes share one Bloom filter (--visited bloom)")
         if not CRAWL_NAME_RE.match(self.crawl):
@@ -332,23 +357,26 @@ def _check_type(name: str, value: object, annotation: str) -> None:
         raise ValueError(_msg(name, f"must be {wanted}", value))
 
 
-def _check_filter_size(expected_urls: int, error_rate: float, local: bool) -> None:
+def _check_filter_size(expected_urls: int, error_rate: float, local: bool,
+                       given: bool = True) -> None:
     """The Bloom filter these numbers ask for must be one bitarray can index and, when it lives
-    in this process (not in Redis), one this machine's memory can hold."""
+    in this process (not in Redis), one this machine's memory can hold. (``given``: the rate is
+    the user's --error-rate, not the default's.)"""
     from minicrawl.bloom.sizing import MAX_BITS
     from minicrawl.core.visited import bits_for
 
     bits = bits_for(expected_urls, error_rate)
     size = f"{bits / 8 / 2**30:,.1f} GiB"
+    rate = f"--error-rate {error_rate:g}" if given else f"the default rate ({error_rate:g})"
     if bits > MAX_BITS:
-        raise ValueError(f"--expected-urls {expected_urls:,} at --error-rate {error_rate:g} needs "
+        raise ValueError(f"--expected-urls {expected_urls:,} at {rate} needs "
                          f"a Visited filter of {size}, more than a Bloom filter can index")
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # not every system tells
         return
     if local and bits / 8 > memory:
-        raise ValueError(f"--expected-urls {expected_urls:,} at --error-rate {error_rate:g} needs "
+        raise ValueError(f"--expected-urls {expected_urls:,} at {rate} needs "
                          f"a Visited filter of {size}, more than this machine's "
                          f"{memory / 2**30:,.1f} GiB of memory")
 

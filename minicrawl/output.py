@@ -27,8 +27,9 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
-from minicrawl.outpaths import cannot_write
+from minicrawl.outpaths import cannot_write, is_stdout, open_output, silence_stdout
 from minicrawl.page import record
+from minicrawl.redact import redact
 
 if TYPE_CHECKING:
     import sqlite3
@@ -47,8 +48,9 @@ CREATE TABLE IF NOT EXISTS outbox (
 
 
 def record_line(record: PageRecord, seq: int | None = None) -> str:
-    """The ``--out`` line (without its newline) for a page's ``record``."""
-    return json.dumps({**record, "seq": seq}, ensure_ascii=False)
+    """The ``--out`` line (without its newline) for a page's ``record``: a URL's password
+    shown as ``***`` (a seed's credentials reach every URL found under it)."""
+    return redact(json.dumps({**record, "seq": seq}, ensure_ascii=False))
 
 
 class Output(CrawlObserver):
@@ -66,10 +68,10 @@ class Output(CrawlObserver):
                  flush_each: bool = False, on_failure: Callable[[], None] | None = None) -> None:
         self.path = os.fspath(path)
         self.real_path = os.path.realpath(path)  # the same file under any name (the outbox's)
-        if continued:
+        self.to_stdout = is_stdout(self.path)  # "-", /dev/stdout: never cut, never truncated
+        if continued and not self.to_stdout:
             cut_torn_line(self.path)
-        self._file = open(self.path, "a" if continued else "w",  # noqa: SIM115 - closed by close()
-                          encoding="utf-8")
+        self._file = open_output(self.path, "a" if continued else "w")
         self._flush_each = flush_each
         self._lock = threading.Lock()
         self.by_state = False
@@ -118,9 +120,13 @@ class Output(CrawlObserver):
     def _fail(self, error: OSError) -> None:
         """Say once that the file cannot be written and stop the crawl (with ``--state`` a
         rerun resumes it). Holds ``_lock``."""
-        if not self.failed:
+        if self.to_stdout and isinstance(error, BrokenPipeError):  # `| head`: the reader has
+            silence_stdout()  # all it wanted; the crawl stops as a Unix filter would, no error
+        elif not self.failed:
             log.error("%s; the crawl stops", cannot_write(self.flag, self.path, error))
-        self.failed = True
+            self.failed = True
+            if self.to_stdout:  # > /dev/full: the summary would fail the same way
+                silence_stdout()
         try:
             self._file.close()
         except OSError:  # the same error again, on the buffer it could not flush
@@ -220,7 +226,10 @@ class Outbox:
             "SELECT seq, url, line FROM outbox ORDER BY seq, rowid")}
         row = db.execute("SELECT value FROM meta WHERE key = 'out_path'").fetchone()
         # The lines that reached the last run's file are its last lines: they are written.
-        done = keys_at_end(row[0], set(pending)) if row and pending else set()
+        # (A line shows its URL redacted: the file's keys are the redacted ones.)
+        shown = {(redact(url), seq): (url, seq) for url, seq in pending}
+        done = {shown[key] for key in keys_at_end(row[0], set(shown))} \
+            if row and pending else set()
         with self._transaction():
             db.executemany("DELETE FROM outbox WHERE url = ? AND seq = ?", done)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('out_path', ?)",

@@ -10,6 +10,10 @@ released: Python's ``re`` can take hours on one URL with a pattern like ``(a|a)*
 backtracking), holding the GIL so that even Ctrl-C waits. A match that takes longer refuses the
 URL (it may not be followed: an ``--include`` could not say yes, an ``--exclude`` could not say
 no), told once per pattern; that pattern then gets ``SLOW_TIMEOUT`` per URL.
+
+A seed file is read while the crawl runs (minicrawl.seeds), so the seeds' hosts arrive after the
+first pages: until the crawl's pass over the seeds has ended (:meth:`Scope.learned`), a host not
+known yet is answered only after it — a link is never refused for a seed not read yet.
 """
 
 from __future__ import annotations
@@ -59,8 +63,13 @@ class Scope:
 
     def __init__(self, seed_urls: Iterable[str], allow_domains: Iterable[str] = (),
                  include: Iterable[str | re.Pattern[str]] = (),
-                 exclude: Iterable[str | re.Pattern[str]] = ()) -> None:
+                 exclude: Iterable[str | re.Pattern[str]] = (), *,
+                 more_seeds: bool = False) -> None:
         self.hosts = {host_of(u) for u in seed_urls}
+        # Set once every seed's host is in ``hosts`` (at once, unless ``more_seeds`` will come).
+        self.complete = threading.Event()
+        if not more_seeds:
+            self.complete.set()
         self.domains = tuple(host for d in allow_domains if (host := allowed_host(d)))
         self.include = [compile_pattern(p) for p in include]
         self.exclude = [compile_pattern(p) for p in exclude]
@@ -74,8 +83,20 @@ class Scope:
         if known is None:
             known = host in self.hosts or any(
                 host == d or host.endswith("." + d) for d in self.domains)
+            if not known and not self.complete.is_set():
+                self.complete.wait()  # a seed not read yet may name it (a second or so)
+                known = host in self.hosts
             self._host_cache[host] = known  # benign race: every thread computes the same value
         return known
+
+    def learned(self, seed_origins: Iterable[str]) -> None:
+        """Add the hosts of ``seed_origins`` (``scheme://host[:port]``, the pass over the seed
+        files); the scope is complete when they are all in, or the pass failed."""
+        try:
+            for origin in seed_origins:
+                self.hosts.add(host_of(origin))
+        finally:
+            self.complete.set()
 
     def admits(self, url: str, depth: int) -> bool:
         """True if the canonical ``url`` may be crawled, at any depth."""

@@ -255,7 +255,7 @@ def test_a_state_whose_checkpoint_an_older_minicrawl_wrote_is_rebuilt_in_one_lin
     server, site = make_site(pages=60)
     state = tmp_path / "state"
     fast = ["--delay", "0", "--threads", "4", "--per-host", "4", "--quiet", "--state",
-            str(state)]
+            str(state), "--visited", "bloom", "--error-rate", "0.001"]  # a checkpointed filter
     first = run_py(server.url("/"), *fast, "--max-pages", "15")
     assert first.returncode == 0, first.stderr
     path = state / "visited.bloom"

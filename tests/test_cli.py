@@ -64,7 +64,8 @@ def test_demo_crawls_its_loopback_site_even_with_a_proxy_in_the_environment(monk
 
 
 def test_demo_with_a_filter_too_small_names_the_missed_pages_and_why():
-    result = run("--demo", "--expected-urls", "100", "--error-rate", "0.01", "--quiet")
+    result = run("--demo", "--visited", "bloom", "--expected-urls", "100", "--error-rate", "0.01",
+                 "--quiet")
     assert result.returncode == 1, result.stdout + result.stderr
     missed = int(re.search(r"missed (\d+),", result.stdout).group(1))
     assert missed > 10  # 352 URLs in a filter for 100: dozens are taken for seen
@@ -169,7 +170,9 @@ def test_a_quiet_local_crawl_does_not_load_numpy_beautifulsoup_redis_or_rich(ser
 def test_a_hundred_thousand_seeds_start_at_once(tmp_path, server):
     """100,000 seeds (some repeated) go through Visited once each: the seeds new to it were
     compared with a list of the others (quadratic: 63 s before the first request here); the
-    bound below is an error bound, ~100× what the crawl takes now, not a measure of speed."""
+    bound below is an error bound, ~100× what the crawl takes now, not a measure of speed. The
+    file is read as the crawl runs, so the page cap stops its reading too (tests/test_seeds.py
+    has the million-line file)."""
     server.pages.update({f"/p{i}": Resource(b"end") for i in range(100)})
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("".join(f"{server.url(f'/p{i}')}\n" for i in range(100_000))
@@ -178,5 +181,5 @@ def test_a_hundred_thousand_seeds_start_at_once(tmp_path, server):
     result = run(str(seeds), "--max-pages", "20", "--threads", "4", "--quiet",
                  "--ignore-robots", "--delay", "0", "--stats", str(stats), timeout=30)
     assert result.returncode == 0, result.stderr
-    assert json.loads(stats.read_text())["seeds"] == 100_000
+    assert 20 <= json.loads(stats.read_text())["seeds"] < 100_000
     assert len(server.requests) == 20  # the page cap, as the server saw it

@@ -267,7 +267,8 @@ def test_no_valid_seed_is_an_error():
 def test_a_fixed_filter_past_capacity_warns_once_and_scalable_does_not(make_site, caplog):
     server, site = make_site(pages=120)
     reachable = site.reachable()
-    stats = Crawler([server.url("/")], threads=4, delay=0, per_host=64, expected_urls=50).run()
+    stats = Crawler([server.url("/")], threads=4, delay=0, per_host=64, expected_urls=50,
+                    visited="bloom").run()
     warnings = [r for r in caplog.records if "sized for" in r.getMessage()]
     assert len(warnings) == 1 and stats["visited_over_capacity"] is True
     assert stats["visited_expected_fp_rate"] < stats["visited_current_fp_rate"]

@@ -43,8 +43,8 @@ BAD = [
      {"expected_urls": 10**15, "error_rate": 1e-300},
      "--expected-urls 1,000,000,000,000,000 at --error-rate 1e-300 needs a Visited filter of "),
     (["--expected-urls", "100000000000000"], {"expected_urls": 10**14},
-     "--expected-urls 100,000,000,000,000 at --error-rate 0.001 needs a Visited filter of "
-     "170,056.0 GiB, more than this machine's"),
+     "--expected-urls 100,000,000,000,000 at the default rate (2.5e-17) needs a Visited filter "
+     "of 11,028,722.7 GiB, more than this machine's"),
     (["--allow-domain", "https://example.org/"], {"allow_domain": ["https://example.org/"]},
      "--allow-domain must be a host name like example.org"),
     (["--allow-domain", "example.org:8080"], {"allow_domain": ["example.org:8080"]},
@@ -135,7 +135,7 @@ def test_run_py_exits_2_with_the_message_and_no_traceback(args):
     ({"include": "abc"}, "--include must be a list of strings, got 'abc'"),
     ({"exclude": [1]}, "--exclude must be a list of strings"),
     ({"user_agent": None}, "--user-agent must be a string, got None"),
-    ({"visited": "bitmap"}, "--visited must be one of bloom, scalable, exact, got 'bitmap'"),
+    ({"visited": "bitmap"}, "--visited must be one of auto, bloom, scalable, exact, got 'bitmap'"),
 ])
 def test_the_library_refuses_values_of_the_wrong_type(settings, message):
     with pytest.raises(ValueError, match=re.escape(message)):

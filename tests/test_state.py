@@ -22,6 +22,9 @@ from minicrawl.state.store import FILTER_NAME, CrawlState, StateError, crawl_con
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 16
 FAST = ["--delay", "0", "--per-host", str(THREADS), "--threads", str(THREADS), "--quiet"]
+# A fixed Bloom filter, whose checkpoint file the state keeps (the default scalable filter is
+# rebuilt from crawl.db when a crawl resumes)
+CHECKPOINTED = ["--visited", "bloom"]
 
 
 def start(*args: str) -> subprocess.Popen:
@@ -177,7 +180,7 @@ def crawled(server, tmp_path):
     server.pages["/"] = Resource(b'<a href="/a">a</a>')
     server.pages["/a"] = Resource(b"end")
     state = tmp_path / "state"
-    result = run(server.url("/"), "--state", str(state), *FAST)
+    result = run(server.url("/"), "--state", str(state), *FAST, *CHECKPOINTED)
     assert result.returncode == 0, result.stderr
     return server, state
 
@@ -235,7 +238,7 @@ def test_a_corrupt_filter_file_is_reported(crawled, damage):
         path.write_bytes(bytes(data[:100]))
     else:
         path.unlink()
-    result = run(server.url("/"), "--state", str(state), *FAST)
+    result = run(server.url("/"), "--state", str(state), *FAST, *CHECKPOINTED)
     assert result.returncode == 2, result.stderr
     assert FILTER_NAME in result.stderr
     assert {"flip": "checksum", "truncate": "truncated", "missing": "missing"}[damage] \
@@ -249,7 +252,7 @@ def test_a_foreign_directory_and_a_busy_one_are_refused(crawled, tmp_path):
     (foreign / "cat.jpg").write_bytes(b"meow")
     result = run(server.url("/"), "--state", str(foreign), *FAST)
     assert result.returncode == 2 and "not empty" in result.stderr
-    options = Options(state=str(state))
+    options = Options(state=str(state), visited="bloom")  # as crawled made it
     holder = CrawlState(state, options, crawl_config(options, [server.url("/")]))
     try:
         with pytest.raises(StateError, match="in use"):

@@ -344,8 +344,9 @@ def test_a_crawl_archives_duplicates_as_revisits_and_sitemaps_as_responses(serve
 
 def test_files_roll_over_and_each_one_checks(make_site, tmp_path):
     server, site = make_site(pages=150)
+    old = gzip.compress(b"WARC/1.1\r\n")  # (a file that is no WARC file is not replaced)
     for n in range(40):  # an earlier archive of the same name: replaced, not mixed in
-        (tmp_path / f"roll-{n:05d}.warc.gz").write_bytes(b"old")
+        (tmp_path / f"roll-{n:05d}.warc.gz").write_bytes(old)
     limit = 20_000
     stats = Crawler(server.url("/"), warc=str(tmp_path / "roll.warc.gz"), warc_max_size=limit,
                     delay=0, per_host=8, threads=8).run()
@@ -457,7 +458,7 @@ def test_a_failing_archive_is_reported_and_the_crawl_goes_on(make_site, tmp_path
 @pytest.mark.parametrize("flags, message", [
     (["--warc", "crawl.warc"], "--warc must name a .warc.gz file"),
     (["--warc", "x.warc.gz", "--warc-max-size", "-1"], "--warc-max-size must be at least 0"),
-    (["--warc", "/nonexistent/dir/x.warc.gz"], "cannot write it"),
+    (["--warc", "/nonexistent/dir/x.warc.gz"], "folder '/nonexistent/dir' does not exist"),
 ])
 def test_bad_warc_options_are_usage_errors(flags, message, tmp_path):
     done = run("http://127.0.0.1:9/", *flags, cwd=tmp_path)

@@ -189,7 +189,7 @@ CASES.update({
     "seed with a password": usage(f"https://user:{PASSWORD}@[::1/", says="user:***@",
                                   hidden=PASSWORD),
     "bad seed lines told once": usage("bad.txt", says="bad.txt:2: 'ftp://x.org/'"),
-    "binary seed file": usage("binary.bin", says="binary.bin:1: "),
+    "binary seed file": usage("binary.bin", says="binary.bin: holds binary data"),
     "BOM then a bad line": usage("bom-bad.txt", says="bom-bad.txt:1: 'not a url'"),
     "no host": usage("http://", says="(invalid host or port)"),
     "only a port": usage("http://:80/", says="(invalid host or port)"),

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from minicrawl.bloom.batch import FAMILY, url_list
 from minicrawl.bloom.filter import BloomFilter, new_urls
-from minicrawl.bloom.sizing import check_np
+from minicrawl.bloom.sizing import check_np, false_positive_rate, offered_for
 
 
 class ScalableBloomFilter:
@@ -160,6 +160,18 @@ class ScalableBloomFilter:
         for f in self._filters:
             miss *= 1.0 - f.current_fp_rate
         return 1.0 - miss
+
+    @property
+    def expected_withheld(self) -> float:
+        """New items expected to have been taken for seen so far: in each slice, those it took
+        for seen of the ones offered to it (:func:`~minicrawl.bloom.sizing.offered_for`), and
+        those the older slices, full by then, took for seen before it was asked."""
+        total, older_miss = 0.0, 1.0  # older_miss: chance a new item passes every older slice
+        for f in self._filters:
+            offered = offered_for(f.bits, f.count, f.hashes)  # the items that reached it
+            total += offered - f.count + offered * (1.0 / older_miss - 1.0)
+            older_miss *= 1.0 - false_positive_rate(f.bits, offered, f.hashes)
+        return total
 
     @property
     def expected_fp_rate(self) -> float:

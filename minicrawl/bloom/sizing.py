@@ -19,6 +19,19 @@ With m bits, k hashes and n items inserted:
   m = −k·n / ln(1 − p^(1/k))                                        :func:`bits_for`
   n = −m·ln(1 − p^(1/k)) / k                                        :func:`capacity_for`
 * items behind X set bits (Swamidass & Baldi)  n ≈ −(m/k)·ln(1 − X/m)  :func:`estimate_count`
+* new items expected to have been withheld (taken for seen) while N distinct ones were offered,
+  the sum of f over the offers (a withheld item sets no bit, so the bits are those of all N):
+  W(N) = Σ_{i<N} f(m, i, k) ≈ (m/k)·Σ_{j>k} U^j/j, U = 1 − e^(−kN/m) (the fill); the filter
+  counts the items it took, n = N − W(N), which gives N and W        :func:`expected_withheld`
+  — about 0.14·n·p for a filter filled to its capacity n at rate p, not p·n: f climbs as it
+  fills (the 1,000,000 URLs at 0.001 of a default crawl withheld ~138 pages, not 1,000; the
+  1,111,112 of issue 38's tree ~294, where 339 were lost);
+* Visited's default rate (:func:`default_rate`): a scalable filter's first slice is asked for
+  by every URL that comes after it, so a crawl of N URLs loses at least p·N pages whatever the
+  later slices do; the first slice's rate is set from a horizon, a crawl 100 times
+  ``--expected-urls``: p = 0.5 / (2·100·n), which loses under half a page in expectation up
+  to there (the slices' rates p, p/2, p/4 … add up to 2p; 0.47 for a million's) and
+  ~0.0003 up to n
 
 What the crawler's filters use
 ------------------------------
@@ -115,6 +128,62 @@ def estimate_count(m: int, k: int, bits_set: int) -> float:
     return -(m / k) * math.log1p(-bits_set / m)
 
 
+def withheld_of_offered(m: int, offered: float, k: int = HASHES) -> float:
+    """W(N): of N distinct items offered one by one to a filter of m bits and k hashes, how many
+    it is expected to take for seen — Σ f(m, i, k) over i < N, in closed form (module doc)."""
+    if offered <= 0:
+        return 0.0
+    u = -math.expm1(-k * offered / m)  # the fill U; 1 - U = e^(-kN/m)
+    if u > 0.5:  # the series converges slowly here: W = N - (m/k)·Σ_{j≤k} U^j/j exactly
+        return max(0.0, offered - m / k * sum(u ** j / j for j in range(1, k + 1)))
+    total, j = 0.0, k + 1
+    while True:
+        term = u ** j / j
+        total += term
+        j += 1
+        if term <= 1e-17 * total:
+            return m / k * total
+
+
+def offered_for(m: int, count: int, k: int = HASHES) -> float:
+    """N, the distinct items offered to a filter that took ``count`` of them: the root of
+    N − W(N) = count (inf when ``count`` is past what the filter can ever take, (m/k)·H_k)."""
+    if count <= 0:
+        return 0.0
+    if count >= m / k * sum(1 / j for j in range(1, k + 1)) * (1 - 1e-12):
+        return math.inf
+    low, high = float(count), 2.0 * count
+    while high - withheld_of_offered(m, high, k) < count:
+        low, high = high, 2 * high
+    for _ in range(100):  # N - W(N) grows with N (its slope is 1 - f > 0): bisect
+        mid = (low + high) / 2
+        if mid - withheld_of_offered(m, mid, k) < count:
+            low = mid
+        else:
+            high = mid
+        if high - low <= 1e-9 * high:
+            break
+    return (low + high) / 2
+
+
+def expected_withheld(m: int, count: int, k: int = HASHES) -> float:
+    """How many new items a filter that took ``count`` is expected to have taken for seen on
+    the way (each a page never crawled): N − count for the N of :func:`offered_for`."""
+    return max(0.0, offered_for(m, count, k) - count)
+
+
+#: Visited's default: the horizon (in ``--expected-urls``) and the pages lost up to it.
+HORIZON, HORIZON_LOSS = 100, 0.5
+
+
+def default_rate(n: int) -> float:
+    """The rate of Visited's first (or only) filter, sized for ``n`` URLs, when none is given:
+    half a page lost in expectation over a crawl of ``HORIZON``·n URLs by the scalable filter
+    (2.5e-9 for a million: 91 bits a URL, 11.4 bytes; the module doc says why)."""
+    check_np(n, 0.5)
+    return min(0.5, HORIZON_LOSS / (2 * HORIZON * n))
+
+
 def check_np(n: float, p: float) -> None:
     """Raise ValueError unless the capacity ``n`` is positive and 0 < ``p`` < 1."""
     if n <= 0:
@@ -208,6 +277,12 @@ class FilterNumbers:
     def current_fp_rate(self) -> float:
         """False-positive rate now, from the fill ratio: fill^8."""
         return self.fill_ratio ** HASHES
+
+    @property
+    def expected_withheld(self) -> float:
+        """New items (pages) expected to have been taken for seen while the ``len(self)`` in
+        it went in (:func:`expected_withheld`)."""
+        return expected_withheld(self._m, len(self), HASHES)  # type: ignore[arg-type]
 
     @property
     def hash_family(self) -> str:

@@ -6,14 +6,26 @@ in one atomic step, True only the first time a URL is offered. That single step 
 
 Three kinds, same interface:
 
-* :class:`minicrawl.bloom.BloomFilter` (the default): the core's Bloom filter (its 8 positions
-  per URL, its size for ``--expected-urls`` at ``--error-rate``) with batches, a file and
-  numbers around it: m/8 bytes however long the URLs, at the price of a small, known
-  false-positive rate (a new URL taken for seen, so never crawled);
-* :class:`minicrawl.bloom.ScalableBloomFilter` (``--visited scalable``): a Bloom filter that
-  adds bigger, stricter slices as URLs arrive, so the rate stays under p however many there are;
+* :class:`minicrawl.bloom.ScalableBloomFilter` (the default, ``--visited auto`` or
+  ``scalable``): the core's Bloom filter as slices, a first one sized for ``--expected-urls``,
+  then bigger, stricter ones (twice the URLs at half the rate each) as URLs arrive, so a crawl
+  larger than expected is not a crawl that silently loses pages;
+* :class:`minicrawl.bloom.BloomFilter` (``--visited bloom``, and a shared crawl's default): one
+  fixed filter (the core's 8 positions per URL, its size for ``--expected-urls`` at
+  ``--error-rate``) with batches, a file and numbers around it: m/8 bytes however long the
+  URLs. Past its capacity its rate climbs; the crawl says so, and what the rate has become;
 * :class:`ExactVisited`: a ``set`` of the URL strings, no false positives, memory grows with
   the URLs — for teaching, small crawls and tests that compare the two.
+
+Without ``--error-rate``, the first filter's rate is 0.0025/n for n = ``--expected-urls``
+(:func:`minicrawl.bloom.sizing.default_rate`: 2.5e-9 for a million, 91 bits a URL against 14.6
+at the 0.001 of before): a crawl of n URLs loses ~0.0003 pages in expectation, one of 100·n
+under half a page (0.47). A Bloom filter at rate p does not lose p·n pages of n — its rate
+climbs as it fills, and the sum over the adds is ~0.14·p·n (138 for a million at 0.001; 294 for
+the 1,111,112 URLs of issue 38's tree, where 339 were lost) — but a scalable filter's first
+slice is asked by every later URL, so the rate is set for the crawl that may come, not only for
+n. Each filter says how many pages it is expected to have withheld so far
+(``expected_withheld``: in the stats).
 """
 
 from __future__ import annotations
@@ -44,15 +56,23 @@ log = logging.getLogger("minicrawl")
 Visited: TypeAlias = "LocalVisited | RedisBloomVisited | ForgettingVisited"
 
 
+#: A scalable Visited's slices: each holds twice the URLs of the one before at half its rate,
+#: so each loses about as many pages as the first while it fills, and their rates add up to
+#: twice the first's.
+GROWTH, TIGHTENING = 2, 0.5
+
+
 def make_visited(options: Options) -> LocalVisited:
-    """The Visited filter the options ask for."""
+    """The Visited filter the options ask for (``auto``: scalable, in this process)."""
     if options.visited == "exact":
         return ExactVisited()
     if options.visited == "bloom":
-        return BloomFilter(capacity=options.expected_urls, error_rate=options.error_rate)
-    if options.visited == "scalable":
+        return BloomFilter(capacity=options.expected_urls, error_rate=options.filter_error_rate)
+    if options.visited in ("auto", "scalable"):
+        # the first slice at the rate asked for: the bound on them all is twice that
         return ScalableBloomFilter(initial_capacity=options.expected_urls,
-                                   error_rate=options.error_rate)
+                                   error_rate=options.filter_error_rate / (1 - TIGHTENING),
+                                   growth=GROWTH, tightening=TIGHTENING)
     raise ValueError(f"unknown visited kind {options.visited!r} (bloom, scalable or exact)")
 
 
@@ -60,8 +80,10 @@ def warn_over_capacity(visited: Visited) -> None:
     """Warn that a fixed Bloom filter holds more URLs than it was sized for: from now on its
     false-positive rate (new pages taken for seen, never crawled) climbs."""
     log.warning("Visited holds more than the %s URLs it was sized for: its false-positive "
-                "rate climbs (now ~%.2g); use a larger --expected-urls or --visited scalable",
-                f"{getattr(visited, 'capacity', 0):,}", getattr(visited, "current_fp_rate", 0.0))
+                "rate climbs (now ~%.2g; ~%.1f pages withheld so far); use a larger "
+                "--expected-urls or --visited scalable", f"{getattr(visited, 'capacity', 0):,}",
+                getattr(visited, "current_fp_rate", 0.0),
+                getattr(visited, "expected_withheld", 0.0))
 
 
 def describe(visited: Visited) -> dict[str, StatValue]:
@@ -70,7 +92,7 @@ def describe(visited: Visited) -> dict[str, StatValue]:
                                   "visited_count": len(visited)}
     if isinstance(visited, ExactVisited):
         info.update(visited_fill_ratio=None, visited_current_fp_rate=0.0,
-                    visited_expected_fp_rate=0.0)
+                    visited_expected_fp_rate=0.0, visited_expected_withheld=0.0)
         return info
     for name in ("bits", "hashes", "capacity", "nbytes", "over_capacity"):
         if hasattr(visited, name):
@@ -78,4 +100,7 @@ def describe(visited: Visited) -> dict[str, StatValue]:
     for name in ("fill_ratio", "current_fp_rate", "expected_fp_rate"):
         value = getattr(visited, name, None)
         info[f"visited_{name}"] = round(value, 8) if value is not None else None
+    # pages new to the crawl that the filter is expected to have taken for seen so far
+    withheld = getattr(visited, "expected_withheld", None)
+    info["visited_expected_withheld"] = round(withheld, 3) if withheld is not None else None
     return info

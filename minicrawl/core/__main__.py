@@ -3,8 +3,9 @@
 Stays on the seeds' hosts; reads no robots.txt (run.py does). Each line is ``status url links
 new`` and, if any, why (``---`` and the error when no answer came; ``→ target`` for a redirect to
 a crawlable URL, shown instead of an error; a body cut short); a summary goes to stderr. Exit
-status: 0 done, 2 no usable seed or a wrong option, 130 interrupted (each worker visits the item
-it holds first); 120 is Python's own, when stdout's last buffered lines find the reader gone.
+status: 0 done (also when the reader of stdout left: ``| head``), 1 stdout could not be written
+(``> /dev/full``), 2 no usable seed or a wrong option, 130 interrupted (each worker visits the
+item it holds first).
 """
 
 import argparse
@@ -20,6 +21,7 @@ from minicrawl.core.fetch import USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
 from minicrawl.core.todo import ToDo
+from minicrawl.core.urls import redact
 
 
 class PrintPages:
@@ -30,14 +32,16 @@ class PrintPages:
                  on_closed: Callable[[], None] = lambda: None) -> None:
         self.stream, self.on_closed = stream, on_closed
         self._lock = threading.Lock()
+        self.failure: OSError | None = None  # > /dev/full (a closed pipe is no failure)
 
     def on_page(self, page: Page) -> None:
         why = f"→ {page.redirect}" if page.redirect else page.error or ""
         line = f"{page.status or '---'} {page.url} {len(page.links)} {page.new} {why}".rstrip()
         with self._lock:  # one write per line: lines of two workers never mix
             try:
-                self.stream.write(line + "\n")
-            except BrokenPipeError:
+                self.stream.write(redact(line) + "\n")  # no password shown
+            except OSError as e:  # the reader gone (| head), or no room (> /dev/full)
+                self.failure = self.failure or (None if isinstance(e, BrokenPipeError) else e)
                 os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
                 self.on_closed()
 
@@ -69,13 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         ap.error(str(e))
     todo = ToDo()
+    printer = PrintPages(on_closed=todo.stop)
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
                       max_pages=args.max_pages, admission=[SameHost(args.seeds)],
-                      observers=[PrintPages(on_closed=todo.stop)],
+                      observers=[printer],
                       fetcher=lambda: Fetcher(timeout=args.timeout),
                       ignore_nofollow=args.ignore_nofollow)
     for seed in crawler.bad_seeds:
-        print(f"skipped seed {seed!r}: not a crawlable http(s) URL", file=sys.stderr)
+        print(redact(f"skipped seed {seed!r}: not a crawlable http(s) URL"), file=sys.stderr)
     if not crawler.seeds:
         print("no seed to crawl", file=sys.stderr)
         return 2
@@ -84,6 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"interrupted after {crawler.summary.pages} pages", file=sys.stderr)
         return 130
+    try:  # the last lines now, not at exit (where a closed pipe is Python's exit 120)
+        sys.stdout.flush()
+    except OSError as e:
+        printer.failure = printer.failure or (None if isinstance(e, BrokenPipeError) else e)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if printer.failure:
+        print(f"cannot write standard output: {printer.failure.strerror}", file=sys.stderr)
+        return 1
     print(f"{summary.pages} pages, {summary.errors} errors, {summary.bytes:,} bytes "
           f"in {summary.seconds:.2f} s", file=sys.stderr)
     return 0

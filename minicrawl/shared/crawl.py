@@ -53,11 +53,11 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
     if getattr(options, "state", None):
         raise ValueError("--redis and --state both keep the crawl's state: the shared crawl "
                          "keeps it in Redis, so give one of them")
-    if options.visited != "bloom":
+    if options.visited not in ("bloom", "auto"):
         raise ValueError("--redis shares a Bloom filter between processes; --visited exact "
                          "is a set inside one process")
     shared = connect(options, seeds)
-    visited = RedisBloomVisited(shared, options.expected_urls, options.error_rate,
+    visited = RedisBloomVisited(shared, options.expected_urls, options.filter_error_rate,
                                 options.visited_shards or auto_shards(shared))
     # A slot lease outlives a live request through heartbeats, a killed process by reclaim_after.
     gate = RedisHostGate(shared, options.per_host, options.reclaim_after)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from minicrawl.events import CrawlObserver
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from minicrawl.bloom.visited import Visited
     from minicrawl.core.interfaces import Item
     from minicrawl.output import Output
@@ -25,9 +27,9 @@ class NoState(CrawlObserver):
     existed = False
     visited: Visited | None = None
 
-    def start(self, recrawl: bool) -> tuple[list[Item], dict[str, int]]:
+    def start(self, recrawl: bool) -> tuple[Iterator[Item], dict[str, int]]:
         """Nothing to resume or recrawl: no items for ToDo, no counters."""
-        return [], {}
+        return iter(()), {}
 
     def journal(self, items: list[Item]) -> None:
         """Does nothing: without a state no item is journaled."""

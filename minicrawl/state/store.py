@@ -71,7 +71,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -180,29 +180,31 @@ class CrawlState(CrawlObserver):
 
     # -- the crawl's calls -----------------------------------------------------------------
 
-    def start(self, recrawl: bool) -> tuple[list[Item], dict[str, int]]:
+    def start(self, recrawl: bool) -> tuple[Iterator[Item], dict[str, int]]:
         """What goes into ToDo before the seeds, with counters for the stats.
 
         The journal of an interrupted run if there is one (resume, said in a warning: with
         ``recrawl``, that the interrupted crawl is finished first, unless it was a recrawl);
         else, with ``recrawl``, every recorded page not forgotten (journaled first, so a
-        recrawl resumes too).
+        recrawl resumes too). The items are read as they are iterated (a journal of millions
+        need not fit in memory: ToDo spills what does not), before anything else writes to the
+        state.
         """
         db = self._conn
         with self._lock:
             if self._output is not None:
                 self._write_unwritten(self._output)
-            items = self._journaled()
+            waiting = db.execute("SELECT count(*) FROM todo").fetchone()[0]
             recrawling = db.execute("SELECT 1 FROM meta WHERE key = 'recrawling'").fetchone()
-            if items:  # an interrupted run: resumed, and --recrawl says it waits for it
+            if waiting:  # an interrupted run: resumed, and --recrawl says it waits for it
                 if recrawl and not recrawling:
                     log.warning("--recrawl: the crawl in %s was interrupted with %d URLs still "
                                 "to do; resuming it first, not recrawling — run --recrawl again "
-                                "once it is complete", self.dir, len(items))
+                                "once it is complete", self.dir, waiting)
                 else:
                     log.warning("resuming the %s in %s: %d URLs still to do",
-                                "recrawl" if recrawling else "crawl", self.dir, len(items))
-                return items, {"state_resumed": len(items)}
+                                "recrawl" if recrawling else "crawl", self.dir, waiting)
+                return self._journaled(), {"state_resumed": waiting}
             if recrawling:  # the recrawl that left it ended: its queue is done
                 with self._transaction():
                     db.execute("DELETE FROM meta WHERE key = 'recrawling'")
@@ -211,7 +213,7 @@ class CrawlState(CrawlObserver):
                 if recorded:
                     log.warning("the crawl in %s is complete (%d pages); nothing to do — "
                                 "--recrawl revisits its pages", self.dir, recorded)
-                return [], {}
+                return iter(()), {}
             self._seq += 1
             with self._transaction():  # its queue, and that it is a recrawl's (a resume says)
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('recrawling', '1')")
@@ -224,8 +226,8 @@ class CrawlState(CrawlObserver):
                            "SELECT final_url, depth, url, 0, ? FROM pages WHERE forgotten = 0 "
                            "AND final_url != url AND status NOT BETWEEN 300 AND 399 "
                            "AND final_url NOT IN (SELECT url FROM pages)", (self._seq,))
-            items = self._journaled()
-            return items, {"recrawl_queued": len(items)}
+            queued = db.execute("SELECT count(*) FROM todo").fetchone()[0]
+            return self._journaled(), {"recrawl_queued": queued}
 
     def _write_unwritten(self, output: Output) -> None:
         """Before anything else: the lines of records earlier runs committed but did not write
@@ -240,10 +242,13 @@ class CrawlState(CrawlObserver):
             log.warning("wrote %d records to %s that the last run had recorded but not written",
                         written, output.path)
 
-    def _journaled(self) -> list[Item]:
-        return [Item(url, depth, referrer, attempt) for url, depth, referrer, attempt in
-                self._conn.execute("SELECT url, depth, referrer, attempt FROM todo "
-                                   "ORDER BY seq, rowid")]
+    def _journaled(self) -> Iterator[Item]:
+        # A reader of its own (WAL: a snapshot), in chunks: the lock is not held meanwhile.
+        rows = self._reader().execute("SELECT url, depth, referrer, attempt FROM todo "
+                                      "ORDER BY seq, rowid")
+        while chunk := rows.fetchmany(10_000):
+            yield from (Item(url, depth, referrer, attempt)
+                        for url, depth, referrer, attempt in chunk)
 
     def journal(self, items: list[Item]) -> None:
         """Journal items about to enter ToDo outside a page (the seeds); returns once durable."""

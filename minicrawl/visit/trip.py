@@ -47,11 +47,11 @@ if TYPE_CHECKING:
     from minicrawl.bloom.visited import Visited
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
-    from minicrawl.politeness.todo import ToDo
     from minicrawl.resolve import LinkResolver
     from minicrawl.shared.caps import RedisPageCap
     from minicrawl.shared.chains import RedisChains
     from minicrawl.shared.todo import RedisToDo
+    from minicrawl.spill.todo import SpillingToDo
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
     from minicrawl.stats import PageCount, Stats
@@ -65,8 +65,8 @@ class Parts:
     """What the workers use, built by the crawler and shared by all of its workers."""
 
     options: Options
-    todo: ToDo | RedisToDo  # this process's, or the shared crawl's: the trip puts into it (the
-    # workers take from it in turns, through speed/turns.py's TakingTurns around it)
+    todo: SpillingToDo | RedisToDo  # this process's, or the shared crawl's: the trip puts into
+    # it (the workers take from it in turns, through speed/turns.py's TakingTurns around it)
     visited: Visited
     resolver: LinkResolver
     politeness: RobotsGate
@@ -102,8 +102,7 @@ class CrawlTrip:
         try:
             return self._visit(item)
         except StateError as e:  # the state cannot record: stop, the journal keeps the rest
-            log.error("%s", e)
-            self.crawl.fail(e)
+            self.crawl.fail(e)  # run() raises it: one message, at the end (not one per worker)
         except RedisUnavailable as e:  # Redis lost: the items in flight wait there
             self.crawl.fail(e)  # run() raises it: one message, at the end
         except Exception as e:  # one bad URL must never kill a worker
@@ -115,7 +114,6 @@ class CrawlTrip:
             try:
                 keep(self.crawl.events, self.crawl.todo, page, [])
             except StateError as failure:  # nor can the state record it: stop, as above
-                log.error("%s", failure)
                 self.crawl.fail(failure)
                 return None
             return page
@@ -326,7 +324,8 @@ class CrawlTrip:
         return self._record(page, {"sitemap_unchanged": 1}, prior)
 
 
-def keep(events: Events, todo: ToDo | RedisToDo, page: Page, new: list[Item]) -> None:
+def keep(events: Events, todo: SpillingToDo | RedisToDo, page: Page,
+         new: list[Item]) -> None:
     """Keep the page, then put its ``new`` links in ToDo (the observers hear of it after).
 
     The keepers (saved copy, the state's commit) hear of the page *before* its links enter

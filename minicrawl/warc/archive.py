@@ -38,6 +38,7 @@ from minicrawl.core.links import is_html
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import FetchResult
 from minicrawl.options import Options
+from minicrawl.redact import without_userinfo
 from minicrawl.stats import StatsSnapshot
 from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
 
@@ -71,7 +72,8 @@ class WarcArchive(CrawlObserver):
         self._info = {
             "robots": "ignore" if options.ignore_robots else "classic",
             "http-header-user-agent": options.user_agent,
-            "description": f"minicrawl crawl of {len(seeds)} seed(s): " + " ".join(seeds[:3])
+            "description": f"minicrawl crawl of {len(seeds)} seed(s): "  # no password
+                           + " ".join(map(without_userinfo, seeds[:3]))
                            + (" …" if len(seeds) > 3 else ""),
         }
         self._maker = RecordMaker()
@@ -170,7 +172,9 @@ class WarcArchive(CrawlObserver):
                 self._put(held, force=True)
             self._held.clear()
             self._queue.put(None)
-            if not self._thread.is_alive():  # never started (the crawl never ran)
+            # Never started (the crawl never ran). Not is_alive(): a writer that already took
+            # the None above and ended is not alive either, and starting it again would raise.
+            if self._thread.ident is None:
                 self._thread.start()
             self._thread.join()
         return dict(self.stats)
@@ -227,9 +231,7 @@ class WarcArchive(CrawlObserver):
 
     def file_name(self, index: int) -> str:
         """The path of file number ``index`` (the path as given with ``--warc-max-size 0``)."""
-        if not self.max_size:
-            return self.path
-        return f"{self.path[: -len(SUFFIX)]}-{index:05d}{SUFFIX}"
+        return rolled_name(self.path, index) if self.max_size else self.path
 
     def _open_first(self, resume: bool) -> None:
         if resume:  # go on in the newest file, after its last complete record
@@ -287,6 +289,12 @@ class WarcArchive(CrawlObserver):
         with self._stats_lock:  # workers count too (warc_no_response)
             for name, n in counts.items():
                 self.stats[name] = self.stats.get(name, 0) + n
+
+
+def rolled_name(path: str, index: int) -> str:
+    """The name of file number ``index`` of ``--warc path`` when it rolls over:
+    ``crawl.warc.gz`` → ``crawl-00003.warc.gz``."""
+    return f"{path[: -len(SUFFIX)]}-{index:05d}{SUFFIX}"
 
 
 def cut_partial_record(path: str) -> int:

@@ -4,7 +4,9 @@ What each record holds, and what is reconstructed (the README's WARC section say
 
 * ``request``: the request line and headers exactly as sent (the fetcher builds them from the
   request ``requests`` prepared, the way urllib3 sends them: ``Host`` first, then its headers in
-  order).
+  order), but ``Authorization`` and ``Proxy-Authorization``: credentials are never archived.
+  Every record's ``WARC-Target-URI`` is the URL as requested on the wire, without a seed's
+  ``user:password@``.
 * ``response``: the status line (HTTP version and reason phrase as received) and the headers as
   received (their case and order, a repeated header on each of its lines, grouped under its
   first spelling by urllib3), then the body. The
@@ -44,6 +46,7 @@ from warcio.warcwriter import WARCWriter
 
 from minicrawl.core.fetch import undone as decodes
 from minicrawl.http.fetch import FetchResult
+from minicrawl.redact import without_userinfo
 from minicrawl.version import __version__
 
 WARC_VERSION = "WARC/1.1"
@@ -52,6 +55,7 @@ PROFILE = "http://netpreserve.org/warc/1.1/revisit/"
 NOT_MODIFIED = PROFILE + "server-not-modified"
 IDENTICAL = PROFILE + "identical-payload-digest"
 ORIGINAL = "X-Minicrawl-Original-"
+CREDENTIALS = frozenset({"authorization", "proxy-authorization"})  # left out of request records
 
 #: warcio's header filter: given a (name, value) header, the header to write instead, or None
 #: to leave it out.
@@ -114,6 +118,7 @@ class RecordMaker:
     def exchange(self, exchange: Exchange, warcinfo_id: str) -> bytes:
         """The request record and the response (or revisit) record of one fetch."""
         response = exchange.response
+        uri = without_userinfo(response.url)  # as on the wire: credentials are never archived
         common = {"WARC-Date": exchange.date, "WARC-Warcinfo-ID": warcinfo_id}
         headers, body, truncated = _recorded(response)
         reason = response.reason or _phrase(response.status)
@@ -123,16 +128,17 @@ class RecordMaker:
         if response.status == 304 or exchange.refers_to is not None:
             if response.status == 304:  # no payload came back: say what was revisited
                 fields.update({"WARC-Profile": NOT_MODIFIED,
-                               "WARC-Refers-To-Target-URI": response.url})
+                               "WARC-Refers-To-Target-URI": uri})
             else:
-                uri, date, first_id = exchange.refers_to  # type: ignore[misc]
-                fields.update({"WARC-Profile": IDENTICAL, "WARC-Refers-To-Target-URI": uri,
+                first, date, first_id = exchange.refers_to  # type: ignore[misc]
+                fields.update({"WARC-Profile": IDENTICAL,
+                               "WARC-Refers-To-Target-URI": without_userinfo(first),
                                "WARC-Payload-Digest": payload_digest(body)})
                 if date:
                     fields["WARC-Refers-To-Date"] = date
                 if first_id:
                     fields["WARC-Refers-To"] = first_id
-            main = self._writer.create_warc_record(response.url, "revisit", http_headers=status,
+            main = self._writer.create_warc_record(uri, "revisit", http_headers=status,
                                                    warc_headers_dict=fields)
         else:
             if truncated:
@@ -142,12 +148,12 @@ class RecordMaker:
             status.compute_headers_buffer()
             fields["WARC-Payload-Digest"] = payload_digest(body)
             fields["WARC-Block-Digest"] = payload_digest(status.headers_buff + body)
-            main = self._writer.create_warc_record(response.url, "response",
+            main = self._writer.create_warc_record(uri, "response",
                                                    payload=io.BytesIO(body), length=len(body),
                                                    http_headers=status,
                                                    warc_headers_dict=fields)
         request = self._writer.create_warc_record(
-            response.url, "request",
+            uri, "request",
             http_headers=_WireHeaders(*_request(response), is_http_request=True),
             warc_headers_dict={**common, "WARC-Concurrent-To": exchange.response_id})
         return self._compress([main, request])
@@ -165,10 +171,12 @@ class RecordMaker:
 
 
 def _request(response: FetchResult) -> tuple[str, list[tuple[str, str]]]:
-    """The request line and headers as sent; rebuilt from the URL (a GET with its Host) if the
-    fetcher did not say."""
+    """The request line and headers as sent, but the credentials (``Authorization``,
+    ``Proxy-Authorization``: sent as the server asked, never written down); rebuilt from the
+    URL (a GET with its Host) if the fetcher did not say."""
     if response.request_line:
-        return response.request_line, response.request_headers
+        return response.request_line, [(name, value) for name, value in response.request_headers
+                                       if name.lower() not in CREDENTIALS]
     parts = urlsplit(response.url)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return f"GET {target} HTTP/1.1", [("Host", parts.netloc.rpartition("@")[2])]

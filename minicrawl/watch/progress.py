@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from minicrawl.bloom.visited import Visited
     from minicrawl.options import Options
-    from minicrawl.politeness.todo import ToDo
     from minicrawl.shared.todo import RedisToDo
     from minicrawl.speed.workers import Workers
+    from minicrawl.spill.todo import SpillingToDo
     from minicrawl.stats import Stats
 
 
@@ -28,7 +28,7 @@ class Watched:
     Crawler (``crawler.watched``), so watch/ never imports the crawler that imports it."""
 
     stats: Stats
-    todo: ToDo | RedisToDo
+    todo: SpillingToDo | RedisToDo
     visited: Visited
     workers: Workers
     options: Options
@@ -54,6 +54,14 @@ class Progress:
     links_out_of_scope: int
     errors: int
     max_pages: int | None
+    # Where ToDo's waiting URLs are (a spilling ToDo: minicrawl.spill); None for a ToDo that
+    # does not say (the shared crawl's, in Redis). Bytes in memory are estimated; on disk, the
+    # items' memory estimate, and the file's size as the disk used.
+    todo_in_memory: int | None = None
+    todo_memory_bytes: int | None = None
+    todo_on_disk: int | None = None
+    todo_disk_bytes: int | None = None
+    todo_disk_used_bytes: int | None = None
 
     @property
     def pages_per_s(self) -> float:
@@ -89,7 +97,20 @@ def read_progress(crawler: Watched,
         links_out_of_scope=counts.get("links_out_of_scope", 0),
         errors=counts.get("errors", 0),
         max_pages=crawler.options.max_pages,
+        **todo_figures(todo),
     )
+
+
+def todo_figures(todo: object) -> dict[str, int]:
+    """Where ToDo's URLs wait, in memory and on disk (its ``figures``), if it says."""
+    figures = getattr(todo, "figures", None)
+    if figures is None:
+        return {}
+    return {k: v for k, v in figures().items() if k in TODO_FIGURES}
+
+
+TODO_FIGURES = ("todo_in_memory", "todo_memory_bytes", "todo_on_disk", "todo_disk_bytes",
+                "todo_disk_used_bytes")
 
 
 def read_filter(visited: object) -> tuple[float | None, float | None]:

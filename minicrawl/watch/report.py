@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import error_kind
-from minicrawl.outpaths import write_at_end
+from minicrawl.outpaths import write_at_end, write_text
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 from minicrawl.watch.progress import Progress, ProgressReader, Watched
@@ -97,7 +97,7 @@ class Recorder(CrawlObserver):
         self.stop()
         if self.path:  # a failure is one line; the crawl's summary is not lost to it
             self.failed = not write_at_end(self.flag, self.path,
-                                           lambda path: write_report(path, self, stats))
+                                           lambda: render_report(self, stats))
 
     def start(self) -> Recorder:
         """Take a first sample, then one every ``interval`` seconds from a daemon thread;
@@ -132,9 +132,9 @@ class Recorder(CrawlObserver):
 # -- the HTML file --------------------------------------------------------------------------------
 
 def write_report(path: str, recorder: Recorder, stats: StatsSnapshot) -> None:
-    """Draw the plots and write the report for a finished crawl to ``path``."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(render_report(recorder, stats))
+    """Draw the plots, then write the report for a finished crawl to ``path`` in one step
+    (a signal while drawing leaves no empty or half file)."""
+    write_text(path, render_report(recorder, stats))
 
 
 def render_report(recorder: Recorder, stats: StatsSnapshot) -> str:

@@ -25,7 +25,6 @@ per-link lines are only built here, from lists the crawler has anyway, when some
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from minicrawl.page import Page
     from minicrawl.stats import StatsSnapshot
 
-from minicrawl.outpaths import cannot_write
+from minicrawl.outpaths import cannot_write, is_stdout, silence_stdout
 from minicrawl.redact import redact
 
 log = logging.getLogger("minicrawl")
@@ -69,8 +68,10 @@ class Tracer(CrawlObserver):
         ``on_broken`` is called once if the reader goes away (``--trace | head``): the crawl
         passes its ``stop``, so a piped trace ends the crawl the way a Unix filter would.
         """
-        if target == "-":
-            return cls(sys.stdout, on_broken=on_broken)
+        if is_stdout(target):  # also /dev/stdout: never reopened (that would truncate it)
+            tracer = cls(sys.stdout, on_broken=on_broken)
+            tracer.name = "-"
+            return tracer
         return cls(open(target, "w", encoding="utf-8"), close=True)  # noqa: SIM115
 
     def close(self) -> None:
@@ -108,14 +109,14 @@ class Tracer(CrawlObserver):
         except BrokenPipeError:
             self._broken = True
             if self.stream is sys.stdout:  # later prints (the summary) must not fail too
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-                os.close(devnull)
+                silence_stdout()
             if self._on_broken is not None:
                 self._on_broken()
         except OSError as e:  # a full disk: the trace stops, the crawl goes on
             self._broken = self.failed = True
             log.error("%s; tracing stops", cannot_write(self.flag, self.name, e))
+            if self.stream is sys.stdout:  # > /dev/full: the summary would fail the same way
+                silence_stdout()
 
     # -- the decisions, in the order the crawl makes them (the points of minicrawl.events) -----
 

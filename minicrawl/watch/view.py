@@ -110,6 +110,10 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
     rows = [
         ("pages done", done),
         ("ToDo", f"{p.todo:,} waiting, {p.in_flight:,} in flight"),
+        *([] if p.todo_in_memory is None else [
+            ("in memory", f"{p.todo_in_memory:,} URLs ≈ {_size(p.todo_memory_bytes or 0)}"),
+            ("on disk", f"{p.todo_on_disk or 0:,} URLs ≈ {_size(p.todo_disk_bytes or 0)}, "
+                        f"{_size(p.todo_disk_used_bytes or 0)} of disk used")]),
         ("workers", f"{p.at_work:,} of {p.workers:,} at work (as many as keep the CPU busy)"),
         ("Visited", f"{p.visited:,} URLs, fill {fill}, est. false-positive rate {fp}"),
         ("links", f"{p.links_new:,} new → ToDo, {p.links_dropped:,} dropped by Visited, "
@@ -128,6 +132,14 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
             text.append("\n")
     text.rstrip()
     return Panel(text, title="minicrawl", title_align="left", expand=False)
+
+
+def _size(n: int) -> str:
+    """1.2 MB, 340 KB, 12 B."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n} B"
 
 
 def _bar(fraction: float, width: int = 40) -> Text:

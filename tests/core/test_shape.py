@@ -30,14 +30,18 @@ def test_core_is_about_800_lines() -> None:
     # encoding: 1133); a body in a Content-Encoding not undone kept as received (the WARC
     # archive stores it so), stacked codings undone, and the core's command line checking the
     # environment's proxies and CA bundle before its first request, and its numbers within
-    # run.py's bounds (issue 39: minicrawl/core/checks.py, which a first reading skips), to 1177;
-    # an observer that raises stops the crawl and run() raises it (no worker dies silently), and
-    # the Crawler's arguments checked by name (checks.py again), to 1184.
+    # run.py's bounds (issue 39: minicrawl/core/checks.py, which a first reading skips); an
+    # observer that raises stops the crawl and run() raises it (no worker dies silently), the
+    # Crawler's arguments checked by name; a standard output that cannot be written (a full
+    # device; a closed pipe) ends in one line in the core's command line too; and no password
+    # is written (urls.redact: a URL's userinfo runs to its authority's last @, so a password
+    # may hold ' " : or @; the one redaction, which run.py's minicrawl/redact.py builds on):
+    # 1211.
     for name in SKIPPABLE:
         assert "A first reading can skip" in ast.get_docstring(ast.parse((CORE / name)
                                                                          .read_text())), name
     sitting = [f for f in FILES if f.name not in SKIPPABLE]
-    assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1184
+    assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1211
 
 
 def test_core_imports_nothing_from_the_rest_of_minicrawl() -> None:

@@ -1,6 +1,6 @@
 """ToDo's contract (interfaces.Frontier), run over every implementation — the core's, run.py's
-host-aware one (and the same taken in turns), and the shared crawl's in Redis: FIFO hand-out,
-each item once, and the end of the crawl — empty *and* no worker busy."""
+host-aware one (and the same taken in turns, and spilling to disk), and the shared crawl's in
+Redis: FIFO hand-out, each item once, and the end of the crawl — empty *and* no worker busy."""
 
 from __future__ import annotations
 
@@ -18,19 +18,27 @@ from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.todo import RedisToDo
 from minicrawl.speed.gate import TokenGate
 from minicrawl.speed.turns import TakingTurns
+from minicrawl.spill.todo import SpillingToDo
 
 IMPLEMENTATIONS: dict[str, Callable[[], Frontier]] = {
     "core": ToDo,
     "run.py": HostToDo,  # no politeness asked: a plain breadth-first queue
     # run.py's workers take in turns (speed/turns.py); 16 turns: the suite's most at once
     "turns": lambda: TakingTurns(HostToDo(), TokenGate(16)),
+    # run.py's, spilling: a budget of none keeps only each host's next item in memory, one
+    # of two items keeps spilling and refilling as the suite's queues grow and drain
+    "spill-all": lambda: SpillingToDo(HostToDo(), memory_bytes=0),
+    "spill-some": lambda: SpillingToDo(HostToDo(), memory_bytes=500),
 }
 
 
 @pytest.fixture(params=[*sorted(IMPLEMENTATIONS), "redis"])
 def todo(request: pytest.FixtureRequest) -> Iterator[Frontier]:
     if request.param != "redis":
-        yield IMPLEMENTATIONS[request.param]()
+        todo = IMPLEMENTATIONS[request.param]()
+        yield todo
+        if isinstance(todo, SpillingToDo):
+            todo.close()
         return
     url = request.getfixturevalue("redis_server").url  # the shared crawl's, in a real server
     shared = RedisToDo(SharedRedis(url, "t" + uuid.uuid4().hex[:8]))

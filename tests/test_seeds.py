@@ -1,0 +1,161 @@
+"""Seed files are read lazily (issue 38, point 2): the crawl starts while a million-line file is
+still being read, repeats are told apart by Visited, the crawl does not end before the file does,
+bad lines are told with ``file:line``, and the scope waits for the seeds' hosts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from minicrawl.local.site import LocalSite, Request, Resource
+from minicrawl.scope import Scope
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAGS = ("--quiet", "--ignore-robots", "--delay", "0")
+
+
+class AnyPage(LocalSite):
+    """Answers every ``/p…`` path with a page without links (a million seeds need no dict);
+    ``on_first`` is called with the first request."""
+
+    def __init__(self, on_first=None) -> None:
+        super().__init__()
+        self.on_first = on_first
+        self._first = threading.Lock()
+
+    def resolve(self, request: Request) -> Resource:
+        """A small page for any /p path, the pages dict for the rest."""
+        if self.on_first is not None and self._first.acquire(blocking=False):
+            self.on_first(request)
+        if request.path.startswith("/p"):
+            return Resource(b"<html><body>end</body></html>")
+        return super().resolve(request)
+
+
+def crawl(args: list[str], on_start=None, timeout: float = 120) -> tuple[int, str, int]:
+    """run.py with ``args``: (exit status, stderr, its peak RSS in kB, from wait4)."""
+    with open(os.devnull, "wb") as out, subprocess.Popen(
+            [sys.executable, str(ROOT / "run.py"), *args], stdout=out,
+            stderr=subprocess.PIPE, cwd=ROOT) as proc:
+        if on_start is not None:
+            on_start(proc)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            err = proc.stderr.read().decode()  # type: ignore[union-attr]
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        finally:
+            timer.cancel()
+        return proc.returncode, err, usage.ru_maxrss
+
+
+def holds_open(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` open (read from /proc, outside it)."""
+    fds = Path(f"/proc/{pid}/fd")
+    for fd in fds.iterdir():
+        try:
+            if os.readlink(fd) == str(path):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_million_seeds_start_while_the_file_is_read(tmp_path):
+    """The first request reaches the server while the crawler still has the file open (it was
+    reading all of it, and comparing, first: nothing in 120 s); RSS stays small; bad lines are
+    told with file:line as they are reached."""
+    seeds = tmp_path / "seeds.txt"
+    seen: dict[str, bool] = {}
+    proc: list[subprocess.Popen] = []
+
+    def first(_: Request) -> None:
+        seen["file open"] = holds_open(proc[0].pid, seeds)
+
+    with AnyPage(on_first=first) as server:
+        with open(seeds, "w") as f:
+            f.write(f"{server.url('/p0')}\nnot a url\n")
+            f.writelines(f"{server.url(f'/p{i}')}\n" for i in range(1, 1_000_000))
+        code, err, rss_kb = crawl([str(seeds), "--max-pages", "200", "--threads", "4", *FLAGS],
+                                  on_start=proc.append)
+        assert code == 0, err
+        assert seen == {"file open": True}
+        assert len(server.requests) == 200
+    assert f"{seeds}:2: 'not a url' is not a valid http(s) URL" in err
+    assert rss_kb < 250 * 1024, rss_kb
+
+
+def test_the_crawl_does_not_end_before_the_seed_file(tmp_path):
+    """3,000 seeds, each repeated once and one bad line far down: every seed is fetched once.
+    The first seed is in ToDo before the workers start and the rest comes while they work, so
+    without the feeder counted busy the crawl ended with the first chunk."""
+    with AnyPage() as server:
+        seeds = tmp_path / "seeds.txt"
+        lines = [server.url(f"/p{i}") for i in range(3000)]
+        lines = lines + lines[:1500] + ["ftp://x.org/"] + lines[1500:]
+        seeds.write_text("\n".join(lines) + "\n")
+        stats = tmp_path / "stats.json"
+        code, err, _ = crawl([str(seeds), "--threads", "4", "--stats", str(stats), *FLAGS])
+        assert code == 0, err
+        counts = server.fetch_counts()
+        assert len(counts) == 3000 and set(counts.values()) == {1}
+        assert json.loads(stats.read_text())["seeds"] == 3000
+    assert f"{seeds}:4501: 'ftp://x.org/'" in err and err.count("is not a valid") == 1
+
+
+def test_a_link_to_a_seed_host_not_read_yet_waits_for_the_pass():
+    """Until the pass over the seed files has ended, a host not known yet is not refused."""
+    scope = Scope(["http://a.test/"], more_seeds=True)
+    answers: list[bool] = []
+    asking = threading.Thread(target=lambda: answers.append(scope.admits("http://b.test/x", 1)))
+    asking.start()
+    asking.join(0.2)
+    assert answers == []  # waiting
+    scope.learned(["http://b.test:8080"])
+    asking.join(5)
+    assert answers == [True]
+    assert scope.admits("http://a.test/y", 1) and not scope.admits("http://c.test/", 1)
+
+
+def test_links_to_a_host_seeded_far_down_the_file_are_followed(tmp_path):
+    """The first seed's page links to localhost, a host whose only seed is the file's last line
+    (500,000 lines down, read a second or so after that page): the link is taken as in scope,
+    as when the seeds were all read first (the trace says what was decided)."""
+    with AnyPage() as server:
+        server.pages["/start"] = Resource(
+            f'<a href="http://localhost:{server.port}/linked">x</a>'.encode())
+        seeds = tmp_path / "seeds.txt"
+        with open(seeds, "w") as f:
+            f.write(f"{server.url('/start')}\n")
+            f.writelines(f"{server.url(f'/p{i}')}\n" for i in range(500_000))
+            f.write(f"http://localhost:{server.port}/p-last\n")
+        trace = tmp_path / "trace.txt"
+        code, err, _ = crawl([str(seeds), "--max-pages", "50", "--threads", "2",
+                              "--trace", str(trace), *FLAGS])
+        assert code == 0, err
+        linked = f"http://localhost:{server.port}/linked"
+    lines = trace.read_text().splitlines()
+    at = next(n for n, line in enumerate(lines) if linked in line)
+    assert "VISITED? no → TODO" in lines[at + 1], lines[at: at + 2]
+
+
+def test_a_crawl_stopped_mid_file_resumes_with_state_and_fetches_each_seed_once(tmp_path):
+    """--state: a crawl capped while its file was still being read, run again, fetches the
+    seeds it had not (those journaled and those never read) and none twice."""
+    with AnyPage() as server:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"{server.url(f'/p{i}')}\n" for i in range(5000)))
+        state = str(tmp_path / "state")
+        code, err, _ = crawl([str(seeds), "--state", state, "--max-pages", "100", "--threads",
+                              "4", *FLAGS])
+        assert code == 0, err
+        assert len(server.fetch_counts()) == 100
+        code, err, _ = crawl([str(seeds), "--state", state, "--threads", "4", *FLAGS])
+        assert code == 0, err
+        counts = server.fetch_counts()
+        assert len(counts) == 5000 and set(counts.values()) == {1}
