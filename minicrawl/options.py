@@ -274,6 +274,12 @@ class Options:
                 if getattr(self, name) != _default(name):
                     raise ValueError(f"{_flag(name)} is for a crawl shared through Redis: give "
                                      f"--redis URL too, or leave {_flag(name)} out")
+        for name, idle, why in (
+                ("warc_max_size", self.warc is None, "it sizes --warc's files: give --warc too"),
+                ("max_crawl_delay", self.ignore_robots, "it caps robots.txt's Crawl-delay, "
+                 "which --ignore-robots does not read")):
+            if idle and getattr(self, name) != _default(name):
+                raise ValueError(f"{_flag(name)} would do nothing: {why}, or leave it out")
         if self.forget_gone and not self.recrawl and self.state is not None:  # (no --state:
             # minicrawl.state says both need it)
             raise ValueError("--forget-gone forgets the pages a --recrawl finds gone: give "

@@ -113,6 +113,9 @@ HTTP: dict[str, Setting] = {
            ("no host", "http://:3128", "'http://:3128'", "has no host"))
        for core in (False, True) if not core or kind in ("SOCKS", "port")},
     "socks4 proxy": refused(says="is a SOCKS proxy", env={"http_proxy": "socks4://127.0.0.1:1"}),
+    "no_proxy for some hosts only": refused(says="HTTP_PROXY='socks5://127.0.0.1:1' is a SOCKS",
+                                            env={"HTTP_PROXY": "socks5://127.0.0.1:1",
+                                                 "NO_PROXY": "127.0.0.1,localhost"}),
     "lower case wins": refused(says="http_proxy='socks5://127.0.0.1:1'",
                                env={"http_proxy": "socks5://127.0.0.1:1",
                                     "HTTP_PROXY": "http://127.0.0.1:3128"}),
@@ -176,6 +179,11 @@ RIGHT = {
     "a proxy without scheme from the environment": Setting(
         [SEED], 0, "", env={"http_proxy": "127.0.0.1:9", "no_proxy": "127.0.0.1"}),
     "ftp_proxy is not ours": Setting([SEED], 0, "", env={"ftp_proxy": "socks5://x:1"}),
+    "--demo with a SOCKS proxy in the environment": Setting(
+        ["--demo", "--max-pages", "5"], 0, "", env={"HTTPS_PROXY": "socks5://x:1",
+                                                    "http_proxy": "socks5h://x:1"}),
+    "no_proxy=* bypasses a SOCKS HTTP_PROXY": Setting(
+        [SEED], 0, "", env={"HTTP_PROXY": "socks5://x:1", "no_proxy": "*"}),
     "an empty proxy variable": Setting([SEED], 0, "", env={"HTTP_PROXY": ""}),
     "--user-agent trailing space": Setting([SEED, "--user-agent", "bot/1.0 "], 0, ""),
     "the core, good CA": Setting([SEED], 0, "", core=True,
@@ -185,7 +193,8 @@ RIGHT = {
 
 def test_the_right_neighbours_still_crawl(tmp_path):
     for case in RIGHT.values():
-        case.args += [] if case.core else ["--quiet", "--retries", "0", "--ignore-robots"]
+        case.args += [] if case.core else ["--quiet", "--retries", "0"] + (
+            [] if "--demo" in case.args else ["--ignore-robots"])
     results = ran_each(RIGHT, tmp_path)
     for name, done in results.items():
         assert done.returncode == 0 and "Traceback" not in done.stderr, (name, done.stderr)
@@ -278,6 +287,11 @@ OPTIONS: dict[str, Setting] = {
                                             "shared through Redis: give --redis URL too")
        for flag, value in (("crawl", "mine"), ("visited-shards", "4"), ("reclaim-after", "5"),
                            ("redis-retry", "5"))},
+    "--warc-max-size without --warc": refused("--warc-max-size", "0", says="--warc-max-size "
+                                              "would do nothing: it sizes --warc's files"),
+    "--max-crawl-delay with --ignore-robots": refused(
+        "--ignore-robots", "--max-crawl-delay", "1", says="--max-crawl-delay would do nothing: "
+        "it caps robots.txt's Crawl-delay, which --ignore-robots does not read"),
     "--forget-gone without --recrawl": refused("--state", "st", "--forget-gone",
                                                says="--forget-gone forgets the pages a "
                                                     "--recrawl finds gone: give --recrawl too"),
@@ -395,7 +409,7 @@ def test_ctrl_c_stops_a_crawl_matching_a_pathological_exclude(server, tmp_path):
     import signal
     import time
 
-    pathological_site(server, links=3000)
+    pathological_site(server, links=1000)  # 1 ms each once the first took 0.25 s
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), server.url("/"), "--exclude",
                              "(a|a)*!$", "--ignore-robots", *FAST], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -408,8 +422,8 @@ def test_ctrl_c_stops_a_crawl_matching_a_pathological_exclude(server, tmp_path):
     proc.send_signal(signal.SIGINT)
     start = time.monotonic()
     _, err = proc.communicate(timeout=30)
-    assert time.monotonic() - start < 10 and proc.returncode == 130, err
-    assert "Traceback" not in err
+    assert time.monotonic() - start < 10 and proc.returncode == 130, err  # measured: 0.7 s
+    assert "Traceback" not in err and "interrupted" in err
 
 
 def test_recrawl_of_an_interrupted_crawl_says_it_resumes_it_first(server, tmp_path):
@@ -696,3 +710,9 @@ def test_redis_query_options_from_the_library_name_the_option():
     with pytest.raises(ValueError) as info:
         Options(redis=f"redis://:{PASSWORD}@127.0.0.1:6379/0?client_name=a%20b")
     assert PASSWORD not in str(info.value) and "client_name" in str(info.value)
+
+
+def test_the_table_counts_what_the_note_says():
+    """README (and the note on issue 39) quote these counts: 59 + 11 + 45 + 31 rows here, 20
+    Redis URLs and 22 crawls and calls in the tests above: 188 cases."""
+    assert (len(HTTP), len(RIGHT), len(OPTIONS), len(API)) == (59, 11, 45, 31)

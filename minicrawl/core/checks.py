@@ -74,8 +74,11 @@ def _environ_proxies(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     http_proxy, https_proxy and all_proxy, a lower-case name winning (urllib's rule)."""
     found: dict[str, tuple[str, str]] = {}
     for name in sorted(environ, key=lambda n: n.islower()):  # lower case last: it wins
-        if name.lower() in ("http_proxy", "https_proxy", "all_proxy") and environ[name]:
+        if name.lower() in ("http_proxy", "https_proxy", "all_proxy", "no_proxy") \
+                and environ[name]:
             found[name.lower()] = (name, environ[name])
+    if found.pop("no_proxy", ("", ""))[1].strip() == "*":  # no host goes through a proxy
+        return []
     return list(found.values())
 
 
