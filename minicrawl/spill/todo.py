@@ -52,9 +52,16 @@ endless 10-ary tree from memory; ``run.py --max-pages 100000 --threads 16 --dela
 ====================  ===========  ============  ===============  ===========
 --frontier-memory     peak RSS     wall          CPU (user+sys)   disk (peak)
 ====================  ===========  ============  ===============  ===========
-4096 (all in memory)  473, 455 MB  131, 168 s    131, 120 s       —
-64 (the default)      329, 294 MB  134, 196 s    128, 108 s       67 MB
+4096 (all in memory)  473, 455,    131, 168,     131, 120,        —
+                      500 MB       196 s         108 s
+64 (the default)      329, 294,    134, 196,     128, 108,        67 MB
+                      380 MB       162 s         101 s
 ====================  ===========  ============  ===============  ===========
+
+(The third pair on the Visited default of issue 38's point 3, an 11.4 MB filter instead of 1.8;
+RSS varies by tens of MB from run to run with the same settings; ``MALLOC_ARENA_MAX=2`` changed
+nothing: 368 MB.) The wall time is the load's more than the crawl's at these loads; the CPU time
+is no higher spilled.
 
 The frontier's part is ~0.8 MB of RSS per MB of budget (16 → 64 MB: +39 MB). What remains is
 mostly the link resolver's two memories (:mod:`minicrawl.resolve`, 200,000 entries each; on this
