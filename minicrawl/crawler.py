@@ -11,7 +11,8 @@ run.py's (:mod:`minicrawl.speed.workers`: as many at work as keep the CPU busy, 
 The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
 Seed files are read while the crawl runs (:mod:`minicrawl.seeds`): the URL arguments and each
 file's first seed go in before the workers start; a feeder thread puts the rest, chunk by chunk,
-through the door links take, and counts as a busy worker until it is done (a shared crawl reads
+through the door links take, at most 50,000 seeds ahead of the workers (seeds.SeedFeed: ToDo is
+in memory), and counts as a busy worker until it is done (a shared crawl reads
 them all before its first take: other processes must see it seeding); a second thread reads the
 seeds' hosts for the scope, which answers a host it does not know yet only after that pass.
 Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state, the WARC
@@ -362,9 +363,9 @@ class Crawler:
             for chunk in self.seed_input.rest(self._bad_seed):
                 self._queue_seeds(chunk)
 
-    def _queue_seeds(self, urls: list[str]) -> None:
+    def _queue_seeds(self, urls: list[str]) -> int:
         """Seeds through the door every link takes (the core's ``enqueue_new``: Visited says
-        which are new, repeats in a file too), journaled before they enter ToDo."""
+        which are new, repeats in a file too), journaled before they enter ToDo; how many."""
         entering = _Entering()
         enqueue_new(entering, self.visited, (), urls, 0, referrer=None)
         fresh = {item.url for item in entering.items}
@@ -373,6 +374,7 @@ class Crawler:
         self.state.journal(entering.items)
         # Counted as queued: a process joining a shared crawl with the same seeds queues none.
         self.stats.add(seeds=self.todo.put_many(entering.items))
+        return len(entering.items)
 
     def _origins(self) -> Iterator[str]:
         """Every seed's origin (the pass over the seed files), kept for --sitemaps."""
@@ -402,14 +404,14 @@ class Crawler:
         assert self._feed is not None
         try:
             for chunk in self.seed_input.rest(self._bad_seed):
+                self._feed.room()  # at most SeedFeed.lead seeds wait in ToDo
                 if self._feed.finished:
                     break
                 # As for the first seeds: a password leaves the URL for the origin's requests
                 chunk, found = seed_credentials(chunk)
                 for origin, authorization in found.items():  # the first seed of an origin's
                     self.credentials.setdefault(origin, authorization)
-                self._queue_seeds(chunk)
-                self._feed.fed()
+                self._feed.fed(self._queue_seeds(chunk))
         except StateError as e:
             self._fail(e)
         except Exception as e:  # a bug: never silent, and the crawl must still end

@@ -185,16 +185,28 @@ class Seeds:
         return sorted(set(urls)) + digests
 
 
+#: Seeds put in ToDo and not taken yet, at most (the feeder waits for room): ToDo keeps every
+#: waiting URL in memory (~200 bytes each), and a million seeds put at once held 700 MB.
+LEAD = 50_000
+
+
 class SeedFeed:
     """ToDo as the workers see it while a thread still reads seeds into it: the feeder counts as
     a busy worker. ToDo's end rule (empty and nobody busy) would end the crawl the moment its
     workers caught up with the feed; so a ``take`` that finds the crawl over while the feed
-    goes on waits for the next chunk (:meth:`fed`) or the feed's end (:meth:`finish`)."""
+    goes on waits for the next chunk (:meth:`fed`) or the feed's end (:meth:`finish`).
 
-    def __init__(self, todo: Frontier) -> None:
-        self.todo = todo
-        self._changed = threading.Condition()
+    The feeder keeps at most ``lead`` seeds waiting (:meth:`room`): a seed file is never all in
+    memory. Seeds read later therefore queue behind the links found meanwhile (per host, first
+    in first out), not before them; a ToDo that spills to disk could take them all at once."""
+
+    def __init__(self, todo: Frontier, lead: int = LEAD) -> None:
+        self.todo, self.lead = todo, lead
+        lock = threading.Lock()
+        self._changed = threading.Condition(lock)  # workers wait here for seeds
+        self._room = threading.Condition(lock)  # the feeder waits here for room
         self._chunks = 0  # chunks fed so far: a take that found nothing waits for the next
+        self._waiting = 0  # seeds fed and not taken yet
         self._finished = False
 
     def put(self, item: Item) -> None:
@@ -207,6 +219,10 @@ class SeedFeed:
             with self._changed:
                 chunks, finished = self._chunks, self._finished
             item = self.todo.take()
+            if item is not None and item.depth == 0 and item.referrer is None:  # a seed
+                with self._changed:
+                    self._waiting -= 1
+                    self._room.notify()
             if item is not None or finished or getattr(self.todo, "stopped", False):
                 return item  # (ToDo stopped by whoever holds it: the crawl is over)
             with self._changed:  # ToDo caught up with the feed: wait for it
@@ -222,10 +238,17 @@ class SeedFeed:
         self.finish()
         self.todo.stop()
 
-    def fed(self) -> None:
-        """A chunk of seeds is in the ToDo: workers that found it empty look again."""
+    def room(self) -> None:
+        """Wait until fewer than ``lead`` seeds wait in ToDo (or the feed has ended)."""
+        with self._changed:
+            while self._waiting >= self.lead and not self._finished:
+                self._room.wait()
+
+    def fed(self, seeds: int) -> None:
+        """A chunk of ``seeds`` seeds is in the ToDo: workers that found it empty look again."""
         with self._changed:
             self._chunks += 1
+            self._waiting += seeds
             self._changed.notify_all()
 
     def finish(self) -> None:
@@ -233,6 +256,7 @@ class SeedFeed:
         with self._changed:
             self._finished = True
             self._changed.notify_all()
+            self._room.notify_all()
 
     @property
     def finished(self) -> bool:

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from minicrawl import Crawler
 from minicrawl.local.site import LocalSite, Request, Resource
 from minicrawl.scope import Scope
 
@@ -179,3 +180,24 @@ def test_a_crawl_stopped_mid_file_resumes_with_state_and_fetches_each_seed_once(
         assert code == 0, err
         counts = server.fetch_counts()
         assert len(counts) == 5000 and set(counts.values()) == {1}
+
+
+def test_the_feed_keeps_a_bounded_lead_and_every_seed_is_fetched(tmp_path):
+    """With at most 100 seeds waiting in ToDo, 2,000 seeds are all fetched once, and ToDo never
+    held more than the lead (a million seeds put at once held 700 MB)."""
+    with AnyPage() as server:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"{server.url(f'/p{i}')}\n" for i in range(2000)))
+        crawler = Crawler(str(seeds), threads=4, delay=0, ignore_robots=True)
+        assert crawler._feed is not None
+        crawler._feed.lead = 100
+        most = [0]
+
+        def on_page(_) -> None:
+            most[0] = max(most[0], len(crawler.todo))
+
+        crawler.on_page = on_page
+        crawler.run()
+        counts = server.fetch_counts()
+        assert len(counts) == 2000 and set(counts.values()) == {1}
+    assert most[0] <= 100 + 1000  # the lead, and the chunk that may pass it
