@@ -130,7 +130,9 @@ HTTP: dict[str, Setting] = {
     "--proxy ftp": refused("--proxy", "ftp://127.0.0.1:21", says="must be http://HOST:PORT"),
     "--proxy no host": refused("--proxy", "http://:3128", says="has no host"),
     "--proxy no scheme": refused("--proxy", "127.0.0.1:3128", says="must be http://HOST:PORT"),
-    "--proxy empty": refused("--proxy", "", says="--proxy '' must be http://HOST:PORT"),
+    "--proxy no port": refused("--proxy", f"http://u:{PASSWORD}@127.0.0.1", hidden=PASSWORD,
+                               says="--proxy 'http://***@127.0.0.1' must be http://HOST:PORT"),
+    "--proxy empty": refused("--proxy", "", says="--proxy '' is empty"),
     # --user-agent: requests refused these with a 48-line traceback
     "--user-agent leading space": refused("--user-agent", " bot/1.0",
                                           says="--user-agent must not start with a space, got "
@@ -669,6 +671,7 @@ def test_redis_url_options_and_a_cluster_url_at_one_server_are_one_line_at_once(
             "socket_connect_timeout 0": ("socket_connect_timeout=0", "must be over 0 seconds"),
             "timeout huge": ("socket_timeout=1e10", "and at most 86400"),
             "max_connections 0": ("max_connections=0", "?max_connections= must be at least 1"),
+            "a password in the query too": (f"password={PASSWORD}&foo=1", "has ?foo="),
         }
         cases = {name: Setting([SEED, "--redis", f"{base}?{q}", "--redis-retry", "60"], 2, says,
                                PASSWORD) for name, (q, says) in query.items()}
@@ -698,7 +701,7 @@ def test_redis_url_options_and_a_cluster_url_at_one_server_are_one_line_at_once(
                                 "--retries", "0"], 0, ""), tmp_path)
     for name, case in cases.items():
         check(case, results[name])
-    assert took < 30, took  # 19 processes, 4 at a time: none waited for --redis-retry 60
+    assert took < 30, took  # 20 processes, 4 at a time: none waited for --redis-retry 60
     assert right.returncode == 0 and right.stderr == "", right.stderr  # options Redis takes
 
 
@@ -713,6 +716,6 @@ def test_redis_query_options_from_the_library_name_the_option():
 
 
 def test_the_table_counts_what_the_note_says():
-    """README (and the note on issue 39) quote these counts: 59 + 11 + 45 + 31 rows here, 20
-    Redis URLs and 22 crawls and calls in the tests above: 188 cases."""
-    assert (len(HTTP), len(RIGHT), len(OPTIONS), len(API)) == (59, 11, 45, 31)
+    """README (and the note on issue 39) quote these counts: 60 + 11 + 45 + 31 rows here, 21
+    Redis URLs and 22 crawls and calls in the tests above: 190 cases."""
+    assert (len(HTTP), len(RIGHT), len(OPTIONS), len(API)) == (60, 11, 45, 31)

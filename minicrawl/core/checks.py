@@ -13,6 +13,7 @@ the crawl never asks it anything once it runs.
 import math
 import numbers
 import os
+import re
 import ssl
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
@@ -35,11 +36,12 @@ def check_http(user_agent: str, proxy: str | None = None, ca_bundle: str | None 
     ``environ``, only what was given is checked."""
     _check_user_agent(user_agent)
     env = environ or {}
-    if proxy is not None:  # given: with its scheme (the environment's may go without: http)
+    if proxy is not None:  # given: with its scheme and port, as --help says (the environment's
+        # may go without: requests takes http and the scheme's port, as curl does)
         what = f"--proxy {shown(_without_password(proxy))}"
-        if "://" not in proxy.strip():
-            raise ValueError(f"{what} must be http://HOST:PORT, https://… or socks5://…")
         _check_proxy(proxy, what)
+        if "://" not in proxy or not re.search(r":\d+/?$", proxy):
+            raise ValueError(f"{what} must be http://HOST:PORT, https://… or socks5://…")
     else:
         for name, value in _environ_proxies(env):
             _check_proxy(value, f"the environment's {name}={shown(_without_password(value))}",
@@ -86,7 +88,9 @@ def _check_proxy(url: str, what: str, fix: str = "") -> None:
     """A proxy URL requests can use: ``[http|https|socks…]://[user:pass@]host[:port]`` (no
     scheme: http), nothing blank in it; a SOCKS one only with PySocks installed."""
     problem = None
-    if not url.strip() or any(c.isspace() or ord(c) < 0x20 for c in url):
+    if not url.strip():
+        problem = "is empty"
+    elif any(c.isspace() or ord(c) < 0x20 for c in url):
         problem = "has a blank or control character in it"
     else:
         parts = urlsplit(url if "://" in url else "http://" + url)
