@@ -346,7 +346,8 @@ ROWS.update({
         "{url}", "--redis", ":Xq7Lf'Zv9Bn@127.0.0.1:6379/0", says="--redis must be a Redis URL"),
     "--proxy without a scheme refused": refused(
         "{url}", "--proxy", "crawler:Xq7Lf'Zv9Bn@127.0.0.1:3128", says="--proxy"),
-    # (a proxy without a port is port 80, as requests reads it: no refusal to test there)
+    "--proxy without a port refused": refused(
+        "{url}", "--proxy", "http://crawler:Xq7Lf@Zv9Bn@127.0.0.1", says="--proxy"),
     "--proxy with a port out of range refused": refused(
         "{url}", "--proxy", "http://crawler:Xq7Lf@Zv9Bn@127.0.0.1:99999", says="--proxy"),
     "a proxy's password in every output": Row(
