@@ -13,8 +13,23 @@ encoding unless it is not UTF-8. Each canonical
 URL is then judged once by the rules that answer from the URL alone (scope, traps:
 ``_by_target``). No cached answer differs from a fresh one (tests/test_resolve.py).
 
-The caches are bounded (:class:`minicrawl.speed.memo.Memo`): each holds at most a third of the URLs
-Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set would.
+The caches are bounded (:class:`minicrawl.speed.memo.Memo`) twice: each holds at most a third of
+the URLs Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set
+would; and by their memory, 16 MB together (``HREF_BYTES`` + ``TARGET_BYTES``, as
+:func:`_href_bytes` and :func:`_target_bytes` estimate an entry: its strings' lengths and the
+overhead tracemalloc measured), so that on a site where every href is new (issue 38's endless
+tree) they do not grow with the crawl. They were bounded by entries (200,000 each), which held
+~170 MB of a 100,000-page crawl of the tree. 16 MB, because the Java API docs, where they pay,
+need about that: their 662,513 hrefs replayed page by page (bench_urls.py's order) make 31,657
+(folder, href) entries, 12.1 MB as estimated here (6.3 MB by tracemalloc with the targets: the
+estimate counts a folder once per href, a URL in both caches), and 10,665 targets, 2.0 MB; at
+12 + 4 MB the core is asked 36,494 times (31,657 unbounded), at 6 + 2 MB 36,891, at 3 + 1 MB
+39,116: a miss costs ~3 µs, so any of these keeps the benefit, and in a crawl the third of
+Visited bounds them first there. The Java docs crawl (``bench/javadoc.py --threads 16 --reps 2
+--peers none``, 2026-11-26, loaded machine): wall 18.97 vs 18.78 s, CPU 18.27 vs 20.47 s, peak
+RSS 106 vs 103 MB, after vs before. The tree (``--max-pages 100000 --threads 16``, politeness
+off, one run each): peak RSS 341 → 192 MB at ``--frontier-memory 64``, 533 → 351 MB at 4096;
+wall 133.9 → 115.8 s and 121.1 → 118.3 s.
 Dict reads and writes are atomic, and a racing miss only computes the same answer twice.
 """
 
@@ -29,7 +44,15 @@ from minicrawl.core.urls import MAX_LENGTH, canonical
 from minicrawl.options import Options
 from minicrawl.speed.memo import Memo
 
-CACHE_SIZE = 200_000  # entries per cache; ~50 MB at the most
+# The caches' memory (see the module's doc): bytes as _href_bytes/_target_bytes estimate them.
+HREF_BYTES = 12 << 20
+TARGET_BYTES = 4 << 20
+# Bytes an entry takes beyond its strings' characters (tracemalloc, every string its own: one
+# href a page; a dict between resizes; bench/cache_bytes.py): (folder, href) → (URL, why) about
+# 280 (the key's tuple and two strings, the dict's slot, the URL's string when the target cache
+# has forgotten it), URL → (URL, why) about 190 (its string, the tuple, the slot).
+HREF_OVERHEAD = 240
+TARGET_OVERHEAD = 120
 
 Judged = tuple[str | None, str | None]  # (canonical URL, why unwanted) or (None, why no URL)
 
@@ -60,8 +83,8 @@ class LinkResolver:
         self.options = options
         self.rules = rules
         # (what the answer depends on, href) → judged, and canonical URL → judged
-        self._by_href: Memo[tuple[str, str], Judged] = Memo(CACHE_SIZE, budget)
-        self._by_target: Memo[str, Judged] = Memo(CACHE_SIZE, budget)
+        self._by_href: Memo[tuple[str, str], Judged] = Memo(HREF_BYTES, _href_bytes, budget)
+        self._by_target: Memo[str, Judged] = Memo(TARGET_BYTES, _target_bytes, budget)
 
     def resolve(self, hrefs: Iterable[str], base: str, counts: dict[str, int],
                 encoding: str = "utf-8") -> tuple[dict[str, str | None], list[tuple[str, str]]]:
@@ -121,6 +144,17 @@ class LinkResolver:
         if hit is None:
             hit = self._by_target.put(url, (url, self.out_of_bounds(url)))
         return hit
+
+
+def _href_bytes(entry: tuple[str, str], judged: Judged) -> int:
+    """What an entry of ``_by_href`` takes at most: its folder (shared by a page's hrefs, counted
+    for each), href and URL (shared with ``_by_target`` while it holds it) and the overhead."""
+    return HREF_OVERHEAD + len(entry[0]) + len(entry[1]) + len(judged[0] or "")
+
+
+def _target_bytes(url: str, judged: Judged) -> int:
+    """What an entry of ``_by_target`` takes (its reason is one of a few shared strings)."""
+    return TARGET_OVERHEAD + len(url)
 
 
 def _climbed(folder: str, href: str, depth: int) -> tuple[str, str]:

@@ -10,16 +10,28 @@ from minicrawl.speed.memo import Memo
 
 def test_a_memo_holds_a_share_of_the_budget_and_forgets_its_older_half():
     size = [0]
-    m = Memo(limit=10_000, budget=lambda: size[0], share=0.5)
+    m = Memo(10**9, lambda k, v: 1, budget=lambda: size[0], share=0.5)
     for n in range(5000):
         size[0] = n  # Visited grows by one URL per entry
         m.put(n, str(n))
         assert len(m) <= max(memo.FLOOR, n // 2)
     assert m.data.get(4999) == "4999" and 0 not in m.data  # the newest stay
-    capped = Memo(limit=100)
+    capped = Memo(100, lambda k, v: 1)  # no Visited: only the bytes bound it
     for n in range(1000):
         capped.put(n, n)
     assert len(capped) <= 100 and 999 in capped.data
+
+
+def test_a_memo_holds_at_most_its_bytes_as_its_size_estimates_them():
+    """Entries of all sizes: what is held never passes ``max_bytes``, the newest stays, and an
+    entry over a sixteenth of the bytes is answered but not remembered."""
+    m = Memo(10_000, lambda k, v: 10 + len(v))
+    for n in range(5000):
+        m.put(n, "x" * (n % 500))
+        assert m.held == sum(10 + len(v) for v in m.data.values()) <= 10_000
+        assert n in m.data or 10 + n % 500 > 10_000 // 16
+    assert m.held >= 10_000 // 4  # it forgot only what it had to
+    assert m.put("big", "x" * 700) == "x" * 700 and "big" not in m.data
 
 
 def test_a_bloom_crawl_holds_fewer_url_strings_than_an_exact_set_would(server, monkeypatch):
@@ -63,7 +75,7 @@ def test_a_thread_writing_while_another_forgets_the_older_half_breaks_nothing(mo
 
     monkeypatch.setattr(memo, "FLOOR", 16)
     growing = itertools.count(100)
-    m = Memo(limit=100_000, budget=lambda: next(growing), share=1)
+    m = Memo(10**9, lambda k, v: 1, budget=lambda: next(growing), share=1)
     m.data = SlowToCopy((n, n) for n in range(100))
     m.room = 100
     errors: list[BaseException] = []

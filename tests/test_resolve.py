@@ -120,3 +120,34 @@ def test_a_cached_answer_is_the_answer_a_fresh_resolver_gives(visits) -> None:
     shared = LinkResolver(Options(), [Scope(["http://example.com/"])])
     for page, href, encoding in visits:
         assert _resolved(shared, page, href, encoding) == _fresh(page, href, encoding)
+
+
+def test_the_caches_stay_within_their_bytes_on_many_distinct_hrefs(monkeypatch) -> None:
+    """40,000 distinct hrefs on 4,000 pages of distinct folders (the endless tree's links): the
+    caches hold at most their bytes, as estimated and as tracemalloc measures them, and every
+    answer, early or late, cached or forgotten, is still the core's."""
+    import tracemalloc
+
+    from minicrawl import resolve as module
+
+    monkeypatch.setattr(module, "HREF_BYTES", 384 << 10)
+    monkeypatch.setattr(module, "TARGET_BYTES", 128 << 10)
+    budget = (384 + 128) << 10
+    _resolved(LinkResolver(Options(), []), "http://tree.test/", "x/")  # imports, parser state
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        resolver = LinkResolver(Options(), [Scope(["http://tree.test/"])])
+        for n in range(4000):
+            folder = "/" + "/".join(str(n)) + "/"
+            resolver.resolve([f"{folder}{i}/" for i in range(10)],
+                             f"http://tree.test{folder}", {})
+            assert resolver._by_href.held <= 384 << 10 and resolver._by_target.held <= 128 << 10
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(resolver._by_href) > 500  # the caches hold entries, not nothing
+    assert held <= budget, held  # 200,000 entries a cache would hold ~12 MB here
+    for page, href in (("http://tree.test/0/", "/0/3/"), ("http://tree.test/3/9/9/9/", "9"),
+                       ("http://tree.test/3/9/9/9/", "/3/9/9/9/9/"), ("http://tree.test/", "")):
+        assert _resolved(resolver, page, href) == _fresh(page, href)

@@ -64,8 +64,9 @@ nothing: 368 MB.) The wall time is the load's more than the crawl's at these loa
 is no higher spilled.
 
 The frontier's part is ~0.8 MB of RSS per MB of budget (16 → 64 MB: +39 MB). What remains is
-mostly the link resolver's two memories (:mod:`minicrawl.resolve`, 200,000 entries each; on this
-site, where every href is new, they hold ~170 MB at 100,000 pages): with them at 20,000 entries
+mostly the link resolver's two memories (:mod:`minicrawl.resolve`, then 200,000 entries each; on
+this site, where every href is new, they held ~170 MB at 100,000 pages; now 16 MB): with them at
+20,000 entries
 the same crawl peaks at 158 MB with ``--frontier-memory 64``, 144 MB with 48 and 119 MB with 16
 (issue 38's target for this crawl: 150 MB).
 """
