@@ -20,7 +20,7 @@ switched off (``--politeness off``, the default: the flags ``run.py`` discovers,
 and/or the core (``python -m minicrawl.core --threads N --delay 0``; it reads no robots.txt and
 stays on the seed's host; its one line per page goes to a file and is counted: "pages printed"),
 wget with ``-r -l inf -np``. Each configuration runs once per repetition, interleaved, timed
-with ``os.wait4`` (wall, CPU, peak RSS) exactly as ``run.py`` does; "server CPU s" is nginx's
+with ``os.wait4`` (wall, CPU) and /proc (peak RSS) as ``run.py`` does; "server CPU s" is nginx's
 and the latency proxy's during the crawl (on two cores they compete with the crawler).
 
 Exactly once, from nginx's log: no URL requested twice by one crawl (``dup.``), and every crawl

@@ -8,7 +8,7 @@
 Generates the site (``sitegen.py``), serves it with nginx on 127.0.0.1 (optionally behind
 ``latency_proxy.py``), and crawls it with each crawler in turn — all configurations once per
 repetition, interleaved, so that noise from a shared machine spreads over all of them — timing
-each crawler process with ``os.wait4`` (wall, user+sys CPU, peak RSS of that process) and
+each crawler process with ``os.wait4`` (wall, user+sys CPU) and /proc (its peak RSS: PeakRSS) and
 counting its fetches in nginx's access log. Prints one Markdown table per latency, the ratios
 minicrawl/peer, the limits (C/L pages/s, CPU per page) and the issue-8 targets; ``--json``
 keeps every run's numbers. The exit status is 1 if minicrawl ever missed a page, fetched one
@@ -178,6 +178,31 @@ def version_of(cmd: list[str]) -> str:
 
 # -- one measured crawl ----------------------------------------------------------------------
 
+class PeakRSS:
+    """The peak RSS of process ``pid`` itself (kB), read from /proc (VmHWM) every 20 ms while it
+    runs. Not wait4's ru_maxrss: Linux carries the parent's high-water mark over the exec of a
+    child made by vfork (as subprocess makes them), so a bench that has read a million-line
+    nginx log reported its own ~400 MB as the crawler's. VmHWM starts anew at exec, and only
+    grows: the last reading before the process ends is its peak (to 20 ms of growth)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.kib = pid, 0
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        while True:
+            try:
+                with open(f"/proc/{self.pid}/status") as f:
+                    hwm = next((int(line.split()[1]) for line in f
+                                if line.startswith("VmHWM")), None)
+            except (OSError, ValueError):
+                return
+            if hwm is None:  # a zombie: its memory is gone, its peak read already
+                return
+            self.kib = max(self.kib, hwm)
+            time.sleep(0.02)
+
+
 def measure(cfg: Config, cmd: list[str], ng: servers.Nginx, proxy: servers.LatencyProxy | None,
             expected: set[str], latency: float, rep: int, work: Path, timeout: float,
             stdout: Path | None = None) -> Run:
@@ -196,9 +221,10 @@ def measure(cfg: Config, cmd: list[str], ng: servers.Nginx, proxy: servers.Laten
         # A hung crawler must not hang the bench: kill its process group after ``timeout``.
         killer = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL))
         killer.start()
+        peak = PeakRSS(proc.pid)
         try:
-            # wait4, not wait: it returns this child's own rusage (CPU and peak RSS), which
-            # RUSAGE_CHILDREN would mix with nginx's and the proxy's.
+            # wait4, not wait: it returns this child's own rusage (CPU; its peak RSS is
+            # PeakRSS's), which RUSAGE_CHILDREN would mix with nginx's and the proxy's.
             _, status, usage = os.wait4(proc.pid, 0)
         except BaseException:
             # Ctrl-C: the crawler is in its own session (so the terminal's SIGINT never
@@ -219,7 +245,7 @@ def measure(cfg: Config, cmd: list[str], ng: servers.Nginx, proxy: servers.Laten
     extra = sorted(p for p in counts if p not in expected and p not in ALLOWED_EXTRA)
     return Run(cfg.crawler, cfg.concurrency, latency, rep, round(wall, 3),
                round(usage.ru_utime + usage.ru_stime, 3), round(usage.ru_utime, 3),
-               round(usage.ru_stime, 3), round(usage.ru_maxrss / 1024, 1), len(requests),
+               round(usage.ru_stime, 3), round(peak.kib / 1024, 1), len(requests),
                len(counts), len(missed), len(dups), len(extra), proc.returncode,
                round(server_cpu, 2), missed[:5], dups[:5], extra[:5])
 

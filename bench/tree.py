@@ -20,10 +20,11 @@ Every path is a page: ``/a/b/`` links to ``/a/b/0/`` … ``/a/b/9/`` (nginx's ``
   nginx after the start, wall and peak RSS (issue 38, point 2).
 
 Each configuration runs once per repetition, interleaved; each crawler process is timed with
-``os.wait4`` (wall, user+system CPU, peak RSS of that process), under ``prlimit --as`` (8 GB) and
-a timeout. minicrawl runs with politeness off (``--delay 0``, robots.txt ignored, per-host at the
-thread count: bench/run.py's discovery), no trap rule (``--max-repeated-segments 0``: /1/1/1/1/
-is a page of this tree) and 16 threads; wget2 with 16 threads. The table gives the
+``os.wait4`` (wall, user+system CPU) and /proc (its own peak RSS, VmHWM: wait4's counted this
+bench's, once it had read a million-line log), under ``prlimit --as`` (8 GB) and a timeout.
+minicrawl runs with politeness off (``--delay 0``, robots.txt ignored, per-host at the thread
+count: bench/run.py's discovery), no trap rule (``--max-repeated-segments 0``: /1/1/1/1/ is a
+page of this tree) and 16 threads; wget2 with 16 threads. The table gives the
 commit of the code measured. Never run by the test suite.
 """
 
