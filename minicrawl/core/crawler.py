@@ -78,6 +78,10 @@ class Crawler:
         self.pace = pace if pace is not None else Politeness(delay) if delay > 0 else None
         # The page cap: a permit per page, never given back; the worker that finds none stops ToDo.
         self.budget = threading.Semaphore(max_pages) if max_pages is not None else None
+        # Parsing slots, one per core, shared by the workers' trips (see Trip.links_of)
+        self.parsing = threading.BoundedSemaphore(len(os.sched_getaffinity(0))
+                                                  if hasattr(os, "sched_getaffinity")
+                                                  else os.cpu_count() or 1)
         self.make_fetcher, self.ignore_nofollow = fetcher, ignore_nofollow
         self.visitor = visitor if visitor is not None else self.trip
         self.runner = runner if runner is not None else self.run_threads
@@ -85,7 +89,7 @@ class Crawler:
     def trip(self, n: int) -> Trip:
         """Worker ``n``'s visitor: the core's :class:`Trip`, with a fetcher of its own."""
         return Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace,
-                    self.ignore_nofollow)
+                    self.ignore_nofollow, self.parsing)
 
     def run(self) -> Summary:
         """Crawl until done, or Ctrl-C: each worker visits the item it holds (even one waiting

@@ -36,12 +36,13 @@ def test_core_is_about_800_lines() -> None:
     # device; a closed pipe) ends in one line in the core's command line too; and no password
     # is written (urls.redact: a URL's userinfo runs to its authority's last @, so a password
     # may hold ' " : or @; the one redaction, which run.py's minicrawl/redact.py builds on):
-    # 1211.
+    # 1211; parsing slots, one per core, so that 16 workers on 2 cores stop handing the GIL to
+    # each other (issue 37's core x16), to 1224.
     for name in SKIPPABLE:
         assert "A first reading can skip" in ast.get_docstring(ast.parse((CORE / name)
                                                                          .read_text())), name
     sitting = [f for f in FILES if f.name not in SKIPPABLE]
-    assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1211
+    assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1224
 
 
 def test_core_imports_nothing_from_the_rest_of_minicrawl() -> None:

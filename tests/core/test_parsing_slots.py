@@ -1,0 +1,52 @@
+"""The core's parsing slots: at most one worker per slot extracts links at a time, however many
+workers fetch (tests/core/test_shape.py counts the lines; bench/README.md says why)."""
+
+import os
+import threading
+import time
+
+import minicrawl.core.worker as worker_module
+from minicrawl.core.crawler import Crawler
+from minicrawl.local.site import LocalSite, Resource
+
+
+def crawl_counting(slots: int, monkeypatch) -> tuple[int, int]:
+    """A crawl of 40 linked pages by 8 workers with ``slots`` parsing slots: (pages, the most
+    workers that were extracting links at once)."""
+    inside, most, lock = [0], [0], threading.Lock()
+    extract = worker_module.extract_links
+
+    def counting(body, headers, *args, **kwargs):
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        try:
+            time.sleep(0.01)  # long enough for the other workers to arrive
+            return extract(body, headers, *args, **kwargs)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    monkeypatch.setattr(worker_module, "extract_links", counting)
+    with LocalSite() as site:
+        for n in range(40):
+            links = "".join(f'<a href="/p{m}">{m}</a>' for m in range(1, 40))
+            site.pages["/" if n == 0 else f"/p{n}"] = Resource(f"<p>{n}</p>{links}".encode())
+        crawler = Crawler([site.url("/")], threads=8)
+        crawler.parsing = threading.BoundedSemaphore(slots)
+        summary = crawler.run()
+    return summary.pages, most[0]
+
+
+def test_no_more_workers_parse_at_once_than_there_are_slots(monkeypatch):
+    assert crawl_counting(1, monkeypatch) == (40, 1)
+    pages, most = crawl_counting(8, monkeypatch)  # the same crawl, unlimited: they do overlap
+    assert pages == 40 and most > 1
+
+
+def test_a_crawl_has_one_slot_per_usable_core():
+    crawler = Crawler(["http://127.0.0.1:9/"], threads=16)
+    slots = 0
+    while crawler.parsing.acquire(blocking=False):
+        slots += 1
+    assert slots == len(os.sched_getaffinity(0))
