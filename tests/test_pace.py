@@ -87,7 +87,10 @@ def test_per_host_n_keeps_n_in_flight_at_the_gap(loopback_hosts):
     g = [b - a for a, b in zip(pages, pages[1:], strict=False)]
     assert slow.peak == 3
     assert min(spans(pages)) >= 5 * 0.1 - STAMP_DELAY, sorted(spans(pages))[:3]
-    assert quartile3(g) <= 0.1 + SLACK, sorted(g)
+    # The median, not the third quartile: a start now and then misses its 0.1 s slot by one
+    # slot (0.2 s; 5 runs in 6 alone, before and after issue 38), while the failure this test
+    # is for, one request at a time, makes every gap 0.3 s.
+    assert statistics.median(g) <= 0.1 + SLACK, sorted(g)
 
 
 def test_a_retry_after_pauses_the_host_and_then_the_pace_resumes(loopback_hosts):
