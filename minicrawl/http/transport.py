@@ -19,6 +19,9 @@ This is no second HTTP client: every request is ``requests``' (the worker's ``Se
 adapter, urllib3's pools and ``http.client`` under them), so proxies, cookies, CA bundles and
 decoding are theirs. The two changes sit below the adapter: ``http.client``'s ``response_class``
 hook, and urllib3's ``_new_conn`` (private: ``tests/test_fetch.py`` pins both down).
+Why ``http.client`` is named here at all: requests and urllib3 offer no hook for an interim
+answer (they parse the status line with ``http.client.HTTPResponse``), so the only place a 103
+can be read past is a subclass of that class, which urllib3 then uses for every request.
 """
 
 from __future__ import annotations
