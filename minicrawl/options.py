@@ -96,9 +96,11 @@ class Options:
                        "bloom in a shared crawl)", "Visited",
                        choices=("auto", "bloom", "scalable", "exact"))
     expected_urls: int = opt(1_000_000, "URLs the Bloom filter is sized for (n)", "Visited", low=1)
-    error_rate: float | None = opt(None, "false-positive rate at expected-urls (p); by default "
-                                   "0.0025/n, at which a crawl of 100 n URLs loses half a page "
-                                   "in all", "Visited")
+    error_rate: float | None = opt(None, "false-positive rate at expected-urls (p) of the "
+                                   "(first) filter; by default 0.5/P for the P pages of the "
+                                   "crawl (max-pages if given, for a scalable filter; else 10 x "
+                                   "expected-urls): under "
+                                   "one page lost in expectation over them", "Visited")
 
     # -- todo (minicrawl/spill/)
     frontier_memory: float = opt(64.0, "MB of waiting URLs ToDo keeps in memory (estimated, ~250 "
@@ -210,9 +212,10 @@ class Options:
 
     @property
     def filter_error_rate(self) -> float:
-        """The Visited filter's rate at ``expected_urls``: ``error_rate``, or by default the
-        default (minicrawl.bloom.sizing.default_rate: 0.0025/n, half a page lost in a crawl of
-        100 n URLs)."""
+        """The fixed Visited filter's rate at ``expected_urls``: ``error_rate``, or by default
+        minicrawl.bloom.sizing.default_rate without a page cap (0.05/n: under one page lost
+        in a crawl of 10 n URLs); the scalable filter's default also heeds ``max_pages``
+        (minicrawl.bloom.visited.make_visited)."""
         if self.error_rate is not None:
             return self.error_rate
         from minicrawl.bloom.sizing import default_rate  # numbers of the bloom wing

@@ -26,12 +26,17 @@ With m bits, k hashes and n items inserted:
   — about 0.14·n·p for a filter filled to its capacity n at rate p, not p·n: f climbs as it
   fills (the 1,000,000 URLs at 0.001 of a default crawl withheld ~138 pages, not 1,000; the
   1,111,112 of issue 38's tree ~294, where 339 were lost);
-* Visited's default rate (:func:`default_rate`): a scalable filter's first slice is asked for
-  by every URL that comes after it, so a crawl of N URLs loses at least p·N pages whatever the
-  later slices do; the first slice's rate is set from a horizon, a crawl 100 times
-  ``--expected-urls``: p = 0.5 / (2·100·n), which loses under half a page in expectation up
-  to there (the slices' rates p, p/2, p/4 … add up to 2p; 0.47 for a million's) and
-  ~0.0003 up to n
+* Visited's default rate (:func:`default_rate`, :func:`rate_bound`): a false positive costs a
+  page only if its URL would have been fetched, and a crawl fetches each page once, so over a
+  crawl of P pages the pages lost are at most P × the highest rate any offer met — whatever the
+  order the URLs are fetched in (several hosts, politeness) and however many more URLs are
+  offered than fetched. A scalable filter's rate never passes the sum of its slices' rates, E
+  (2p for a first slice at p, tightening 0.5), so E = ``LOSS``/P keeps the loss under one page.
+  P is ``--max-pages`` when given, else ``HORIZON`` × ``--expected-urls`` (an uncapped crawl
+  fetches every URL it keeps); the first slice is at p = E·(1 − ``TIGHTENING``): 5e-8 for a
+  million URLs (61.6 bits a URL), 5e-7 with ``--max-pages 1000000`` (44.9 bits).
+  :func:`bill` gives a default filter's bytes and expected losses for N URLs offered (the
+  table in bench/README.md's issue 38 section)
 
 What the crawler's filters use
 ------------------------------
@@ -51,7 +56,7 @@ import numbers
 import os
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from minicrawl.bloom.batch import FAMILY
 from minicrawl.core.visited import HASHES
@@ -172,16 +177,66 @@ def expected_withheld(m: int, count: int, k: int = HASHES) -> float:
     return max(0.0, offered_for(m, count, k) - count)
 
 
-#: Visited's default: the horizon (in ``--expected-urls``) and the pages lost up to it.
-HORIZON, HORIZON_LOSS = 100, 0.5
+#: Visited's default: the pages it may lose, in expectation, over the crawl it is sized for,
+#: and that crawl, in pages, when ``--max-pages`` does not say: ``HORIZON`` × ``--expected-urls``.
+LOSS, HORIZON = 1.0, 10
+#: A scalable Visited's slices: each holds ``GROWTH`` times the URLs of the one before at
+#: ``TIGHTENING`` times its rate, so their rates add up to twice the first's. (Measured with
+#: :func:`bill`: a growth of 1.5 or a tightening of 0.7 would save 4–13 % at 10 M URLs.)
+GROWTH, TIGHTENING = 2, 0.5
 
 
-def default_rate(n: int) -> float:
-    """The rate of Visited's first (or only) filter, sized for ``n`` URLs, when none is given:
-    half a page lost in expectation over a crawl of ``HORIZON``·n URLs by the scalable filter
-    (2.5e-9 for a million: 91 bits a URL, 11.4 bytes; the module doc says why)."""
+def rate_bound(n: int, pages: int | None = None) -> float:
+    """E, the rate a default Visited's filter never passes: ``LOSS`` / the pages of the crawl
+    it is sized for — ``pages`` (``--max-pages``) when given, else ``HORIZON``·``n``. A crawl
+    of P pages then loses at most P·E pages in expectation, whatever the order (module doc)."""
     check_np(n, 0.5)
-    return min(0.5, HORIZON_LOSS / (2 * HORIZON * n))
+    if pages is not None:
+        check_np(pages, 0.5)
+    return min(0.5, LOSS / (pages if pages is not None else HORIZON * n))
+
+
+def default_rate(n: int, pages: int | None = None) -> float:
+    """The rate of Visited's first (or only) filter, sized for ``n`` URLs, when none is given:
+    the first slice's share of :func:`rate_bound`, E·(1 − ``TIGHTENING``) (5e-8 for a million
+    URLs: 61.6 bits a URL; 5e-7 for a crawl of ``pages`` = 1,000,000: 44.9 bits)."""
+    return rate_bound(n, pages) * (1 - TIGHTENING)
+
+
+class Bill(NamedTuple):
+    """What a scalable filter costs and loses once ``offered`` distinct URLs were offered."""
+
+    bits: int  #: allocated over all slices (each is allocated whole)
+    slices: int
+    withheld: float  #: URLs expected to have been taken for seen (the sum of their rates)
+    rate: float  #: the rate the next new URL meets: the highest any offer met
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of bits."""
+        return (self.bits + 7) // 8
+
+
+def bill(n: int, first_rate: float, offered: int, growth: int = GROWTH,
+         tightening: float = TIGHTENING) -> Bill:
+    """The :class:`Bill` of a ``ScalableBloomFilter(n, first_rate / (1 − tightening), growth,
+    tightening)`` after ``offered`` distinct URLs, from the formulas (no filter is built): each
+    slice is offered what passes the older ones until it has taken its capacity."""
+    left, withheld, miss, bits, i = float(offered), 0.0, 1.0, 0, 0
+    while True:
+        capacity, p = n * growth ** i, first_rate * tightening ** i
+        m = core_bits_for(capacity, p)
+        bits += m
+        reach = offered_for(m, capacity)  # URLs that reach this slice while it fills
+        if reach / miss >= left:  # the last slice, partly filled
+            reach = left * miss
+            own = withheld_of_offered(m, reach)
+            rate = 1 - miss * (1 - false_positive_rate(m, reach - own, HASHES))
+            return Bill(bits, i + 1, withheld + own + left * (1 - miss), rate)
+        withheld += reach - capacity + reach / miss * (1 - miss)
+        left -= reach / miss
+        miss *= 1 - false_positive_rate(m, capacity, HASHES)
+        i += 1
 
 
 def check_np(n: float, p: float) -> None:

@@ -17,15 +17,23 @@ Three kinds, same interface:
 * :class:`ExactVisited`: a ``set`` of the URL strings, no false positives, memory grows with
   the URLs — for teaching, small crawls and tests that compare the two.
 
-Without ``--error-rate``, the first filter's rate is 0.0025/n for n = ``--expected-urls``
-(:func:`minicrawl.bloom.sizing.default_rate`: 2.5e-9 for a million, 91 bits a URL against 14.6
-at the 0.001 of before): a crawl of n URLs loses ~0.0003 pages in expectation, one of 100·n
-under half a page (0.47). A Bloom filter at rate p does not lose p·n pages of n — its rate
+Without ``--error-rate``, the filter is sized for the crawl that is coming, counted in pages:
+a false positive costs a page only if its URL would have been fetched, so a crawl of P pages
+loses at most P × the highest rate any offer met, whatever the fetch order and however many
+more URLs are offered than fetched. The scalable filter's rate stays under E = 1/P
+(:func:`minicrawl.bloom.sizing.rate_bound`), P being ``--max-pages`` when given, else 10 ×
+``--expected-urls``: fewer than one page lost in expectation over that crawl. Its first slice
+is at E/2 (:func:`~minicrawl.bloom.sizing.default_rate`): 5e-8 for a million URLs, 61.6 bits a
+URL; 5e-7, 44.9 bits, with ``--max-pages 1000000``, whose ~10 M URLs on issue 38's tree then
+take ~105 MB of slices instead of the ~210 MB of the 2.5e-9 of before (bench/README.md, "Visited's
+memory bill"). A fixed filter (``--visited bloom``, a shared crawl's) gets the first slice's
+rate without ``--max-pages`` (a state directory or a shared crawl binds its size; the page cap
+may change from run to run). A Bloom filter at rate p does not lose p·n pages of n — its rate
 climbs as it fills, and the sum over the adds is ~0.14·p·n (138 for a million at 0.001; 294 for
-the 1,111,112 URLs of issue 38's tree, where 339 were lost) — but a scalable filter's first
-slice is asked by every later URL, so the rate is set for the crawl that may come, not only for
-n. Each filter says how many pages it is expected to have withheld so far
-(``expected_withheld``: in the stats).
+the 1,111,112 URLs of issue 38's tree, where 339 were lost). Each filter says how many URLs it
+is expected to have withheld so far (``expected_withheld``, in the stats: the sum of the rates
+the URLs met; pages only if they would have been fetched) and its rate now
+(``current_fp_rate``: pages fetched × that bounds the pages lost).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.bloom.exact import ExactVisited, LocalVisited
+from minicrawl.bloom.sizing import GROWTH, TIGHTENING, default_rate
 from minicrawl.options import Options
 from minicrawl.state.forgetting import ForgettingVisited
 from minicrawl.stats import StatValue
@@ -56,12 +65,6 @@ log = logging.getLogger("minicrawl")
 Visited: TypeAlias = "LocalVisited | RedisBloomVisited | ForgettingVisited"
 
 
-#: A scalable Visited's slices: each holds twice the URLs of the one before at half its rate,
-#: so each loses about as many pages as the first while it fills, and their rates add up to
-#: twice the first's.
-GROWTH, TIGHTENING = 2, 0.5
-
-
 def make_visited(options: Options) -> LocalVisited:
     """The Visited filter the options ask for (``auto``: scalable, in this process)."""
     if options.visited == "exact":
@@ -69,9 +72,12 @@ def make_visited(options: Options) -> LocalVisited:
     if options.visited == "bloom":
         return BloomFilter(capacity=options.expected_urls, error_rate=options.filter_error_rate)
     if options.visited in ("auto", "scalable"):
-        # the first slice at the rate asked for: the bound on them all is twice that
+        # the first slice at the rate asked for, by default from the pages the crawl may fetch
+        # (--max-pages): the bound on them all is twice that
+        rate = options.error_rate if options.error_rate is not None else \
+            default_rate(options.expected_urls, options.max_pages)
         return ScalableBloomFilter(initial_capacity=options.expected_urls,
-                                   error_rate=options.filter_error_rate / (1 - TIGHTENING),
+                                   error_rate=rate / (1 - TIGHTENING),
                                    growth=GROWTH, tightening=TIGHTENING)
     raise ValueError(f"unknown visited kind {options.visited!r} (bloom, scalable or exact)")
 
