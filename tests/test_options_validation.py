@@ -43,8 +43,8 @@ BAD = [
      {"expected_urls": 10**15, "error_rate": 1e-300},
      "--expected-urls 1,000,000,000,000,000 at --error-rate 1e-300 needs a Visited filter of "),
     (["--expected-urls", "100000000000000"], {"expected_urls": 10**14},
-     "--expected-urls 100,000,000,000,000 at the default rate (2.5e-17) needs a Visited filter "
-     "of 11,028,722.7 GiB, more than this machine's"),
+     "--expected-urls 100,000,000,000,000 at the default rate (5e-16) needs a Visited filter "
+     "of 7,569,372.5 GiB, more than this machine's"),
     (["--allow-domain", "https://example.org/"], {"allow_domain": ["https://example.org/"]},
      "--allow-domain must be a host name like example.org"),
     (["--allow-domain", "example.org:8080"], {"allow_domain": ["example.org:8080"]},
