@@ -1,10 +1,10 @@
 """The model in one sitting: a complete small crawler, one idea per file.
 
-Read in this order, each file using only those before it: ``interfaces`` (the seams), ``todo``,
-``visited``, ``urls``, ``fetch``, ``links``, ``worker``, ``limits``, ``crawler``. A first reading
-can skip ``encoding`` and ``meta`` (keep one idea: a link's query is in its page's encoding),
-how ``fetch`` reads a body (``_read_body``, ``_proxies_for``, ``describe``), the internals of
-``links``' walk (``_Walk``, ``_where``, ``_walk``) and ``crawler.keep_heaps_small``. ``python -m
+Read in this order, each file using only those before it and the ones a first reading skips:
+``interfaces`` (the seams), ``todo``, ``visited``, ``urls``, ``fetch``, ``links``, ``worker``,
+``limits``, ``crawler``. Skip ``encoding`` and ``meta`` (keep one idea: a link's query is in its
+page's encoding), how ``fetch`` reads a body (``_read_body``, ``_proxies_for``, ``describe``),
+``links``' walk (``_Walk``, ``_where``, ``_walk``) and ``keep_heaps_small``. ``python -m
 minicrawl.core URL`` runs it; ``from minicrawl.core.crawler import Crawler`` is its library API.
 The core imports nothing from the rest of minicrawl; the rest plugs into it through ``interfaces``.
 """

@@ -1,10 +1,10 @@
 """Visited: was this URL ever put in ToDo? A Bloom filter answers in a fixed amount of memory.
 
-A Bloom filter is m bits, all 0 at first, and k = 8 hash functions. To add a URL, set the 8 bits
-its hashes name; the URL was seen before only if all 8 were set already. Two URLs can share bits,
-so an unseen URL may find all of its bits set by others: a *false positive*, and that page is
-never crawled. For n URLs at rate p, 8 hashes need m = -8n / ln(1 - p^(1/8)) bits (past n, p
-climbs, unannounced): 1.8 MB for a million at p = 0.001; a ``set`` of 70-character ones, ~150 MB.
+A Bloom filter is m bits, all 0 at first, and k = 8 seeded hashes (the 8 words of one salted BLAKE2b
+digest). Adding a URL sets the 8 bits they name; it was seen before only if all 8 were set. An
+unseen URL may find its bits set by others: a *false positive*, and that page is never crawled. For
+n URLs at rate p, m = -8n / ln(1 - p^(1/8)) bits (past n, p climbs, unannounced): 1.8 MB for a
+million at p = 0.001; a ``set`` of 70-character ones, ~150 MB.
 
 Check and insert are one step under one lock: two workers finding the same link at the same
 moment must not both be told "new", or the page would be fetched twice.
