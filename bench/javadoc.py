@@ -112,10 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         (run.Config(crawler, n), cap) for cap in opts.max_pages for n in opts.threads
         for crawler in racers]
     if opts.baseline:
-        # run.py's crawler names with "baseline" for "minicrawl": the same politeness
-        configs += [(run.Config(name.replace("minicrawl", "baseline"), n), cap)
+        # run.py's crawler names with "baseline" for "minicrawl" (the same politeness); the core's
+        configs += [(run.Config(name.replace("minicrawl", "baseline").replace(
+            "core", "baseline-core"), n), cap)
                     for cap in opts.max_pages for n in opts.threads for name in racers
-                    if name.startswith("minicrawl")]
+                    if name.startswith("minicrawl") or name == "core"]
     if "wget" in opts.peers:
         servers.ensure_tool("wget", "wget")
         configs.append((run.Config("wget", 1), 0))
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                         cmd = crawl_command(cfg, url, opts, work)
                         if cap:
                             cmd += ["--max-pages", str(cap)]
-                        out = work / "core-stdout.txt" if cfg.crawler == "core" else None
+                        out = work / "core-stdout.txt" if cfg.crawler.endswith("core") else None
                         r = run.measure(cfg, cmd, ng, proxy, set(), latency, rep, work,
                                         opts.timeout, stdout=out)
                         key = (cfg.crawler, cfg.concurrency, cap)
@@ -232,9 +233,10 @@ def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Pat
     """``run.py``'s command for ``cfg``; the baseline's is the same, from the other checkout;
     the core's is ``python -m minicrawl.core`` (no robots.txt; no delay, said explicitly);
     run.py at its defaults but the delay (``minicrawl-def``) or at its true defaults."""
-    if cfg.crawler == "core":
-        return [opts.python, "-m", "minicrawl.core", url, "--threads", str(cfg.concurrency),
-                "--delay", "0"]
+    if cfg.crawler.endswith("core"):  # the baseline's core: its checkout first on the path
+        where = ["env", f"PYTHONPATH={opts.baseline}"] if cfg.crawler != "core" else []
+        return [*where, opts.python, "-m", "minicrawl.core", url, "--threads",
+                str(cfg.concurrency), "--delay", "0"]
     name = cfg.crawler.replace("baseline", "minicrawl")  # the same, from the other checkout
     if name in (POLITENESS["default"], POLITENESS["true"]):
         delay = ["--delay", "0"] if name == POLITENESS["default"] else []

@@ -32,6 +32,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 
@@ -186,6 +187,7 @@ class Crawler:
         # What the live view and the report read (they never import this module)
         self.watched = Watched(self.stats, self.todo, self.visited, self.workers, opts, self.seeds)
         self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order
+        self._parsing: AbstractContextManager[object] = nullcontext()  # the core's, once it runs
         self.page_count = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
         self._running = threading.Lock()  # held by the one run()
@@ -221,9 +223,11 @@ class Crawler:
                 self._put_sitemap_urls()
             # The core's crawler, given run.py's parts: the seeds are in ToDo already.
             self._trips = []
-            CoreCrawler([], threads=opts.threads, todo=self._in_turns, visited=self.visited,
-                        observers=[self.events], visitor=self._visitor,
-                        runner=self._run_workers).run()
+            core = CoreCrawler([], threads=opts.threads, todo=self._in_turns,
+                               visited=self.visited, observers=[self.events],
+                               visitor=self._visitor, runner=self._run_workers)
+            self._parsing = core.parsing  # the core's parsing slot: the trips' too
+            core.run()
             self.stats.finished = time.monotonic()
         finally:
             self._end_feeding(feeders)
@@ -302,7 +306,8 @@ class Crawler:
         trip = CrawlTrip(Parts(
             self.options, self.todo, self.visited, self.resolver, self.politeness, self.chains,
             self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
-            self.page_count, self._lastmod, self._fail, self.admission, self._over_capacity), n)
+            self.page_count, self._lastmod, self._fail, self.admission, self._over_capacity,
+            self._parsing), n)
         trip.fetcher.credentials = self.credentials
         return trip
 

@@ -78,10 +78,8 @@ class Crawler:
         self.pace = pace if pace is not None else Politeness(delay) if delay > 0 else None
         # The page cap: a permit per page, never given back; the worker that finds none stops ToDo.
         self.budget = threading.Semaphore(max_pages) if max_pages is not None else None
-        # Parsing slots, one per core, shared by the workers' trips (see Trip.links_of)
-        self.parsing = threading.BoundedSemaphore(len(os.sched_getaffinity(0))
-                                                  if hasattr(os, "sched_getaffinity")
-                                                  else os.cpu_count() or 1)
+        # The parsing slot, shared by the workers' trips: one parses at a time (Trip.links_of)
+        self.parsing = threading.Lock()
         self.make_fetcher, self.ignore_nofollow = fetcher, ignore_nofollow
         self.visitor = visitor if visitor is not None else self.trip
         self.runner = runner if runner is not None else self.run_threads

@@ -6,7 +6,7 @@ new ones in ToDo. Each step is one named call.
 import threading
 import time
 from collections.abc import Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import (
@@ -59,12 +59,12 @@ class Trip:
     """One URL's trip, the core's :class:`Visitor`. ``todo``, ``visited``, the ``admission``
     rules and the ``pace`` are the crawl's; the ``fetcher`` is this worker's own. A page's
     word not to follow its links (nofollow) is obeyed unless ``ignore_nofollow``. ``parsing``:
-    the crawl's parsing slots (one per core), or None for no limit."""
+    the crawl's parsing slot (a lock: one worker parses at a time), or None for no limit."""
 
     def __init__(self, todo: Frontier, visited: SeenSet, fetcher: Fetcher,
                  admission: Sequence[Admission] = (), pace: Pace | None = None,
                  ignore_nofollow: bool = False,
-                 parsing: threading.Semaphore | None = None) -> None:
+                 parsing: AbstractContextManager[object] | None = None) -> None:
         self.todo, self.visited, self.fetcher = todo, visited, fetcher
         self.admission, self.pace, self.ignore_nofollow = admission, pace, ignore_nofollow
         self.parsing = parsing if parsing is not None else nullcontext()
@@ -102,9 +102,11 @@ class Trip:
         if page.status != 200 or page.error or not is_html(page.content_type, page.body):
             return []
         # Parsing is CPU work, and Python runs one thread's code at a time (the GIL): workers
-        # beyond the cores that parse at once only hand the GIL to each other, each hand-off a
-        # switch between threads (Java docs, 16 workers, 2 cores: ~180 a page, twice the CPU).
-        # So they take turns here, quietly, while the others wait on the network.
+        # that parse at once only hand the GIL to each other, each hand-off a switch between
+        # threads (Java docs, 16 workers, 2 cores: ~180 a page, twice the CPU). So they take
+        # turns here, one at a time, while the others wait on the network: lxml builds the tree
+        # without the GIL, so one parser keeps a second core busy beside Python's one; a second
+        # parser only added switches (bench/README.md). A Lock: waiting for it is done in C.
         with self.parsing:
             links = extract_links(page.body, page.headers)
             page.noindex = links.noindex

@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -82,6 +83,7 @@ class Parts:
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
     admission: Sequence[Admission]  # rules asked for every link (the resolver keeps the rest)
     over_capacity_told: threading.Event  # Visited's over-capacity warning given: once a crawl
+    parsing: AbstractContextManager[object]  # the core crawler's parsing slot (Trip.links_of)
 
 
 class CrawlTrip:
@@ -257,17 +259,18 @@ class CrawlTrip:
         not say not to follow, as ToDo items (:func:`keep` puts them in ToDo once the page is
         recorded)."""
         opts = self.crawl.options
-        links = extract_links(page.body, page.headers, self.crawl.politeness.token)
+        with self.crawl.parsing:  # one worker at a time, as the core's trip (core/worker.py)
+            links = extract_links(page.body, page.headers, self.crawl.politeness.token)
+            followed = links.followed(opts.ignore_nofollow)
+            candidates, rejected = self.crawl.resolver.resolve(
+                followed, base_url(page.final_url, links), counts, links.encoding)
         page.noindex = links.noindex
-        followed = links.followed(opts.ignore_nofollow)
         counts["links_extracted"] = len(links.hrefs)
         nofollow = []
         if len(followed) < len(links.hrefs):  # the page says not to follow some
             kept = set(followed)
             nofollow = [href for href in links.hrefs if href not in kept]
             counts["links_nofollow"] = len(nofollow)
-        candidates, rejected = self.crawl.resolver.resolve(
-            followed, base_url(page.final_url, links), counts, links.encoding)
         page.links = list(candidates)
         depth = page.depth + 1
         decisions = LinkDecisions(

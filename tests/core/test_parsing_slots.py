@@ -1,20 +1,23 @@
-"""The core's parsing slots: at most one worker per slot extracts links at a time, however many
-workers fetch (tests/core/test_shape.py counts the lines; bench/README.md says why)."""
+"""The core's parsing slot: one worker at a time extracts links, however many workers fetch
+(tests/core/test_shape.py counts the lines; bench/README.md says why)."""
 
-import os
 import threading
 import time
 
 import minicrawl.core.worker as worker_module
+import minicrawl.visit.trip as trip_module
+from minicrawl import Crawler as RunPyCrawler
 from minicrawl.core.crawler import Crawler
 from minicrawl.local.site import LocalSite, Resource
 
 
-def crawl_counting(slots: int, monkeypatch) -> tuple[int, int]:
-    """A crawl of 40 linked pages by 8 workers with ``slots`` parsing slots: (pages, the most
-    workers that were extracting links at once)."""
+def crawl_counting(slots: int | None, monkeypatch, runpy: bool = False) -> tuple[int, int]:
+    """A crawl of 40 linked pages by 8 workers with ``slots`` parsing slots (None: the crawl's
+    own), by the core or by run.py's crawler: (pages, the most workers that were extracting
+    links at once)."""
     inside, most, lock = [0], [0], threading.Lock()
-    extract = worker_module.extract_links
+    module = trip_module if runpy else worker_module
+    extract = module.extract_links
 
     def counting(body, headers, *args, **kwargs):
         with lock:
@@ -27,13 +30,18 @@ def crawl_counting(slots: int, monkeypatch) -> tuple[int, int]:
             with lock:
                 inside[0] -= 1
 
-    monkeypatch.setattr(worker_module, "extract_links", counting)
+    monkeypatch.setattr(module, "extract_links", counting)
     with LocalSite() as site:
         for n in range(40):
             links = "".join(f'<a href="/p{m}">{m}</a>' for m in range(1, 40))
             site.pages["/" if n == 0 else f"/p{n}"] = Resource(f"<p>{n}</p>{links}".encode())
+        if runpy:  # politeness off: all 8 at work (--per-host 1 would keep them apart)
+            stats = RunPyCrawler([site.url("/")], threads=8, delay=0, per_host=64,
+                                 ignore_robots=True).run()
+            return stats["pages"], most[0]
         crawler = Crawler([site.url("/")], threads=8)
-        crawler.parsing = threading.BoundedSemaphore(slots)
+        if slots is not None:
+            crawler.parsing = threading.BoundedSemaphore(slots)
         summary = crawler.run()
     return summary.pages, most[0]
 
@@ -44,9 +52,14 @@ def test_no_more_workers_parse_at_once_than_there_are_slots(monkeypatch):
     assert pages == 40 and most > 1
 
 
-def test_a_crawl_has_one_slot_per_usable_core():
+def test_a_crawl_has_one_parsing_slot(monkeypatch):
+    # One, not one per core: Python's code runs on one core at a time (the GIL), lxml builds the
+    # tree beside it on a second; a second parser only added switches (bench/README.md, issue 37)
     crawler = Crawler(["http://127.0.0.1:9/"], threads=16)
-    slots = 0
-    while crawler.parsing.acquire(blocking=False):
-        slots += 1
-    assert slots == len(os.sched_getaffinity(0))
+    assert crawler.parsing.acquire(blocking=False)
+    assert not crawler.parsing.acquire(blocking=False)
+    assert crawl_counting(None, monkeypatch) == (40, 1)  # the crawl's own: one at a time
+
+
+def test_run_py_crawls_with_the_core_crawlers_parsing_slot(monkeypatch):
+    assert crawl_counting(None, monkeypatch, runpy=True) == (40, 1)
