@@ -24,7 +24,6 @@ page); the walk, and so the links, are the same.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -231,10 +230,9 @@ def _where(within: Sequence[str]) -> str | None:
 
 # -- parsing -------------------------------------------------------------------------------------
 
-# As many pages parsed at once as cores: more trees at once would only wait for a core, and hold
-# memory. (Parsed in the worker's own thread: handing each page to a parser thread cost 25–40 µs;
-# the C heaps threads leave are kept few by the crawler's keep_heaps_small.)
-_PARSING = threading.BoundedSemaphore(os.cpu_count() or 2)
+# Parsed in the worker's own thread (handing each page to a parser thread cost 25–40 µs), in the
+# crawl's parsing slot: one page at a time (Trip.links_of); the C heaps threads leave are kept
+# few by the crawler's keep_heaps_small.
 _OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remove_pis": True,
             "collect_ids": False, "default_doctype": False, "encoding": "utf-8"}
 _local = threading.local()
@@ -245,24 +243,23 @@ def _walk(body: bytes, encoding: str, robot: str) -> _Walk:
     """Parse the page (as UTF-8: libxml2 is given no other) and walk it."""
     data = _utf8(body, encoding)
     walk = _Walk(robot)
-    with _PARSING:
-        try:
-            if len(data) > STREAM_ABOVE:
-                parser = etree.HTMLParser(target=walk, **_OPTIONS)
-                for at in range(0, len(data), STREAM_CHUNK):
-                    parser.feed(data[at:at + STREAM_CHUNK])
-                parser.close()
-            elif (root := etree.fromstring(data, _tree_parser())) is not None:
-                for top in (root, *root.itersiblings()):  # after </html>: more <html>s
-                    # Only what is in a _FOREIGN element (and a frame) needs its ancestors.
-                    aside = {e for f in top.iter(*_FOREIGN) for e in f.iter(*LINK_TAGS)}
-                    for element in top.iter(*LINK_TAGS):
-                        tag = element.tag
-                        within = [e.tag for e in element.iterancestors()][::-1] \
-                            if tag == "frame" or element in aside else ()
-                        walk.element(tag, element, within)
-        except (etree.LxmlError, ValueError):
-            pass  # what was found before the damage stands
+    try:
+        if len(data) > STREAM_ABOVE:
+            parser = etree.HTMLParser(target=walk, **_OPTIONS)
+            for at in range(0, len(data), STREAM_CHUNK):
+                parser.feed(data[at:at + STREAM_CHUNK])
+            parser.close()
+        elif (root := etree.fromstring(data, _tree_parser())) is not None:
+            for top in (root, *root.itersiblings()):  # after </html>: more <html>s
+                # Only what is in a _FOREIGN element (and a frame) needs its ancestors.
+                aside = {e for f in top.iter(*_FOREIGN) for e in f.iter(*LINK_TAGS)}
+                for element in top.iter(*LINK_TAGS):
+                    tag = element.tag
+                    within = [e.tag for e in element.iterancestors()][::-1] \
+                        if tag == "frame" or element in aside else ()
+                    walk.element(tag, element, within)
+    except (etree.LxmlError, ValueError):
+        pass  # what was found before the damage stands
     return walk
 
 

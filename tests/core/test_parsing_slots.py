@@ -1,9 +1,12 @@
 """The core's parsing slot: one worker at a time extracts links, however many workers fetch
 (tests/core/test_shape.py counts the lines; bench/README.md says why)."""
 
+import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+import minicrawl.core.links as links_module
 import minicrawl.core.worker as worker_module
 import minicrawl.visit.trip as trip_module
 from minicrawl import Crawler as RunPyCrawler
@@ -63,3 +66,21 @@ def test_a_crawl_has_one_parsing_slot(monkeypatch):
 
 def test_run_py_crawls_with_the_core_crawlers_parsing_slot(monkeypatch):
     assert crawl_counting(None, monkeypatch, runpy=True) == (40, 1)
+
+
+def test_extract_links_has_no_gate_of_its_own(monkeypatch):
+    # The one limit is the crawl's slot: extract_links lets any number of threads parse at once
+    # (a second gate inside it, as many as cores, cost every page a Python semaphore)
+    n = (os.cpu_count() or 2) + 1
+    met = threading.Barrier(n, timeout=30)
+    tree_parser = links_module._tree_parser
+
+    def meeting():
+        met.wait()  # BrokenBarrierError unless all n threads are parsing at once
+        return tree_parser()
+
+    monkeypatch.setattr(links_module, "_tree_parser", meeting)
+    with ThreadPoolExecutor(n) as pool:
+        found = list(pool.map(lambda _: links_module.extract_links(b'<a href="/x">x</a>').hrefs,
+                              range(n)))
+    assert found == [["/x"]] * n
