@@ -35,11 +35,12 @@ revisit record names the first capture.
 from __future__ import annotations
 
 import itertools
+import logging
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from minicrawl.core.links import is_html
 from minicrawl.options import Options
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
     from minicrawl.page import Page
     from minicrawl.shared.conn import SharedRedis
     from minicrawl.state.store import CrawlState, NoState
+
+log = logging.getLogger("minicrawl")
+T = TypeVar("T")
 
 FILE_NAME = "digests.db"
 SCHEMA = "CREATE TABLE digests (digest BLOB PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID"
@@ -73,11 +77,15 @@ class LocalDigests:
 
     A claim is ``INSERT OR IGNORE`` and, only if the digest was held already, a ``SELECT`` of
     its holder, on one connection under a lock (the 16 workers share it). Measured (2 cores
-    shared with other jobs, load 16-22; 16-byte keys of MD5s, ~35-character URLs): **8.5-9.5 µs
-    of CPU a claim**, new or repeated, at 200,000 as at 1,000,000 rows (the dict: 0.4-1.7 µs) —
-    under 1 % of the ~1 ms of CPU a crawl spends on a page; +2.1 MB of SQLite's memory however
-    many rows, and the file 64.5 MB for a million (65 bytes a row). Filling it from a state of a
-    million digests takes 2.4 s of CPU and +8 MB of peak RSS (the dict: 0.9 s and +300 MB).
+    shared with other jobs, load 5; 16-byte keys of MD5s, ~35-character URLs): **6-8 µs of CPU
+    a claim**, new or repeated, at 200,000 as at 1,000,000 rows (the dict: 0.4 µs) — under 1 %
+    of the ~1 ms of CPU a crawl spends on a page; +2.1 MB of SQLite's memory however many rows,
+    and the file 64.4 MB for a million (65 bytes a row). Filling it from a state of a million
+    digests takes 2.4 s of CPU and +8 MB of peak RSS (the dict: 0.9 s and +300 MB).
+
+    If its disk fails (full, unwritable), the map is given up with one warning and the crawl
+    goes on as with ``--keep-duplicates``: pages are never lost for it, and the memory stays
+    flat (a map kept in memory instead would be the dict again). ``failure`` says why.
     After :meth:`close` (a straggler's page, the crawl over) a claim finds no holder.
     """
 
@@ -86,38 +94,35 @@ class LocalDigests:
         self._scratch = ScratchDir("minicrawl-digests-", temp_dir)
         self._db: sqlite3.Connection | None = None
         self._count = 0
+        self.failure: str | None = None  # why the map was given up (its disk failed), if it was
         rows = iter(known)
         if (first := next(rows, None)) is not None:  # (no file for an empty state)
             with self._lock:
-                db = self._open()
-                assert db is not None
-                before = db.total_changes
-                # In the state's key order, which is the bytes' order: appended, not scattered;
-                # in one transaction (a million rows: 2.4 s of CPU; 4.2 s with one a row).
-                db.execute("BEGIN")
-                db.executemany(INSERT, ((bytes.fromhex(d), u)
-                                        for d, u in itertools.chain([first], rows)))
-                db.execute("COMMIT")
-                self._count = db.total_changes - before
+                # In the state's key order, which is the bytes' order: appended, not scattered.
+                self._count = self._write(lambda db: db.executemany(INSERT, (
+                    (bytes.fromhex(d), u) for d, u in itertools.chain([first], rows))).rowcount,
+                    0)
 
     def claim(self, digest: str, url: str) -> str:
         """The URL holding ``digest``: ``url`` if it claims it first (one atomic step)."""
         key = bytes.fromhex(digest)
-        with self._lock:
-            db = self._open()
-            if db is None:  # closed: the crawl is over
-                return url
+
+        def claim(db: sqlite3.Connection) -> str:
             if db.execute(INSERT, (key, url)).rowcount:
                 self._count += 1
                 return url
             return str(db.execute(SELECT, (key,)).fetchone()[0])
 
+        with self._lock:
+            return self._write(claim, url)
+
     def holder(self, digest: str) -> str | None:
         """The URL holding ``digest``, or None if no page claimed it."""
+        key = bytes.fromhex(digest)
         with self._lock:
-            if self._db is None:  # nothing claimed yet, or closed
+            if self._db is None:  # nothing claimed yet, closed or given up
                 return None
-            row = self._db.execute(SELECT, (bytes.fromhex(digest),)).fetchone()
+            row = self._write(lambda db: db.execute(SELECT, (key,)).fetchone(), None)
         return None if row is None else str(row[0])
 
     def __len__(self) -> int:
@@ -132,27 +137,47 @@ class LocalDigests:
     def close(self) -> None:
         """Close the file and remove its directory; later claims find no holder."""
         with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-            self._scratch.close()
+            self._close()
+
+    def _write(self, step: Callable[[sqlite3.Connection], T], otherwise: T) -> T:
+        """``step`` on the map (lock held); ``otherwise`` if it is closed or given up. A disk
+        that fails (full, unwritable) gives the map up, said once: the crawl goes on as with
+        ``--keep-duplicates`` (no page is lost, a duplicate is crawled) in flat memory."""
+        try:
+            db = self._open()
+            return otherwise if db is None else step(db)
+        except (sqlite3.Error, OSError) as e:
+            where = self._scratch.path or self._scratch.temp_dir or "TMPDIR"
+            self.failure = f"cannot keep the duplicate-content map in {where}: {e}"
+            log.warning("%s; duplicate content is no longer looked for", self.failure)
+            self._close()
+            return otherwise
 
     def _open(self) -> sqlite3.Connection | None:
         """The connection, opened with its file at the first use (lock held; None once
-        closed)."""
-        if self._db is None:
+        closed or given up)."""
+        if self._db is None and self.failure is None:
             directory = self._scratch.make()
             if directory is None:
                 return None
             db = sqlite3.connect(directory / FILE_NAME, isolation_level=None,
                                  check_same_thread=False)
-            # A scratch file (see minicrawl.spill.disk): no rollback journal, no fsync.
+            self._db = db
+            # A scratch file (see minicrawl.spill.disk): no rollback journal, no fsync; and one
+            # transaction, never committed: pages reach the file only when the cache is full and
+            # SQLite spills them, so a crawl of a few thousand pages writes nothing.
             for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE",
                            f"cache_size = -{CACHE_KB}", "temp_store = MEMORY"):
                 db.execute("PRAGMA " + pragma)
+            db.execute("BEGIN")
             db.execute(SCHEMA)
-            self._db = db
         return self._db
+
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()  # (the transaction is dropped with the file)
+            self._db = None
+        self._scratch.close()
 
 
 CLAIM_SCRIPT = """

@@ -199,7 +199,8 @@ def test_the_map_answers_as_a_first_wins_dict_from_a_file_gone_on_close(tmp_path
     assert digests.holder(body_md5(b"never claimed")) is None and len(digests) == len(want)
     directory = digests.directory
     assert directory is not None and directory.parent == tmp_path
-    assert (directory / "digests.db").exists()
+    # The rows wait in SQLite's cache, in a transaction never committed: nothing is written yet.
+    assert (directory / "digests.db").stat().st_size == 0
     digests.close()
     assert list(tmp_path.iterdir()) == [] and digests.directory is None
     # A straggler after the crawl's end finds no holder and makes no new file.
@@ -289,6 +290,37 @@ def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
             if url in by_url:
                 assert (by_url[url]["duplicate_of"] or url) == holder, by_url[url]
     assert sum(1 for r in by_url.values() if r["duplicate_of"]) >= 30
+
+
+GIVEN_UP = """
+import logging, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+logging.basicConfig(format="%(levelname)s %(message)s")
+from minicrawl.digests import LocalDigests
+from minicrawl.state.recrawl import body_md5
+digests = LocalDigests(temp_dir=sys.argv[1])
+for n in range(100_000):  # 50,000 bodies, each claimed twice: the cache spills to the file
+    print(digests.claim(body_md5(b"%d" % (n % 50_000)), f"http://h/{n}"))
+print(digests.holder(body_md5(b"0")), digests.directory)
+"""
+
+
+def test_a_map_whose_disk_fails_is_given_up_in_one_line_and_claims_go_on(tmp_path):
+    """Its file may not grow past 64 KB (RLIMIT_FSIZE, as a full disk): when SQLite's cache
+    spills, the map is given up, said once, its directory removed; every later claim holds
+    its own content (duplicates are crawled, no page lost), with no traceback."""
+    done = subprocess.run([sys.executable, "-c", GIVEN_UP, str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(
+        f"WARNING cannot keep the duplicate-content map in {tmp_path}/minicrawl-digests-"), \
+        done.stderr
+    assert "disk I/O error" in done.stderr or "disk is full" in done.stderr  # SQLite's words
+    answers = done.stdout.splitlines()
+    assert answers[-1] == "None None" and list(tmp_path.iterdir()) == []
+    assert answers[:100_000][50_000:] == [f"http://h/{n}" for n in range(50_000, 100_000)]
 
 
 def test_a_content_claimed_before_a_kill_9_is_a_duplicate_after_the_resume(server, tmp_path):
