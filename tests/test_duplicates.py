@@ -259,7 +259,9 @@ def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
     rng = random.Random(1616)
     kills = 0
     for _ in range(3):
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "TMPDIR": str(tmp_path)})  # (kill -9 leaves
+        # its scratch directory: here, not in /tmp)
         target = len(server.requests) + rng.randrange(40, 250)
         deadline = time.monotonic() + 60
         while len(server.requests) < target and proc.poll() is None:
