@@ -234,6 +234,8 @@ class Crawler:
             stats = self.summary()
             if isinstance(self.todo, SpillingToDo):  # its disk part goes (Ctrl-C, SIGTERM too)
                 self.todo.close()
+            if self.duplicates is not None:  # its scratch file goes too
+                self.duplicates.close()
             if not self.events.observers:  # making them failed: close what __init__ opened
                 self.events = Events([o for o in (self.state, self.archive) if o is not None])
             interrupted = None

@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ import pytest
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Item
 from minicrawl.digests import LocalDigests
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.local.site import LocalSite, Resource, Slow
 from minicrawl.options import Options
 from minicrawl.page import Page
 from minicrawl.state.recrawl import body_md5
@@ -73,8 +74,15 @@ def check_groups(records: list[dict], groups: dict[str, list[str]], origin: str)
 def test_duplicates_are_recorded_not_followed_not_saved_and_fetched_once(server, tmp_path):
     groups = duplicate_site(server)
     out, pages_dir, trace = tmp_path / "out.jsonl", tmp_path / "pages", tmp_path / "trace.txt"
-    stats = Crawler([server.url("/")], out=str(out), save_pages=str(pages_dir), trace=str(trace),
-                    max_bytes=4000, **FAST).run()
+    directories: list[Path | None] = []  # the map's scratch directory, seen at each page
+    crawler = Crawler([server.url("/")], out=str(out), save_pages=str(pages_dir),
+                      trace=str(trace), max_bytes=4000, **FAST,
+                      on_page=lambda page: directories.append(digests.directory))
+    digests = crawler.duplicates.digests
+    stats = crawler.run()
+    made = {d for d in directories if d is not None}
+    assert len(made) == 1 and not made.pop().exists()  # one, removed at the end
+    assert digests.directory is None
     records = [json.loads(line) for line in out.read_text().splitlines()]
     check_groups(records, groups, server.origin)
     counts = server.fetch_counts()
@@ -157,23 +165,85 @@ def test_a_holder_fetched_again_after_a_crash_is_not_its_own_duplicate(server, t
     assert [(p.url, p.duplicate_of) for p in pages] == [(seed, None)]
 
 
-def test_the_first_claim_wins_under_contention():
+def test_the_first_claim_wins_under_contention(tmp_path):
     import threading
 
-    digests = LocalDigests()
+    digests = LocalDigests(temp_dir=str(tmp_path))
+    digest = body_md5(b"the same body")
     barrier = threading.Barrier(16)
     answers: list[str] = []
 
     def claim(n: int) -> None:
         barrier.wait()
-        answers.append(digests.claim("d", f"http://h/{n}"))
+        answers.append(digests.claim(digest, f"http://h/{n}"))
 
     threads = [threading.Thread(target=claim, args=(n,)) for n in range(16)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len(set(answers)) == 1 and digests.holder("d") == answers[0]
+    assert len(set(answers)) == 1 and digests.holder(digest) == answers[0]
+    digests.close()
+
+
+def test_the_map_answers_as_a_first_wins_dict_from_a_file_gone_on_close(tmp_path):
+    digests = LocalDigests(temp_dir=str(tmp_path))
+    assert digests.holder(body_md5(b"0")) is None
+    assert digests.directory is None and list(tmp_path.iterdir()) == []  # made at a first claim
+    rng = random.Random(38)
+    want: dict[str, str] = {}
+    for n in range(5000):
+        digest, url = body_md5(b"%d" % rng.randrange(1000)), f"http://h/{n}"
+        assert digests.claim(digest, url) == want.setdefault(digest, url)
+    assert all(digests.holder(d) == url for d, url in want.items())
+    assert digests.holder(body_md5(b"never claimed")) is None and len(digests) == len(want)
+    directory = digests.directory
+    assert directory is not None and directory.parent == tmp_path
+    # The rows wait in SQLite's cache, in a transaction never committed: nothing is written yet.
+    assert (directory / "digests.db").stat().st_size == 0
+    digests.close()
+    assert list(tmp_path.iterdir()) == [] and digests.directory is None
+    # A straggler after the crawl's end finds no holder and makes no new file.
+    assert digests.claim(next(iter(want)), "http://h/late") == "http://h/late"
+    assert list(tmp_path.iterdir()) == []
+    # Filled from a state's rows (streamed): they hold their digests from the start.
+    known = LocalDigests(((d, url) for d, url in want.items()), temp_dir=str(tmp_path))
+    assert len(known) == len(want)
+    assert all(known.claim(d, "http://h/new") == url for d, url in want.items())
+    known.close()
+
+
+def sqlite_memory_used() -> int:
+    """Bytes SQLite has allocated in this process now (its own allocator: tracemalloc does not
+    see it), from the library the ``sqlite3`` module is linked with."""
+    import _sqlite3
+    import ctypes
+
+    used = ctypes.CDLL(_sqlite3.__file__).sqlite3_memory_used
+    used.restype = ctypes.c_int64
+    return int(used())
+
+
+def test_the_maps_memory_does_not_grow_with_the_pages(tmp_path):
+    """200,000 claims (a 100k-page crawl's worth and more) add under a few MB, Python's and
+    SQLite's together; the dict it replaces added ~40 MB."""
+    digests = LocalDigests(temp_dir=str(tmp_path))
+    urls = [f"http://tree.test/{n}/" for n in range(200_000)]  # the pages' own, not the map's
+    keys = [body_md5(b"%d" % n) for n in range(200_000)]
+    digests.claim(keys[0], urls[0])  # the file opened
+    sqlite_before = sqlite_memory_used()
+    tracemalloc.start()
+    try:
+        for key, url in zip(keys[1:], urls[1:], strict=True):
+            assert digests.claim(key, url) == url
+        python = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    sqlite = sqlite_memory_used() - sqlite_before
+    assert python < 1e6, f"{python / 1e6:.1f} MB"
+    assert sqlite < 4e6, f"{sqlite / 1e6:.1f} MB"  # the page cache, CACHE_KB
+    assert (digests.directory / "digests.db").stat().st_size > 10e6  # the rows are on disk
+    digests.close()
 
 
 # -- kill -9 and resume ----------------------------------------------------------------------
@@ -189,7 +259,9 @@ def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
     rng = random.Random(1616)
     kills = 0
     for _ in range(3):
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "TMPDIR": str(tmp_path)})  # (kill -9 leaves
+        # its scratch directory: here, not in /tmp)
         target = len(server.requests) + rng.randrange(40, 250)
         deadline = time.monotonic() + 60
         while len(server.requests) < target and proc.poll() is None:
@@ -220,6 +292,64 @@ def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
             if url in by_url:
                 assert (by_url[url]["duplicate_of"] or url) == holder, by_url[url]
     assert sum(1 for r in by_url.values() if r["duplicate_of"]) >= 30
+
+
+GIVEN_UP = """
+import logging, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+logging.basicConfig(format="%(levelname)s %(message)s")
+from minicrawl.digests import LocalDigests
+from minicrawl.state.recrawl import body_md5
+digests = LocalDigests(temp_dir=sys.argv[1])
+for n in range(100_000):  # 50,000 bodies, each claimed twice: the cache spills to the file
+    print(digests.claim(body_md5(b"%d" % (n % 50_000)), f"http://h/{n}"))
+print(digests.holder(body_md5(b"0")), digests.directory)
+"""
+
+
+def test_a_map_whose_disk_fails_is_given_up_in_one_line_and_claims_go_on(tmp_path):
+    """Its file may not grow past 64 KB (RLIMIT_FSIZE, as a full disk): when SQLite's cache
+    spills, the map is given up, said once, its directory removed; every later claim holds
+    its own content (duplicates are crawled, no page lost), with no traceback."""
+    done = subprocess.run([sys.executable, "-c", GIVEN_UP, str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(
+        f"WARNING cannot keep the duplicate-content map in {tmp_path}/minicrawl-digests-"), \
+        done.stderr
+    assert "disk I/O error" in done.stderr or "disk is full" in done.stderr  # SQLite's words
+    answers = done.stdout.splitlines()
+    assert answers[-1] == "None None" and list(tmp_path.iterdir()) == []
+    assert answers[:100_000][50_000:] == [f"http://h/{n}" for n in range(50_000, 100_000)]
+
+
+def test_a_content_claimed_before_a_kill_9_is_a_duplicate_after_the_resume(server, tmp_path):
+    """"/" is recorded (its digest with it), "/b" with the same body is in flight when the crawl
+    is killed: the resumed crawl's map, filled from the state, finds "/b" a duplicate of "/"."""
+    body = b"<html><body><a href='/b'>the same</a></body></html>"
+    server.pages.update({"/": Resource(body), "/b": Slow(Resource(body), 60)})
+    state, out, tmpdir = tmp_path / "state", tmp_path / "out.jsonl", tmp_path / "tmp"
+    tmpdir.mkdir()
+    args = [sys.executable, "run.py", server.url("/"), "--state", str(state), "--out", str(out),
+            "--threads", "2", "--delay", "0", "--quiet", "--ignore-robots"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir)}
+    first = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while "/b" not in server.fetch_counts():
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.01)
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    server.pages["/b"] = Resource(body)
+    second = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 0 and "Traceback" not in second.stderr, second.stderr
+    records = {r["url"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert records[server.url("/b")]["duplicate_of"] == server.url("/")
+    assert records[server.url("/")]["duplicate_of"] is None
+    assert server.fetch_counts() == {"/": 1, "/b": 2}  # "/" not fetched again: it was recorded
 
 
 # -- a shared crawl ------------------------------------------------------------------------------

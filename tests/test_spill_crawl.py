@@ -1,6 +1,7 @@
 """Crawls whose ToDo spills to disk (--frontier-memory, minicrawl/spill/), against real local
 servers: each host's URLs fetched first in first out and once, at 1 and 16 threads; kill -9 and
-resume with --state; the temporary directory gone after a normal end, Ctrl-C and SIGTERM."""
+resume with --state; the temporary directories (ToDo's and the duplicate-content map's) gone
+after a normal end, Ctrl-C and SIGTERM."""
 
 from __future__ import annotations
 
@@ -124,6 +125,11 @@ def spill_dirs(tmpdir: Path) -> list[Path]:
     return sorted(tmpdir.glob("minicrawl-todo-*"))
 
 
+def digest_dirs(tmpdir: Path) -> list[Path]:
+    """The duplicate-content map's scratch directories (minicrawl.digests), made alike."""
+    return sorted(tmpdir.glob("minicrawl-digests-*"))
+
+
 def wait_for(condition, seconds: float = 30.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -159,7 +165,9 @@ def test_kill_9_in_a_spilled_crawl_with_state_then_resume_loses_and_repeats_noth
     assert sum(counts.values()) - len(counts) <= 2  # re-fetched: at most the pages in flight
     urls = [json.loads(line)["url"] for line in out.read_text().splitlines()]
     assert len(urls) == len(set(urls)) == len(server.pages)  # one record each
-    assert len(spill_dirs(tmpdir)) == 1  # the kill -9 left its temporary directory, no more
+    # The kill -9 left its temporary directories, no more (the resume, whose digest map was
+    # filled from the state, removed its own).
+    assert len(spill_dirs(tmpdir)) == len(digest_dirs(tmpdir)) == 1
 
 
 @pytest.mark.parametrize("how", ["end", signal.SIGINT, signal.SIGTERM])
@@ -170,12 +178,12 @@ def test_the_temporary_directory_is_gone_after_the_crawl(server, tmp_path, how) 
     crawl = run_py([server.url("/"), "--frontier-memory", str(TINY), "--delay", "0",
                     "--ignore-robots", "--quiet", "--threads", "4"]
                    + (["--max-pages", "150"] if how == "end" else []), tmpdir)
-    wait_for(lambda: spill_dirs(tmpdir))
+    wait_for(lambda: spill_dirs(tmpdir) and digest_dirs(tmpdir))
     if how != "end":
         wait_for(lambda: len(server.requests) >= 100)
         crawl.send_signal(how)
     crawl.wait(60)
-    assert spill_dirs(tmpdir) == []
+    assert spill_dirs(tmpdir) == digest_dirs(tmpdir) == []
     assert len(server.fetch_counts()) < len(server.pages)  # it did stop early
 
 

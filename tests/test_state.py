@@ -27,8 +27,11 @@ FAST = ["--delay", "0", "--per-host", str(THREADS), "--threads", str(THREADS), "
 CHECKPOINTED = ["--visited", "bloom"]
 
 
-def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT,
+def start(*args: str, tmpdir: Path | None = None) -> subprocess.Popen:
+    """run.py in the background; with ``tmpdir`` as its TMPDIR (a kill -9 leaves its scratch
+    directories there, not in /tmp)."""
+    env = {**os.environ, "TMPDIR": str(tmpdir)} if tmpdir is not None else None
+    return subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -61,7 +64,7 @@ def test_kill_9_at_random_moments_then_resume_loses_nothing(make_site, tmp_path)
     for _ in range(4):
         # A random moment: after a random number of further requests, so the kill lands
         # mid-crawl however fast this machine is.
-        proc = start(*args)
+        proc = start(*args, tmpdir=tmp_path)
         wait_for_requests(server, len(server.requests) + rng.randrange(30, 500), proc)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)

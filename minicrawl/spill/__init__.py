@@ -7,5 +7,7 @@ where an item waits until the polite ToDo has room for it.
 * :mod:`~minicrawl.spill.todo`: :class:`SpillingToDo`, the polite ToDo with its cold end on disk
   (the order per host, why every host keeps an item in memory, the budget's estimate);
 * :mod:`~minicrawl.spill.disk`: the cold end, per-host lines in one scratch SQLite file (why
-  SQLite, its throughput).
+  SQLite, its throughput);
+* :mod:`~minicrawl.spill.scratch`: the scratch directory a crawl's disk parts live in (this
+  ToDo's, and the duplicate-content map's of :mod:`minicrawl.digests`), removed at the end.
 """

@@ -27,16 +27,17 @@ its URL as their referrer) waiting in the polite ToDo take 234.6 bytes each, 156
 ``Item``, its ``(seq, item)`` tuple and the deque's slot, 49 + len(url) for the URL's string.
 ``--frontier-memory 16`` (the default) thus keeps about 68,000 such URLs in memory.
 
-Without ``--state`` the disk part is a scratch file in a temporary directory (``TMPDIR``),
-created at the first spill and removed by :meth:`SpillingToDo.close` at the end of the crawl —
-also after Ctrl-C and SIGTERM, which end the crawl the same way — and at the interpreter's exit
-at the latest. With ``--state`` it is the same scratch file: the state's journal already holds
-every URL in ToDo, in memory or on disk, durably, so after a ``kill -9`` the resume puts them all
-back (through this ToDo, which spills them again) and nothing is lost or fetched twice beyond
-the pages in flight, as without spilling. (The journal is not read as the disk part itself: it
-is keyed by URL and ordered by commit batch, so reading it per host in order would need a
-second index and a "where is it" mark written at every spill and refill — a second write all
-the same, and one in the state's durable, group-committed database instead of a scratch file.)
+Without ``--state`` the disk part is a scratch file in a scratch directory
+(:class:`minicrawl.spill.scratch.ScratchDir`, under ``TMPDIR``), created at the first spill and
+removed by :meth:`SpillingToDo.close` at the end of the crawl — also after Ctrl-C and SIGTERM,
+which end the crawl the same way — and at the interpreter's exit at the latest. With ``--state`` it
+is the same scratch file: the state's journal already holds every URL in ToDo, in memory or on
+disk, durably, so after a ``kill -9`` the resume puts them all back (through this ToDo, which
+spills them again) and nothing is lost or fetched twice beyond the pages in flight, as without
+spilling. (The journal is not read as the disk part itself: it is keyed by URL and ordered by
+commit batch, so reading it per host in order would need a second index and a "where is it" mark
+written at every spill and refill — a second write all the same, and one in the state's durable,
+group-committed database instead of a scratch file.)
 
 SQLite throughput measured here (1,000,000 items of ~35-character URLs; puts in batches of ten
 as a page's links come, refills in chunks of 4,096): 4.5 µs an item put, 4.2 µs an item taken
@@ -79,10 +80,7 @@ A medium site (the Java docs' 10,248 pages) never spills at 16 MB.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import threading
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -91,6 +89,7 @@ from minicrawl.core.urls import host_of
 from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.todo import ToDo
 from minicrawl.spill.disk import DiskLines
+from minicrawl.spill.scratch import ScratchDir
 
 ITEM_BYTES = 205  # an item waiting in the polite ToDo, its URL's characters apart (see above)
 ROW_BYTES = 25  # a row on disk and its index entry, the URL's and referrer's characters apart
@@ -121,7 +120,6 @@ class SpillingToDo:
                  temp_dir: str | None = None) -> None:
         self.todo = todo if todo is not None else ToDo()
         self.budget = memory_bytes
-        self.temp_dir = temp_dir
         self._lock = threading.Lock()  # taken before the polite ToDo's, never after
         self._in_memory: dict[str, int] = {}  # host → its items in the polite ToDo (waiting)
         self._on_disk: dict[str, int] = {}  # host → its items on disk
@@ -136,9 +134,7 @@ class SpillingToDo:
         self._disk_peak = 0  # the most bytes the disk file took
         self._spilled = 0  # items that went to disk, ever
         self._disk: DiskLines | None = None
-        self._dir: Path | None = None
-        self._cleanup: weakref.finalize | None = None
-        self._closed = False  # after close: a straggler's links stay in memory, no new dir
+        self._scratch = ScratchDir("minicrawl-todo-", temp_dir)  # made at the first spill
 
     @property
     def hosts(self) -> Hosts:
@@ -166,7 +162,7 @@ class SpillingToDo:
         with self._lock:
             for item in items:
                 host = host_of(item.url)
-                if not self._closed and (
+                if not self._scratch.closed and (
                         self._on_disk.get(host)  # after its host's items on disk, or
                         or self._memory_bytes + item_bytes(item) > self.budget  # memory full
                         and self._in_memory.get(host)  # (but a host's first item stays)
@@ -252,21 +248,17 @@ class SpillingToDo:
     def directory(self) -> Path | None:
         """The temporary directory of the disk part (None before the first spill, and after
         :meth:`close`)."""
-        return self._dir
+        return self._scratch.path
 
     def close(self) -> None:
         """Remove the disk part and its directory (what waited there is dropped: with
         ``--state`` the journal keeps it)."""
         with self._lock:
-            self._closed = True
             if self._disk is not None:
                 self._disk_peak = max(self._disk_peak, self._disk.size())
                 self._disk.close()
                 self._disk = None
-            if self._cleanup is not None:
-                self._cleanup()  # removes the directory, once
-                self._cleanup = None
-            self._dir = None
+            self._scratch.close()  # after close: a straggler's links stay in memory, no new dir
 
     # -- internals (lock held) -------------------------------------------------------------
 
@@ -277,10 +269,9 @@ class SpillingToDo:
 
     def _spill(self, rows: list[tuple[str, Item]]) -> None:
         if self._disk is None:
-            self._dir = Path(tempfile.mkdtemp(prefix="minicrawl-todo-", dir=self.temp_dir))
-            # At the interpreter's exit at the latest, whatever ended the crawl.
-            self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
-            self._disk = DiskLines(self._dir)
+            directory = self._scratch.make()
+            assert directory is not None  # (not once closed: put_many spills nothing then)
+            self._disk = DiskLines(directory)
         numbered = []
         for host, item in rows:
             number = self._host_ids.get(host)

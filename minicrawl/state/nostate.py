@@ -47,6 +47,6 @@ class NoState(CrawlObserver):
     def note_change(self, page: Page, prior: Prior | None, counts: dict[str, int]) -> None:
         """Does nothing: no earlier crawl to compare with, so ``page.change`` stays None."""
 
-    def digests(self) -> dict[str, str]:
+    def digests(self) -> Iterator[tuple[str, str]]:
         """Always empty: no content digest was recorded before this run."""
-        return {}
+        return iter(())

@@ -266,9 +266,13 @@ class CrawlState(CrawlObserver):
         self._submit(Write(None, [hop], [hop.url, done, chain], replaces=done,
                             chain=chain))
 
-    def digests(self) -> dict[str, str]:
-        """Every recorded content digest → the URL first recorded with it."""
-        return dict(self._conn.execute("SELECT digest, url FROM digests").fetchall())
+    def digests(self) -> Iterator[tuple[str, str]]:
+        """Every recorded content digest and the URL first recorded with it, in the digests'
+        order, read as they are iterated (a million need not fit in memory) — before the crawl
+        writes to the state, as :meth:`start`'s items."""
+        rows = self._conn.execute("SELECT digest, url FROM digests")
+        while batch := rows.fetchmany(10_000):
+            yield from batch
 
     def prior(self, url: str) -> Prior | None:
         """The record of ``url`` from an earlier fetch, or None.
