@@ -46,6 +46,7 @@ import run
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 MEMORY_CAP = 8_000_000_000  # bytes of address space for each crawler (prlimit --as)
+STATS = "minicrawl-stats.json"  # minicrawl's --stats, in the work dir: its disk and Visited
 
 PAGE = ("<html><body>" + " ".join(f'<a href="${{uri}}{i}/">{i}</a>' for i in range(10))
         + "</body></html>")
@@ -90,6 +91,19 @@ def minicrawl_cmd(opts: argparse.Namespace, url: str, *extra: str) -> list[str]:
                     "--max-repeated-segments", "0", *extra, *opts.minicrawl_arg])
 
 
+def crawl_stats(work: Path) -> str:
+    """What minicrawl's ``--stats`` said of its disk and its Visited (the row's last cells),
+    read and removed; "– | –" for a crawler that wrote none."""
+    path = work / STATS
+    if not path.exists():
+        return "– | –"
+    stats = json.loads(path.read_text())
+    path.unlink()
+    disk = stats.get("todo_disk_peak_bytes") or 0
+    return (f"{disk / 2**20:,.0f} | {stats.get('visited_expected_withheld', float('nan')):.3g}"
+            f" of {stats.get('visited_count', 0):,}")
+
+
 def wget_cmd(tool: str, url: str, levels: int, work: Path, threads: int) -> list[str]:
     # -nd --delete-after: nothing kept, every page still parsed; robots=off as the others
     cmd = [tool, "--recursive", f"--level={levels}", "--no-directories", "--no-parent",
@@ -109,7 +123,7 @@ def commit() -> str:
     return (out[:90] or "?") + (" (+ uncommitted changes)" if dirty else "")
 
 
-def row(label: str, r: run.Run, expected: int | None) -> str:
+def row(label: str, r: run.Run, expected: int | None, work: Path) -> str:
     check = "–"
     if expected is not None:
         check = "exact" if r.missed == 0 and r.duplicated == 0 else \
@@ -118,7 +132,7 @@ def row(label: str, r: run.Run, expected: int | None) -> str:
         check = f"twice {r.duplicated}"
     return (f"| {label} | {r.crawler} | {r.requests:,} | {run.fmt(r.wall_s, 1)} | "
             f"{run.fmt(r.cpu_s, 1)} | {run.fmt(1000 * r.cpu_s / max(1, r.requests), 3)} | "
-            f"{run.fmt(r.peak_rss_mb, 0)} | {check} | {r.exit_code} |")
+            f"{run.fmt(r.peak_rss_mb, 0)} | {check} | {crawl_stats(work)} | {r.exit_code} |")
 
 
 def seeds_run(opts: argparse.Namespace, ng: TreeNginx, work: Path) -> list[str]:
@@ -167,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         servers.ensure_tool(tool, tool)
     header = [f"Code: {commit()}; {run.machine()}", "",
               "| crawl | crawler | requests | wall s | CPU s | CPU ms/page | peak RSS MB | "
-              "check | exit |", "|---|---|---|---|---|---|---|---|---|"]
+              "check | ToDo's disk peak MB | Visited: withheld (expected) of URLs | exit |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(header), flush=True)
     rows, runs = [], []
     with tempfile.TemporaryDirectory(prefix="minicrawl-tree-") as tmp:
@@ -178,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
                 for levels in opts.levels:
                     expected = tree_paths(levels)
                     for crawler in crawlers:
-                        cmd = (minicrawl_cmd(opts, url, "--max-depth", str(levels))
+                        cmd = (minicrawl_cmd(opts, url, "--max-depth", str(levels),
+                                             "--stats", str(work / STATS))
                                if crawler == "minicrawl" else
                                wget_cmd(crawler, url, levels, work, opts.threads))
                         conc = opts.threads if crawler != "wget" else 1
@@ -186,15 +202,16 @@ def main(argv: list[str] | None = None) -> int:
                                         rep, work, opts.timeout)
                         runs.append(r)
                         rows.append(row(f"-l {levels} ({tree_pages(levels):,} pages)", r,
-                                        len(expected)))
+                                        len(expected), work))
                         print(rows[-1], flush=True)
                     del expected
                 for cap in opts.caps if "minicrawl" in crawlers else []:
-                    cmd = minicrawl_cmd(opts, url, "--max-pages", str(cap))
+                    cmd = minicrawl_cmd(opts, url, "--max-pages", str(cap),
+                                        "--stats", str(work / STATS))
                     r = run.measure(run.Config("minicrawl", opts.threads), cmd, ng, None,
                                     set(), 0, rep, work, opts.timeout)
                     runs.append(r)
-                    rows.append(row(f"--max-pages {cap:,}", r, None))
+                    rows.append(row(f"--max-pages {cap:,}", r, None, work))
                     print(rows[-1], flush=True)
             seed_rows = seeds_run(opts, ng, work) if opts.seeds else []
     print("\n" + "\n".join(header + rows + ([""] + seed_rows if seed_rows else [])))

@@ -13,23 +13,25 @@ encoding unless it is not UTF-8. Each canonical
 URL is then judged once by the rules that answer from the URL alone (scope, traps:
 ``_by_target``). No cached answer differs from a fresh one (tests/test_resolve.py).
 
-The caches are bounded (:class:`minicrawl.speed.memo.Memo`) twice: each holds at most a third of
-the URLs Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set
-would; and by their memory, 16 MB together (``HREF_BYTES`` + ``TARGET_BYTES``, as
-:func:`_href_bytes` and :func:`_target_bytes` estimate an entry: its strings' lengths and the
-overhead tracemalloc measured), so that on a site where every href is new (issue 38's endless
-tree) they do not grow with the crawl. They were bounded by entries (200,000 each), which held
-~170 MB of a 100,000-page crawl of the tree. 16 MB, because the Java API docs, where they pay,
-need about that: their 662,513 hrefs replayed page by page (bench_urls.py's order) make 31,657
-(folder, href) entries, 12.1 MB as estimated here (6.3 MB by tracemalloc with the targets: the
-estimate counts a folder once per href, a URL in both caches), and 10,665 targets, 2.0 MB; at
-12 + 4 MB the core is asked 36,494 times (31,657 unbounded), at 6 + 2 MB 36,891, at 3 + 1 MB
-39,116: a miss costs ~3 µs, so any of these keeps the benefit, and in a crawl the third of
-Visited bounds them first there. The Java docs crawl (``bench/javadoc.py --threads 16 --reps 2
---peers none``, 2026-11-26, loaded machine): wall 18.97 vs 18.78 s, CPU 18.27 vs 20.47 s, peak
-RSS 106 vs 103 MB, after vs before. The tree (``--max-pages 100000 --threads 16``, politeness
-off, one run each): peak RSS 341 → 192 MB at ``--frontier-memory 64``, 533 → 351 MB at 4096;
-wall 133.9 → 115.8 s and 121.1 → 118.3 s.
+The caches are bounded (:class:`minicrawl.speed.memo.Memo`) twice: each holds at most a third of the
+URLs Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set would;
+and by their memory, 8 MB together (``HREF_BYTES`` + ``TARGET_BYTES``, as :func:`_href_bytes` and
+:func:`_target_bytes` estimate an entry: its strings' lengths and the overhead tracemalloc
+measured), so that on a site where every href is new (issue 38's endless tree) they do not grow with
+the crawl. They were bounded by entries (200,000 each), which held ~170 MB of a 100,000-page crawl
+of the tree. 8 MB (6 + 2; it was 12 + 4), because the Java API docs, where they pay, need no more:
+their 662,513 hrefs replayed page by page (bench_urls.py's order) make 31,657 (folder, href)
+entries, 12.1 MB as estimated here (6.3 MB by tracemalloc with the targets: the estimate counts a
+folder once per href, a URL in both caches), and 10,665 targets, 2.0 MB; at 12 + 4 MB the core is
+asked 36,494 times (31,657 unbounded), at 6 + 2 MB 36,891, at 3 + 1 MB 39,116: a miss costs ~3 µs,
+so any of these keeps the benefit, and in a crawl the third of Visited bounds them first there. The
+Java docs crawl (``bench/javadoc.py --threads 16 --reps 2 --peers none``, 2026-11-26, loaded
+machine): wall 18.97 vs 18.78 s, CPU 18.27 vs 20.47 s, peak RSS 106 vs 103 MB, after vs before
+(bounded at 16 MB). 16 → 8 MB (this session's issue 38: the million-page tree crawl peaked at 200
+MB, its target): the tree's ``--max-pages 100000`` 110 → 98 MB of peak RSS, wall 113.6 → 109.4 s
+(one run each, load 11-13). The tree (``--max-pages 100000 --threads 16``, politeness off, one run
+each): peak RSS 341 → 192 MB at ``--frontier-memory 64``, 533 → 351 MB at 4096; wall 133.9 → 115.8 s
+and 121.1 → 118.3 s.
 Dict reads and writes are atomic, and a racing miss only computes the same answer twice.
 """
 
@@ -45,8 +47,8 @@ from minicrawl.options import Options
 from minicrawl.speed.memo import Memo
 
 # The caches' memory (see the module's doc): bytes as _href_bytes/_target_bytes estimate them.
-HREF_BYTES = 12 << 20
-TARGET_BYTES = 4 << 20
+HREF_BYTES = 6 << 20
+TARGET_BYTES = 2 << 20
 # Bytes an entry takes beyond its strings' characters (tracemalloc, every string its own: one
 # href a page; a dict between resizes; bench/cache_bytes.py): (folder, href) → (URL, why) about
 # 280 (the key's tuple and two strings, the dict's slot, the URL's string when the target cache
