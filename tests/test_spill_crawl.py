@@ -265,6 +265,21 @@ def test_the_live_view_shows_todo_in_memory_and_on_disk(tree_hosts) -> None:
     assert p.todo_disk_used_bytes == 0 < stats["todo_disk_peak_bytes"]  # the disk part is gone
 
 
+def test_the_live_view_says_when_the_disk_failed(tree_hosts, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))  # the first spill fails
+    site = tree_hosts(1, 4, 3)[0]
+    crawler = Crawler([site.url("/")], threads=1, delay=0, ignore_robots=True,
+                      frontier_memory=TINY, keep_duplicates=True)
+    seen: list[str] = []
+    crawler.on_page = lambda page: seen.append(
+        text_of(LiveView(crawler.watched, enabled=False).render()))
+    stats = crawler.run()
+    assert stats["pages"] == 85 and stats["todo_disk_failed"] == 1
+    assert re.search(r"on disk\s+none: the disk failed, every URL waits in memory \(0 lost\)",
+                     seen[-1]), seen[-1]
+    assert re.search(r"in memory\s+\d+ URLs", seen[0]) and "the disk failed" not in seen[0]
+
+
 def text_of(renderable: object) -> str:
     console = Console(file=io.StringIO(), width=140, color_system=None)
     console.print(renderable)
