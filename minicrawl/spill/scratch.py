@@ -54,8 +54,14 @@ PRAGMAS = ("synchronous = OFF", "locking_mode = EXCLUSIVE", "temp_store = MEMORY
 
 def scratch_directory(temp_dir: str | os.PathLike[str] | None = None) -> Path:
     """Where scratch files go: ``temp_dir`` if given, else ``TMPDIR`` as set (even if it is
-    unusable: the user named it, and is told), else the system's temporary directory."""
-    chosen = temp_dir or os.environ.get("TMPDIR") or tempfile.gettempdir()
+    unusable: the user named it, and is told — ``tempfile`` would silently take ``/tmp``), else
+    the system's temporary directory."""
+    chosen = temp_dir or os.environ.get("TMPDIR")
+    if not chosen:
+        try:
+            chosen = tempfile.gettempdir()
+        except OSError:  # none usable: the file's creation fails there, and says so
+            chosen = os.path.join(os.sep, "tmp")
     return Path(os.path.abspath(chosen))
 
 
