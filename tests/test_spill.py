@@ -177,6 +177,12 @@ def put_and_take(todo: SpillingToDo, n: int, hosts: int = 3) -> tuple[dict, dict
     return put, out
 
 
+def todo_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What the spilling ToDo logged (another test's stray thread may log meanwhile)."""
+    return [r.getMessage() for r in caplog.records
+            if Path(r.pathname).parts[-2:] == ("spill", "todo.py")]
+
+
 @pytest.mark.parametrize("where", ["a file", "missing"])
 def test_a_disk_that_cannot_be_made_keeps_every_url_in_memory(tmp_path, caplog, where) -> None:
     """TMPDIR a file, or a directory that does not exist: one warning naming it and why at
@@ -189,7 +195,7 @@ def test_a_disk_that_cannot_be_made_keeps_every_url_in_memory(tmp_path, caplog, 
         put, out = put_and_take(todo, 3000)
     assert out == put  # every item, each host's in order
     why = "Not a directory" if where == "a file" else "No such file or directory"
-    assert [r.getMessage() for r in caplog.records] == [
+    assert todo_warnings(caplog) == [
         f"ToDo cannot keep URLs on disk in {temp_dir}: {why}; every waiting URL stays in "
         "memory from now on, past --frontier-memory"]
     f = todo.figures()
@@ -247,7 +253,7 @@ def test_urls_that_cannot_be_read_back_are_counted_lost(spill_dir, caplog) -> No
         taken = drain(todo)
     f = todo.figures()
     assert f["todo_disk_failed"] == 1 and f["todo_disk_lost"] > 40_000  # beyond SQLite's cache
-    (said,) = [r.getMessage() for r in caplog.records]
+    (said,) = todo_warnings(caplog)
     assert f"{f['todo_disk_lost']:,} waiting there could not be read back and are lost " \
            "to this run (with --state its journal keeps them: run it again to fetch them)" in said
     assert len(taken) + f["todo_disk_lost"] == len(items)

@@ -45,6 +45,7 @@ import contextlib
 import os
 import sqlite3
 import tempfile
+import weakref
 from pathlib import Path
 
 # A scratch file: no fsync (nothing needs the file after the process), no other file opened
@@ -98,6 +99,9 @@ class ScratchDB:
             raise
         self.db: sqlite3.Connection | None = db
         self._fd: int | None = fd  # the same file: its size, whatever SQLite has written
+        # Closed when its owner forgets to (collected), or at the interpreter's exit: a library
+        # user's unclosed ToDo does not hold the file's disk for the process's life.
+        self._closing = weakref.finalize(self, _close, db, fd)
 
     def size(self) -> int:
         """Bytes the file takes now (0 once closed)."""
@@ -110,11 +114,12 @@ class ScratchDB:
 
     def close(self) -> None:
         """Close the database and the file, whose blocks the kernel then frees (once)."""
-        db, fd = self.db, self._fd
         self.db = self._fd = None
-        try:
-            if db is not None:
-                db.close()
-        finally:
-            if fd is not None:
-                os.close(fd)
+        self._closing()
+
+
+def _close(db: sqlite3.Connection, fd: int) -> None:
+    try:
+        db.close()
+    finally:
+        os.close(fd)  # (after SQLite's: closing a descriptor drops the file's locks)
