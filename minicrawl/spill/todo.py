@@ -192,7 +192,8 @@ class SpillingToDo:
                     to_memory.append(item)
             if to_disk and not self._spill(to_disk):
                 # The disk failed: what waited there came back into the polite ToDo first;
-                # these follow this batch's others (per host, the batch's order: see put_many).
+                # these follow this batch's others (a host's items of the batch that went to
+                # memory came before its first one that went to disk: the order they came in).
                 for host, item in to_disk:
                     self._count_in(host, item)
                 to_memory += [item for _, item in to_disk]
@@ -362,7 +363,8 @@ class SpillingToDo:
         if disk is not None:
             self._disk_peak = max(self._disk_peak, disk.size())
             with contextlib.suppress(OSError, sqlite3.Error):  # what cannot be read is lost
-                back.extend(item for _, item in disk.rest())
+                for _, item in disk.rest():  # (one by one: those read before a failure stay)
+                    back.append(item)
             with contextlib.suppress(OSError, sqlite3.Error):
                 disk.close()
         lost = max(0, self._disk_items - len(back))
