@@ -11,7 +11,8 @@ The map's ``claim`` is one atomic step, like Visited's test-and-insert: two work
 the same body at the same moment get one holder. Three variants:
 
 * in one process, a table in a scratch SQLite file under a lock (:class:`LocalDigests`): its
-  memory stays flat however many pages are recorded;
+  memory stays flat however many pages are recorded, and the file, which has no name, goes
+  with the process however it ends;
 * with ``--state``, the same table filled from the ``digests`` table of ``crawl.db`` when the
   crawl opens; a page's row is written in the transaction that records the page
   (:meth:`minicrawl.state.store.CrawlState.commit`), so a resumed crawl or a recrawl knows
@@ -34,6 +35,7 @@ revisit record names the first capture.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import sqlite3
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from minicrawl.core.links import is_html
 from minicrawl.options import Options
-from minicrawl.spill.scratch import ScratchDir
+from minicrawl.spill.scratch import ScratchDB, scratch_directory
 from minicrawl.state.recrawl import UNCHANGED, Prior, body_md5
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("minicrawl")
 T = TypeVar("T")
 
-FILE_NAME = "digests.db"
+PREFIX = "minicrawl-digests-"  # the scratch file's name, for the moment it has one
 SCHEMA = "CREATE TABLE digests (digest BLOB PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID"
 INSERT = "INSERT OR IGNORE INTO digests VALUES (?, ?)"
 SELECT = "SELECT url FROM digests WHERE digest = ?"
@@ -63,15 +65,16 @@ CACHE_KB = 2048  # SQLite's page cache: the map's memory, whatever the crawl's s
 
 
 class LocalDigests:
-    """The digests of one process, in a SQLite file in a scratch directory (memory flat).
+    """The digests of one process, in a scratch SQLite file (memory flat).
 
     A dict would take ~200 bytes a page (the 32-character hex, the URL's string, the slot): 200
     MB of a million-page crawl. Here a row is the MD5's 16 raw bytes and the URL, in a
     ``WITHOUT ROWID`` table keyed on the bytes (one B-tree, ~65 bytes a row on disk), and the
     memory is SQLite's page cache (``CACHE_KB``) whatever the pages. The file is a scratch file,
-    like the spilling ToDo's (no journal, no fsync: nothing needs it after the process), in a
-    :class:`~minicrawl.spill.scratch.ScratchDir` made at the first claim (or fill) and removed by
-    :meth:`close` — at the crawl's end, Ctrl-C and SIGTERM included. With ``--state`` it is
+    like the spilling ToDo's (:class:`~minicrawl.spill.scratch.ScratchDB`: no journal, no fsync,
+    unlinked as soon as it is open), made under ``TMPDIR`` at the first claim (or fill) and freed
+    when :meth:`close` closes it at the crawl's end, or when the process ends however it ends
+    (a ``kill -9`` too). With ``--state`` it is
     filled from the state's ``digests`` table (``known``, streamed) when the crawl opens, and the
     state keeps writing that table: the durable copy is the state's, this one a working copy.
 
@@ -93,8 +96,10 @@ class LocalDigests:
 
     def __init__(self, known: Iterable[tuple[str, str]] = (), temp_dir: str | None = None) -> None:
         self._lock = threading.Lock()
-        self._scratch = ScratchDir("minicrawl-digests-", temp_dir)
+        self._temp_dir = temp_dir
+        self._scratch: ScratchDB | None = None  # made at the first use
         self._db: sqlite3.Connection | None = None
+        self._closed = False
         self._count = 0
         self.failure: str | None = None  # why the map was given up (its disk failed), if it was
         rows = iter(known)
@@ -132,12 +137,18 @@ class LocalDigests:
 
     @property
     def directory(self) -> Path | None:
-        """The scratch directory of the file (None before the first claim, and after
+        """The directory the map's file (which has no name) is in: None before the first claim,
+        after :meth:`close` and once given up."""
+        return self._scratch.directory if self._scratch is not None else None
+
+    def size(self) -> int:
+        """Bytes the map's file takes on disk now (0 before the first claim, and after
         :meth:`close`)."""
-        return self._scratch.path
+        with self._lock:
+            return self._scratch.size() if self._scratch is not None else 0
 
     def close(self) -> None:
-        """Close the file and remove its directory; later claims find no holder."""
+        """Close the file (the kernel frees it: it has no name); later claims find no holder."""
         with self._lock:
             self._close()
 
@@ -149,8 +160,9 @@ class LocalDigests:
             db = self._open()
             return otherwise if db is None else step(db)
         except (sqlite3.Error, OSError) as e:
-            where = self._scratch.path or self._scratch.temp_dir or "TMPDIR"
-            self.failure = f"cannot keep the duplicate-content map in {where}: {e}"
+            where = scratch_directory(self._temp_dir)
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            self.failure = f"cannot keep the duplicate-content map in {where}: {reason}"
             log.warning("%s; duplicate content is no longer looked for", self.failure)
             self._close()
             return otherwise
@@ -158,28 +170,23 @@ class LocalDigests:
     def _open(self) -> sqlite3.Connection | None:
         """The connection, opened with its file at the first use (lock held; None once
         closed or given up)."""
-        if self._db is None and self.failure is None:
-            directory = self._scratch.make()
-            if directory is None:
-                return None
-            db = sqlite3.connect(directory / FILE_NAME, isolation_level=None,
-                                 check_same_thread=False)
-            self._db = db
-            # A scratch file (see minicrawl.spill.disk): no rollback journal, no fsync; and one
-            # transaction, never committed: pages reach the file only when the cache is full and
-            # SQLite spills them, so a crawl of a few thousand pages writes nothing.
-            for pragma in ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE",
-                           f"cache_size = -{CACHE_KB}", "temp_store = MEMORY"):
-                db.execute("PRAGMA " + pragma)
+        if self._db is None and self.failure is None and not self._closed:
+            self._scratch = ScratchDB(PREFIX, self._temp_dir, cache_kb=CACHE_KB)
+            assert self._scratch.db is not None
+            self._db = db = self._scratch.db
+            # One transaction, never committed: pages reach the file only when the cache is full
+            # and SQLite spills them, so a crawl of a few thousand pages writes nothing.
             db.execute("BEGIN")
             db.execute(SCHEMA)
         return self._db
 
     def _close(self) -> None:
-        if self._db is not None:
-            self._db.close()  # (the transaction is dropped with the file)
-            self._db = None
-        self._scratch.close()
+        self._closed = True
+        self._db = None
+        if self._scratch is not None:
+            scratch, self._scratch = self._scratch, None
+            with contextlib.suppress(sqlite3.Error, OSError):  # (nothing in it to save)
+                scratch.close()  # (the transaction is dropped with the file)
 
 
 CLAIM_SCRIPT = """
@@ -240,7 +247,7 @@ class Duplicates:
         return holder if holder != page.url else None
 
     def close(self) -> None:
-        """Free this process's map (its scratch directory goes); a shared crawl's hash stays."""
+        """Free this process's map (its scratch file goes); a shared crawl's hash stays."""
         if isinstance(self.digests, LocalDigests):
             self.digests.close()
 

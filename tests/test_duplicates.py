@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -25,11 +26,19 @@ from minicrawl.options import Options
 from minicrawl.page import Page
 from minicrawl.state.recrawl import body_md5
 from minicrawl.state.store import CrawlState, crawl_config
+from tests.test_spill import open_scratch_files
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = {"delay": 0, "per_host": 8, "threads": 4}
 HTML = {"Content-Type": "text/html"}
 ARTICLE = b'<html><body><h1>Article</h1><a href="/next.html">next</a><a href="more.html">m</a>'
+
+
+def map_files() -> list[str]:
+    """The duplicate-content map's scratch files this process holds open under TMPDIR: each
+    ``minicrawl-digests-….db (deleted)`` (it has no name from the moment it is open)."""
+    return [f for f in open_scratch_files(tempfile.gettempdir()) if "/minicrawl-digests-" in f
+            and f.endswith(".db (deleted)")]
 
 
 def duplicate_site(server: LocalSite) -> dict[str, list[str]]:
@@ -74,15 +83,15 @@ def check_groups(records: list[dict], groups: dict[str, list[str]], origin: str)
 def test_duplicates_are_recorded_not_followed_not_saved_and_fetched_once(server, tmp_path):
     groups = duplicate_site(server)
     out, pages_dir, trace = tmp_path / "out.jsonl", tmp_path / "pages", tmp_path / "trace.txt"
-    directories: list[Path | None] = []  # the map's scratch directory, seen at each page
+    held: list[list[str]] = []  # the map's scratch file, open in this process, at each page
     crawler = Crawler([server.url("/")], out=str(out), save_pages=str(pages_dir),
                       trace=str(trace), max_bytes=4000, **FAST,
-                      on_page=lambda page: directories.append(digests.directory))
+                      on_page=lambda page: held.append(map_files()))
     digests = crawler.duplicates.digests
     stats = crawler.run()
-    made = {d for d in directories if d is not None}
-    assert len(made) == 1 and not made.pop().exists()  # one, removed at the end
-    assert digests.directory is None
+    made = {tuple(files) for files in held if files}
+    assert len(made) == 1 and len(made.pop()) == 2  # one file (two descriptors), no name
+    assert map_files() == [] and digests.directory is None  # closed at the end
     records = [json.loads(line) for line in out.read_text().splitlines()]
     check_groups(records, groups, server.origin)
     counts = server.fetch_counts()
@@ -197,12 +206,12 @@ def test_the_map_answers_as_a_first_wins_dict_from_a_file_gone_on_close(tmp_path
         assert digests.claim(digest, url) == want.setdefault(digest, url)
     assert all(digests.holder(d) == url for d, url in want.items())
     assert digests.holder(body_md5(b"never claimed")) is None and len(digests) == len(want)
-    directory = digests.directory
-    assert directory is not None and directory.parent == tmp_path
+    assert digests.directory == tmp_path and list(tmp_path.iterdir()) == []  # it has no name
+    assert len(open_scratch_files(tmp_path)) == 2  # SQLite's descriptor and the one for size
     # The rows wait in SQLite's cache, in a transaction never committed: nothing is written yet.
-    assert (directory / "digests.db").stat().st_size == 0
+    assert digests.size() == 0
     digests.close()
-    assert list(tmp_path.iterdir()) == [] and digests.directory is None
+    assert open_scratch_files(tmp_path) == [] and digests.directory is None
     # A straggler after the crawl's end finds no holder and makes no new file.
     assert digests.claim(next(iter(want)), "http://h/late") == "http://h/late"
     assert list(tmp_path.iterdir()) == []
@@ -242,7 +251,7 @@ def test_the_maps_memory_does_not_grow_with_the_pages(tmp_path):
     sqlite = sqlite_memory_used() - sqlite_before
     assert python < 1e6, f"{python / 1e6:.1f} MB"
     assert sqlite < 4e6, f"{sqlite / 1e6:.1f} MB"  # the page cache, CACHE_KB
-    assert (digests.directory / "digests.db").stat().st_size > 10e6  # the rows are on disk
+    assert digests.size() > 10e6  # the rows are on disk
     digests.close()
 
 
@@ -256,12 +265,14 @@ def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
     args = [sys.executable, str(ROOT / "run.py"), server.url("/"), "--state", str(state),
             "--out", str(out), "--delay", "0", "--per-host", "16", "--threads", "16",
             "--quiet"]
+    tmpdir = tmp_path / "tmp"  # the crawls' TMPDIR: nothing may be left in it
+    tmpdir.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmpdir)}
     rng = random.Random(1616)
     kills = 0
     for _ in range(3):
         proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={**os.environ, "TMPDIR": str(tmp_path)})  # (kill -9 leaves
-        # its scratch directory: here, not in /tmp)
+                                env=env)
         target = len(server.requests) + rng.randrange(40, 250)
         deadline = time.monotonic() + 60
         while len(server.requests) < target and proc.poll() is None:
@@ -271,9 +282,10 @@ def test_kill_9_then_resume_keeps_one_holder_per_content(make_site, tmp_path):
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
         proc.communicate(timeout=30)
-    final = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    final = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert final.returncode == 0 and "Traceback" not in final.stderr, final.stderr
     assert kills >= 2
+    assert list(tmpdir.iterdir()) == []  # the kill -9s' scratch files went with them
     assert set(server.fetch_counts()) == set(site.reachable())
     # The state holds one holder per content, one of the group; every record the --out file
     # kept (kill -9 may lose its last buffered lines, not the state's) names that holder.
@@ -310,14 +322,14 @@ print(digests.holder(body_md5(b"0")), digests.directory)
 
 def test_a_map_whose_disk_fails_is_given_up_in_one_line_and_claims_go_on(tmp_path):
     """Its file may not grow past 64 KB (RLIMIT_FSIZE, as a full disk): when SQLite's cache
-    spills, the map is given up, said once, its directory removed; every later claim holds
+    spills, the map is given up, said once, its file closed; every later claim holds
     its own content (duplicates are crawled, no page lost), with no traceback."""
     done = subprocess.run([sys.executable, "-c", GIVEN_UP, str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(
-        f"WARNING cannot keep the duplicate-content map in {tmp_path}/minicrawl-digests-"), \
+        f"WARNING cannot keep the duplicate-content map in {tmp_path}: "), \
         done.stderr
     assert "disk I/O error" in done.stderr or "disk is full" in done.stderr  # SQLite's words
     answers = done.stdout.splitlines()
@@ -343,6 +355,7 @@ def test_a_content_claimed_before_a_kill_9_is_a_duplicate_after_the_resume(serve
         time.sleep(0.01)
     first.send_signal(signal.SIGKILL)
     first.wait(30)
+    assert list(tmpdir.iterdir()) == []  # its map's scratch file (open: "/" claimed) went too
     server.pages["/b"] = Resource(body)
     second = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert second.returncode == 0 and "Traceback" not in second.stderr, second.stderr

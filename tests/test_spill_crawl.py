@@ -1,7 +1,8 @@
 """Crawls whose ToDo spills to disk (--frontier-memory, minicrawl/spill/), against real local
 servers: each host's URLs fetched first in first out and once, at 1 and 16 threads; kill -9 and
-resume with --state; the temporary directories (ToDo's and the duplicate-content map's) gone
-after a normal end, Ctrl-C and SIGTERM."""
+resume with --state; nothing of the crawl left in TMPDIR (ToDo's and the duplicate-content map's
+scratch files have no name) after a normal end, Ctrl-C, SIGTERM and kill -9; a disk that fails
+(TMPDIR a file, missing, a file size limit): one warning, every page fetched once."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from minicrawl.local.site import LocalSite, Resource, Slow
 from minicrawl.options import Options
 from minicrawl.watch.progress import read_progress
 from minicrawl.watch.view import LiveView
+from tests.test_spill import open_scratch_files
+from tests.test_wrong_inputs import limited
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = 0.002  # MB: about eight URLs in memory, the rest of a small site on disk
@@ -121,13 +124,19 @@ def run_py(args: list[str], tmpdir: Path, **kwargs: object) -> subprocess.Popen:
                             **kwargs)
 
 
-def spill_dirs(tmpdir: Path) -> list[Path]:
-    return sorted(tmpdir.glob("minicrawl-todo-*"))
+def scratch_files(crawl: subprocess.Popen, tmpdir: Path, prefix: str) -> list[str]:
+    """The scratch files named ``prefix…`` that the running ``crawl`` holds open under
+    ``tmpdir`` (none once it ended)."""
+    try:
+        return [f for f in open_scratch_files(tmpdir, crawl.pid)
+                if f.startswith(f"{tmpdir}/{prefix}")]
+    except FileNotFoundError:  # (the process is gone)
+        return []
 
 
-def digest_dirs(tmpdir: Path) -> list[Path]:
-    """The duplicate-content map's scratch directories (minicrawl.digests), made alike."""
-    return sorted(tmpdir.glob("minicrawl-digests-*"))
+def spilled(crawl: subprocess.Popen, tmpdir: Path) -> bool:
+    """True once the crawl's ToDo has its scratch file (minicrawl.spill) open."""
+    return bool(scratch_files(crawl, tmpdir, "minicrawl-todo-"))
 
 
 def wait_for(condition, seconds: float = 30.0) -> None:
@@ -153,9 +162,10 @@ def test_kill_9_in_a_spilled_crawl_with_state_then_resume_loses_and_repeats_noth
             "--frontier-memory", str(TINY), "--threads", "2", "--delay", "0", "--quiet",
             "--ignore-robots"]
     first = run_py(args, tmpdir)
-    wait_for(lambda: len(server.requests) >= 300 and spill_dirs(tmpdir))
+    wait_for(lambda: len(server.requests) >= 300 and spilled(first, tmpdir))
     first.send_signal(signal.SIGKILL)
     first.wait(30)
+    assert list(tmpdir.iterdir()) == []  # its scratch files had no name: gone with it
     done_before = len(server.requests)
     assert done_before < len(server.pages)  # killed mid-crawl, with URLs on disk
     second = run_py(args, tmpdir)
@@ -165,26 +175,76 @@ def test_kill_9_in_a_spilled_crawl_with_state_then_resume_loses_and_repeats_noth
     assert sum(counts.values()) - len(counts) <= 2  # re-fetched: at most the pages in flight
     urls = [json.loads(line)["url"] for line in out.read_text().splitlines()]
     assert len(urls) == len(set(urls)) == len(server.pages)  # one record each
-    # The kill -9 left its temporary directories, no more (the resume, whose digest map was
-    # filled from the state, removed its own).
-    assert len(spill_dirs(tmpdir)) == len(digest_dirs(tmpdir)) == 1
+    assert list(tmpdir.iterdir()) == []  # nor did the resume leave anything
 
 
-@pytest.mark.parametrize("how", ["end", signal.SIGINT, signal.SIGTERM])
-def test_the_temporary_directory_is_gone_after_the_crawl(server, tmp_path, how) -> None:
+@pytest.mark.parametrize("how", ["end", signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_nothing_of_the_crawl_is_left_in_tmpdir(server, tmp_path, how) -> None:
+    """While the crawl runs, TMPDIR lists nothing: ToDo's and the duplicate-content map's
+    scratch files are open (two descriptors each, SQLite's and the one for their size) with
+    no name, and no other file of theirs (no journal); whatever ends the crawl, nothing
+    remains — a kill -9 too."""
     slow_tree(server)
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     crawl = run_py([server.url("/"), "--frontier-memory", str(TINY), "--delay", "0",
                     "--ignore-robots", "--quiet", "--threads", "4"]
                    + (["--max-pages", "150"] if how == "end" else []), tmpdir)
-    wait_for(lambda: spill_dirs(tmpdir) and digest_dirs(tmpdir))
+    held = {}
+
+    def both_open() -> bool:
+        held.update(todo=scratch_files(crawl, tmpdir, "minicrawl-todo-"),
+                    digests=scratch_files(crawl, tmpdir, "minicrawl-digests-"))
+        return bool(held["todo"] and held["digests"])
+
+    wait_for(both_open)
+    every = open_scratch_files(tmpdir, crawl.pid)
+    if crawl.poll() is None:  # (not ended meanwhile)
+        assert sorted(every) == sorted(held["todo"] + held["digests"]), every
+    for files in held.values():
+        assert len(files) == 2 and files[0] == files[1] and files[0].endswith(".db (deleted)")
+    assert list(tmpdir.iterdir()) == []
     if how != "end":
         wait_for(lambda: len(server.requests) >= 100)
         crawl.send_signal(how)
     crawl.wait(60)
-    assert spill_dirs(tmpdir) == digest_dirs(tmpdir) == []
+    assert list(tmpdir.iterdir()) == []
     assert len(server.fetch_counts()) < len(server.pages)  # it did stop early
+
+
+@pytest.mark.parametrize("disk", ["a file", "missing", "a file size limit"])
+def test_a_disk_that_fails_keeps_the_urls_in_memory_and_the_crawl_goes_on(server, tmp_path,
+                                                                           disk) -> None:
+    """TMPDIR a file or a missing directory (the first spill fails), or a file size limit
+    (RLIMIT_FSIZE, as a full disk: a later spill fails, what waited on disk comes back): one
+    warning line, then everything waits in memory; every page fetched once, exit status 0,
+    counted in --stats. (--keep-duplicates: the duplicate-content map, which would say its
+    own line for the same TMPDIR, is tested in test_duplicates.)"""
+    server.pages.update(tree_pages(4, 5, "t"))  # 1,365 pages, up to ~1,000 URLs waiting
+    tmpdir = tmp_path / "tmp"
+    if disk == "a file":
+        tmpdir.write_text("not a directory")
+    elif disk == "a file size limit":
+        tmpdir.mkdir()
+    stats = tmp_path / "stats.json"
+    crawl = run_py([server.url("/"), "--frontier-memory", str(TINY), "--delay", "0",
+                    "--ignore-robots", "--quiet", "--threads", "4", "--keep-duplicates",
+                    "--stats", str(stats)], tmpdir,
+                   preexec_fn=limited(32768) if disk == "a file size limit" else None)
+    _, err = crawl.communicate(timeout=300)
+    assert crawl.returncode == 0 and "Traceback" not in err, err
+    why = {"a file": "Not a directory", "missing": "No such file or directory",
+           "a file size limit": "disk I/O error"}[disk]
+    back = r"; the [\d,]+ waiting there came back into memory" if disk == "a file size limit" \
+        else ""
+    assert re.fullmatch(
+        rf"WARNING ToDo cannot keep URLs on disk in {tmpdir}: {why}{back}; every waiting URL "
+        r"stays in memory from now on, past --frontier-memory\n", err), err
+    assert server.fetch_counts() == dict.fromkeys(server.pages, 1)  # every page, once
+    figures = json.loads(stats.read_text())
+    assert figures["todo_disk_failed"] == 1 and figures["todo_disk_lost"] == 0
+    assert figures["pages"] == len(server.pages) and figures["todo_left"] == 0
+    assert (figures["todo_spilled"] > 0) == (disk == "a file size limit")
 
 
 def test_the_live_view_shows_todo_in_memory_and_on_disk(tree_hosts) -> None:
@@ -203,6 +263,21 @@ def test_the_live_view_shows_todo_in_memory_and_on_disk(tree_hosts) -> None:
     assert p.todo == stats["todo_left"] == p.todo_in_memory + p.todo_on_disk
     assert p.todo_on_disk == stats["todo_on_disk"] > 0
     assert p.todo_disk_used_bytes == 0 < stats["todo_disk_peak_bytes"]  # the disk part is gone
+
+
+def test_the_live_view_says_when_the_disk_failed(tree_hosts, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))  # the first spill fails
+    site = tree_hosts(1, 4, 3)[0]
+    crawler = Crawler([site.url("/")], threads=1, delay=0, ignore_robots=True,
+                      frontier_memory=TINY, keep_duplicates=True)
+    seen: list[str] = []
+    crawler.on_page = lambda page: seen.append(
+        text_of(LiveView(crawler.watched, enabled=False).render()))
+    stats = crawler.run()
+    assert stats["pages"] == 85 and stats["todo_disk_failed"] == 1
+    assert re.search(r"on disk\s+none: the disk failed, every URL waits in memory \(0 lost\)",
+                     seen[-1]), seen[-1]
+    assert re.search(r"in memory\s+\d+ URLs", seen[0]) and "the disk failed" not in seen[0]
 
 
 def text_of(renderable: object) -> str:

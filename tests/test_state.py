@@ -28,8 +28,8 @@ CHECKPOINTED = ["--visited", "bloom"]
 
 
 def start(*args: str, tmpdir: Path | None = None) -> subprocess.Popen:
-    """run.py in the background; with ``tmpdir`` as its TMPDIR (a kill -9 leaves its scratch
-    directories there, not in /tmp)."""
+    """run.py in the background; with ``tmpdir`` as its TMPDIR (where its scratch files would
+    be, if they had names: a test sees nothing is left there)."""
     env = {**os.environ, "TMPDIR": str(tmpdir)} if tmpdir is not None else None
     return subprocess.Popen([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -61,16 +61,19 @@ def test_kill_9_at_random_moments_then_resume_loses_nothing(make_site, tmp_path)
     # A fixed seed keeps CI reproducible; MINICRAWL_KILL_SEED=... tries other moments (soak).
     rng = random.Random(int(os.environ.get("MINICRAWL_KILL_SEED", "20261122")))
     kills = 0
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
     for _ in range(4):
         # A random moment: after a random number of further requests, so the kill lands
         # mid-crawl however fast this machine is.
-        proc = start(*args, tmpdir=tmp_path)
+        proc = start(*args, tmpdir=tmpdir)
         wait_for_requests(server, len(server.requests) + rng.randrange(30, 500), proc)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
         proc.communicate(timeout=30)
     assert kills >= 3
+    assert list(tmpdir.iterdir()) == []  # the duplicate-content maps' files went with them
     assert len(server.fetch_counts()) < len(expected)  # really interrupted
     final = run(*args)
     assert final.returncode == 0, final.stderr
@@ -99,11 +102,14 @@ def test_sigterm_finishes_pages_in_flight_and_resume_fetches_nothing_twice(make_
     server, site = make_site(pages=1000)
     state, out = tmp_path / "state", tmp_path / "out.jsonl"
     args = [server.url("/"), "--state", str(state), "--out", str(out), *FAST]
-    proc = start(*args)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    proc = start(*args, tmpdir=tmpdir)
     wait_for_requests(server, 200, proc)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
     assert proc.returncode == 130
+    assert list(tmpdir.iterdir()) == []  # nothing of the crawl left in its TMPDIR
     assert journal_rows(state) > 0  # the rest stayed journaled
     assert run(*args).returncode == 0
     counts = server.fetch_counts()

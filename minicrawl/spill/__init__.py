@@ -8,6 +8,7 @@ where an item waits until the polite ToDo has room for it.
   (the order per host, why every host keeps an item in memory, the budget's estimate);
 * :mod:`~minicrawl.spill.disk`: the cold end, per-host lines in one scratch SQLite file (why
   SQLite, its throughput);
-* :mod:`~minicrawl.spill.scratch`: the scratch directory a crawl's disk parts live in (this
-  ToDo's, and the duplicate-content map's of :mod:`minicrawl.digests`), removed at the end.
+* :mod:`~minicrawl.spill.scratch`: the scratch files a crawl's disk parts live in (this ToDo's,
+  and the duplicate-content map's of :mod:`minicrawl.digests`): SQLite files under ``TMPDIR``
+  unlinked as soon as they are open, so nothing is left behind, whatever ends the crawl.
 """

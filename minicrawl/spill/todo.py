@@ -27,17 +27,25 @@ its URL as their referrer) waiting in the polite ToDo take 234.6 bytes each, 156
 ``Item``, its ``(seq, item)`` tuple and the deque's slot, 49 + len(url) for the URL's string.
 ``--frontier-memory 16`` (the default) thus keeps about 68,000 such URLs in memory.
 
-Without ``--state`` the disk part is a scratch file in a scratch directory
-(:class:`minicrawl.spill.scratch.ScratchDir`, under ``TMPDIR``), created at the first spill and
-removed by :meth:`SpillingToDo.close` at the end of the crawl — also after Ctrl-C and SIGTERM,
-which end the crawl the same way — and at the interpreter's exit at the latest. With ``--state`` it
-is the same scratch file: the state's journal already holds every URL in ToDo, in memory or on
+The disk part is a scratch file (:class:`minicrawl.spill.scratch.ScratchDB`, under ``TMPDIR``)
+made at the first spill and unlinked as soon as SQLite has it open: the kernel frees it when
+:meth:`SpillingToDo.close` closes it at the end of the crawl, or when the process ends however it
+ends — Ctrl-C, SIGTERM, a ``kill -9``: nothing is left behind. With ``--state`` it is the same
+scratch file: the state's journal already holds every URL in ToDo, in memory or on
 disk, durably, so after a ``kill -9`` the resume puts them all back (through this ToDo, which
 spills them again) and nothing is lost or fetched twice beyond the pages in flight, as without
 spilling. (The journal is not read as the disk part itself: it is keyed by URL and ordered by
 commit batch, so reading it per host in order would need a second index and a "where is it" mark
 written at every spill and refill — a second write all the same, and one in the state's durable,
 group-committed database instead of a scratch file.)
+
+If the disk fails — at the first spill (``TMPDIR`` missing, not a directory, unwritable) or later
+(full, a file size limit, an I/O error) — the crawl goes on with everything in memory: one
+warning names the directory and the reason, what waited on disk is read back into memory in its
+order (the file is usually still readable: a full disk refuses writes, not reads), and from then
+on every URL stays in memory, past the budget, rather than be lost. URLs that cannot be read back
+are lost to this run, said in that line and counted (``todo_disk_lost``; with ``--state`` the
+journal still holds them, and running the crawl again fetches them); ``todo_disk_failed`` is 1.
 
 SQLite throughput measured here (1,000,000 items of ~35-character URLs; puts in batches of ten
 as a page's links come, refills in chunks of 4,096): 4.5 µs an item put, 4.2 µs an item taken
@@ -80,6 +88,9 @@ A medium site (the Java docs' 10,248 pages) never spills at 16 MB.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -89,7 +100,9 @@ from minicrawl.core.urls import host_of
 from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.todo import ToDo
 from minicrawl.spill.disk import DiskLines
-from minicrawl.spill.scratch import ScratchDir
+from minicrawl.spill.scratch import scratch_directory
+
+log = logging.getLogger("minicrawl")
 
 ITEM_BYTES = 205  # an item waiting in the polite ToDo, its URL's characters apart (see above)
 ROW_BYTES = 25  # a row on disk and its index entry, the URL's and referrer's characters apart
@@ -109,8 +122,9 @@ def row_bytes(item: Item) -> int:
 
 
 class SpillingToDo:
-    """The polite ``todo`` keeping about ``memory_bytes`` of items; the rest waits on disk in
-    a temporary directory under ``temp_dir`` (default: ``TMPDIR``), made at the first spill.
+    """The polite ``todo`` keeping about ``memory_bytes`` of items; the rest waits on disk in a
+    scratch file under ``temp_dir`` (default: ``TMPDIR``), made at the first spill (if the disk
+    fails: in memory, said once, ``failure`` says why).
 
     It is the polite ToDo's interface (``put``, ``put_many``, ``put_back``, ``take``, ``done``,
     ``stop``, ``len``, ``unfinished``): a ``Frontier``. Call :meth:`close` at the end.
@@ -133,8 +147,11 @@ class SpillingToDo:
         self._disk_row_bytes = 0  # estimated, what they take on disk
         self._disk_peak = 0  # the most bytes the disk file took
         self._spilled = 0  # items that went to disk, ever
-        self._disk: DiskLines | None = None
-        self._scratch = ScratchDir("minicrawl-todo-", temp_dir)  # made at the first spill
+        self._lost = 0  # items on disk that could not be read back when the disk failed
+        self._disk: DiskLines | None = None  # made at the first spill
+        self._temp_dir = temp_dir
+        self._closed = False
+        self.failure: str | None = None  # why the disk was given up, if it was
 
     @property
     def hosts(self) -> Hosts:
@@ -160,20 +177,26 @@ class SpillingToDo:
         to_memory: list[Item] = []
         to_disk: list[tuple[str, Item]] = []
         with self._lock:
+            spilling: set[str] = set()  # hosts of this batch going to disk
             for item in items:
                 host = host_of(item.url)
-                if not self._scratch.closed and (
-                        self._on_disk.get(host)  # after its host's items on disk, or
+                if not self._closed and self.failure is None and (
+                        host in spilling or self._on_disk.get(host)  # after its host's on disk
                         or self._memory_bytes + item_bytes(item) > self.budget  # memory full
                         and self._in_memory.get(host)  # (but a host's first item stays)
                         and not self.todo.stopped):
                     to_disk.append((host, item))
-                    self._on_disk[host] = self._on_disk.get(host, 0) + 1
+                    spilling.add(host)
                 else:
                     self._count_in(host, item)
                     to_memory.append(item)
-            if to_disk:
-                self._spill(to_disk)
+            if to_disk and not self._spill(to_disk):
+                # The disk failed: what waited there came back into the polite ToDo first;
+                # these follow this batch's others (a host's items of the batch that went to
+                # memory came before its first one that went to disk: the order they came in).
+                for host, item in to_disk:
+                    self._count_in(host, item)
+                to_memory += [item for _, item in to_disk]
             self.todo.put_many(to_memory)
         return len(items)
 
@@ -232,7 +255,8 @@ class SpillingToDo:
 
     def figures(self) -> dict[str, int]:
         """ToDo's memory and disk now: URLs and estimated bytes in memory and on disk, the
-        disk file's size now and at its largest, and how many URLs went to disk in all."""
+        disk file's size now and at its largest, how many URLs went to disk in all, whether
+        the disk failed (1) and how many URLs waiting there were lost then."""
         with self._lock:
             used = self._disk.size() if self._disk is not None else 0
             self._disk_peak = max(self._disk_peak, used)
@@ -242,23 +266,26 @@ class SpillingToDo:
                     "todo_disk_bytes": self._disk_row_bytes,
                     "todo_disk_used_bytes": used,
                     "todo_disk_peak_bytes": self._disk_peak,
-                    "todo_spilled": self._spilled}
+                    "todo_spilled": self._spilled,
+                    "todo_disk_failed": int(self.failure is not None),
+                    "todo_disk_lost": self._lost}
 
     @property
     def directory(self) -> Path | None:
-        """The temporary directory of the disk part (None before the first spill, and after
-        :meth:`close`)."""
-        return self._scratch.path
+        """The directory the disk part's file (which has no name) is in: None before the first
+        spill, after :meth:`close` and once the disk failed."""
+        return self._disk.directory if self._disk is not None else None
 
     def close(self) -> None:
-        """Remove the disk part and its directory (what waited there is dropped: with
-        ``--state`` the journal keeps it)."""
+        """Close the disk part, whose file the kernel then frees (what waited there is dropped:
+        with ``--state`` the journal keeps it). After it a straggler's links stay in memory."""
         with self._lock:
+            self._closed = True
             if self._disk is not None:
                 self._disk_peak = max(self._disk_peak, self._disk.size())
-                self._disk.close()
+                with contextlib.suppress(OSError, sqlite3.Error):  # (nothing left to save)
+                    self._disk.close()
                 self._disk = None
-            self._scratch.close()  # after close: a straggler's links stay in memory, no new dir
 
     # -- internals (lock held) -------------------------------------------------------------
 
@@ -267,11 +294,9 @@ class SpillingToDo:
         self._memory_items += 1
         self._memory_bytes += item_bytes(item)
 
-    def _spill(self, rows: list[tuple[str, Item]]) -> None:
-        if self._disk is None:
-            directory = self._scratch.make()
-            assert directory is not None  # (not once closed: put_many spills nothing then)
-            self._disk = DiskLines(directory)
+    def _spill(self, rows: list[tuple[str, Item]]) -> bool:
+        """Put ``rows`` on disk (True); False if the disk failed (then nothing waits there any
+        more, see :meth:`_give_up`, and ``rows`` are still the caller's)."""
         numbered = []
         for host, item in rows:
             number = self._host_ids.get(host)
@@ -280,11 +305,20 @@ class SpillingToDo:
                 self._host_names[number] = host
                 self._next_id += 1
             numbered.append((number, item))
+        try:
+            if self._disk is None:
+                self._disk = DiskLines(self._temp_dir)
+            self._disk.append(numbered)
+        except (OSError, sqlite3.Error) as e:
+            self._give_up(e)
+            return False
+        for host, item in rows:
+            self._on_disk[host] = self._on_disk.get(host, 0) + 1
             self._disk_bytes += item_bytes(item)
             self._disk_row_bytes += row_bytes(item)
-        self._disk.append(numbered)
         self._disk_items += len(rows)
         self._spilled += len(rows)
+        return True
 
     def _refill(self, host: str, left: int) -> None:
         """Bring items back from disk: ``host``'s next ones if it has ``left`` none in memory
@@ -293,12 +327,15 @@ class SpillingToDo:
         assert self._disk is not None
         each = max(1, self._disk_bytes // self._disk_items)  # an item on disk, on average
         room = int((self.budget - self._memory_bytes) // each)
-        if not left and self._on_disk.get(host):
-            self._bring_back(self._disk.oldest(max(1, min(room, REFILL_MAX)),
-                                               self._host_ids[host]))
-            room = int((self.budget - self._memory_bytes) // each)
-        if self._disk_items and room > 0 and self._memory_bytes < self.budget * 0.75:
-            self._bring_back(self._disk.oldest(min(room, REFILL_MAX)))
+        try:
+            if not left and self._on_disk.get(host):
+                self._bring_back(self._disk.oldest(max(1, min(room, REFILL_MAX)),
+                                                   self._host_ids[host]))
+                room = int((self.budget - self._memory_bytes) // each)
+            if self._disk_items and room > 0 and self._memory_bytes < self.budget * 0.75:
+                self._bring_back(self._disk.oldest(min(room, REFILL_MAX)))
+        except (OSError, sqlite3.Error) as e:  # (a take that failed took nothing)
+            self._give_up(e)
 
     def _bring_back(self, rows: list[tuple[int, Item]]) -> None:
         items = []
@@ -315,3 +352,39 @@ class SpillingToDo:
             items.append(item)
         self._disk_items -= len(items)
         self.todo.put_many(items)
+
+    def _give_up(self, error: OSError | sqlite3.Error) -> None:
+        """The disk failed: what waits there comes back into the polite ToDo, in its order (as
+        much as can be read: the rest is lost, counted), the file is closed and nothing spills
+        any more; said in one warning."""
+        disk, self._disk = self._disk, None
+        where = disk.directory if disk is not None else scratch_directory(self._temp_dir)
+        back: list[Item] = []
+        if disk is not None:
+            self._disk_peak = max(self._disk_peak, disk.size())
+            with contextlib.suppress(OSError, sqlite3.Error):  # what cannot be read is lost
+                for _, item in disk.rest():  # (one by one: those read before a failure stay)
+                    back.append(item)
+            with contextlib.suppress(OSError, sqlite3.Error):
+                disk.close()
+        lost = max(0, self._disk_items - len(back))
+        # Every host's items on disk were younger than its items in memory: at the tail of the
+        # polite ToDo they keep each host's line first in, first out.
+        for item in back:
+            self._count_in(host_of(item.url), item)
+        self._on_disk.clear()
+        self._host_ids.clear()
+        self._host_names.clear()
+        self._disk_items = self._disk_bytes = self._disk_row_bytes = 0
+        self._lost += lost
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        self.failure = f"ToDo cannot keep URLs on disk in {where}: {reason}"
+        said = [self.failure]
+        if back:
+            said.append(f"the {len(back):,} waiting there came back into memory")
+        if lost:
+            said.append(f"{lost:,} waiting there could not be read back and are lost to this "
+                        "run (with --state its journal keeps them: run it again to fetch them)")
+        said.append("every waiting URL stays in memory from now on, past --frontier-memory")
+        log.warning("; ".join(said))
+        self.todo.put_many(back)

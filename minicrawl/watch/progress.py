@@ -56,12 +56,15 @@ class Progress:
     max_pages: int | None
     # Where ToDo's waiting URLs are (a spilling ToDo: minicrawl.spill); None for a ToDo that
     # does not say (the shared crawl's, in Redis). Bytes in memory are estimated; on disk, the
-    # items' memory estimate, and the file's size as the disk used.
+    # items' memory estimate, and the file's size as the disk used; whether the disk failed
+    # (then everything waits in memory) and how many URLs were lost to it.
     todo_in_memory: int | None = None
     todo_memory_bytes: int | None = None
     todo_on_disk: int | None = None
     todo_disk_bytes: int | None = None
     todo_disk_used_bytes: int | None = None
+    todo_disk_failed: int | None = None
+    todo_disk_lost: int | None = None
 
     @property
     def pages_per_s(self) -> float:
@@ -110,7 +113,7 @@ def todo_figures(todo: object) -> dict[str, int]:
 
 
 TODO_FIGURES = ("todo_in_memory", "todo_memory_bytes", "todo_on_disk", "todo_disk_bytes",
-                "todo_disk_used_bytes")
+                "todo_disk_used_bytes", "todo_disk_failed", "todo_disk_lost")
 
 
 def read_filter(visited: object) -> tuple[float | None, float | None]:

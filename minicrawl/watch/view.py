@@ -113,7 +113,9 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
         *([] if p.todo_in_memory is None else [
             ("in memory", f"{p.todo_in_memory:,} URLs ≈ {_size(p.todo_memory_bytes or 0)}"),
             ("on disk", f"{p.todo_on_disk or 0:,} URLs ≈ {_size(p.todo_disk_bytes or 0)}, "
-                        f"{_size(p.todo_disk_used_bytes or 0)} of disk used")]),
+                        f"{_size(p.todo_disk_used_bytes or 0)} of disk used" if not
+                        p.todo_disk_failed else "none: the disk failed, every URL waits in "
+                        f"memory ({p.todo_disk_lost or 0:,} lost)")]),
         ("workers", f"{p.at_work:,} of {p.workers:,} at work (as many as keep the CPU busy)"),
         ("Visited", f"{p.visited:,} URLs, fill {fill}, est. false-positive rate {fp}"),
         ("links", f"{p.links_new:,} new → ToDo, {p.links_dropped:,} dropped by Visited, "
