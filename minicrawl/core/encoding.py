@@ -304,7 +304,7 @@ def _attribute(s: bytes, at: int) -> tuple[int, bytes, bytes] | None:
     return at, name, s[start:at]
 
 
-# -- the autodetect step (HTML standard 13.2.3.2, step 8: "may attempt to autodetect") ------
+# -- the autodetect step (HTML standard 13.2.3.2: "may attempt to autodetect", tentative) ---
 
 # A detector names Python codecs: the table's (gb18030 decodes GBK, the first of its encodings:
 # a detector says GB18030 of a GBK page), or these, which decode the same pages.
@@ -318,14 +318,15 @@ for _name, _codec in CODECS.items():
         _BY_CODEC.setdefault(codecs.lookup(_codec).name, _name)
 for _variant, _codec in _PYTHON_VARIANTS.items():
     _BY_CODEC[codecs.lookup(_variant).name] = _BY_CODEC[codecs.lookup(_codec).name]
-# Latin-script single-byte encodings, whose guesses keep the fallback: on a page's text
-# charset_normalizer took German, Spanish and Portuguese windows-1252 for windows-1250
-# (tests/data/linkcases: encoding-undeclared-windows-1252-*) where Chromium kept windows-1252.
+# Latin-script single-byte encodings, whose guesses keep the fallback: charset_normalizer
+# takes German and Portuguese windows-1252 for windows-1250 (tests/data/linkcases:
+# encoding-undeclared-windows-1252-*), where Chromium keeps windows-1252.
 _LATIN = frozenset({"windows-1250", "windows-1252", "windows-1254", "windows-1257",
                     "windows-1258", "macintosh", "iso-8859-2", "iso-8859-3", "iso-8859-4",
                     "iso-8859-10", "iso-8859-13", "iso-8859-14", "iso-8859-15", "iso-8859-16"})
 
 _NOT_ALONE = bytes(range(0x40, 0x100))
+_COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
 
 
 def guess(body: bytes) -> str | None:
@@ -343,7 +344,9 @@ def guess(body: bytes) -> str | None:
         return None  # no text to tell (ISO-2022-JP's bytes too: Chromium keeps the fallback)
     from bs4.dammit import EncodingDetector  # here: a page that declares one never loads it
 
-    detector = EncodingDetector(sample, is_html=True)
+    # Comments out: a <meta> in one declares nothing (the prescan skips it), but the detector
+    # would follow it.
+    detector = EncodingDetector(_COMMENT.sub(b"", sample), is_html=True)
     for _ in detector.encodings:  # its BOM and <meta> steps (ours were the standard's), then
         pass                      # the detector's guess: chardet_encoding
     try:
