@@ -3,7 +3,10 @@
 Not run by the test suite (CI has no browser); run by hand after adding or changing a case:
 
     apt-get install -y chromium chromium-driver
-    PYTHONPATH=. python tests/linkcases_record.py
+    PYTHONPATH=. python tests/linkcases_record.py [CASE ...]
+
+With case names, only those cases are loaded and their truth replaced (new cases added); the
+others' truth is kept as recorded, which needs the same Chromium (else it stops, saying so).
 
 It serves the cases (tests/linkcases.py's CaseSite) on 127.0.0.1, starts chromedriver, and has
 Chromium (headless, scripting on, --lang=en-US: the fallback encoding is windows-1252) load each
@@ -80,8 +83,16 @@ def call(base: str, method: str, path: str, body: object = None) -> dict:
         return json.loads(answer.read())["value"]
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
     version = subprocess.run(["chromium", "--version"], capture_output=True, text=True).stdout
+    kept = {}
+    if names:
+        if unknown := set(names) - set(cases()):
+            sys.exit(f"no such case: {', '.join(sorted(unknown))}")
+        kept = json.loads((DATA / "truth.json").read_text("utf-8"))
+        if kept.get("_chromium") != version.strip():
+            sys.exit(f"truth.json is of {kept.get('_chromium')}, this is {version.strip()}: "
+                     "record every case")
     port = free_port()
     driver = subprocess.Popen(["chromedriver", f"--port={port}"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
@@ -103,6 +114,8 @@ def main() -> None:
         recorded = {}
         with CaseSite() as site:
             for name, case in cases().items():
+                if names and name not in names:
+                    continue
                 start = len(site.requests)
                 call(base, "POST", s + "/url", {"url": site.url(case.path)})
                 deadline = time.monotonic() + (2.5 if case.category == "refresh" else 0.7)
@@ -130,10 +143,10 @@ def main() -> None:
     finally:
         driver.terminate()
         driver.wait(10)
-    recorded = {"_chromium": version.strip(), **recorded}
+    recorded = {**kept, "_chromium": version.strip(), **recorded}
     (DATA / "truth.json").write_text(json.dumps(recorded, indent=1, ensure_ascii=False,
                                                 sort_keys=True) + "\n", "utf-8")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -11,11 +11,15 @@ The order is the HTML standard's (13.2.3 "Determining the character encoding"):
 3. the *prescan* of the first 1024 bytes for a ``<meta charset>`` or ``<meta http-equiv=
    Content-Type content="…; charset=…">`` (comments and other tags skipped as the algorithm
    says), and, as Chromium also does, an XML declaration's ``encoding`` at the very start;
-4. else the fallback: windows-1252, the standard's default for most locales and what Chromium
-   with ``--lang=en-US`` uses. Browsers may also *guess* from the bytes (Chromium runs a
-   detector, which even took a page with a NUL byte for windows-1257); we do not guess, and we
-   do not take valid UTF-8 for UTF-8 either: Chromium does not (tests/data/linkcases:
-   encoding-none-utf8-bytes), so a crawler that did would request URLs no browser requests.
+4. the standard's optional *autodetect* step, as Chromium runs one on a page that declares
+   nothing (:func:`guess`: beautifulsoup4's detector, for bytes that are not all ASCII). Its
+   answer is taken only when it is no Latin-script single-byte encoding — a detector does not
+   tell windows-1252 from windows-1250 on a page's text, where Chromium, told the user's
+   language, keeps windows-1252 — and not UTF-8: Chromium never takes valid UTF-8 for UTF-8
+   (tests/data/linkcases: encoding-none-utf8-bytes, encoding-undeclared-utf-8), so a crawler
+   that did would request URLs no browser requests;
+5. else the fallback: windows-1252, the standard's default for most locales and what Chromium
+   with ``--lang=en-US`` uses.
 
 Labels are the Encoding Standard's, not Python's: ``iso-8859-1``, ``latin1`` and ``us-ascii``
 mean windows-1252, ``gb2312`` means GBK, ``x-sjis`` is Shift_JIS, ``iso-2022-kr`` is the
@@ -126,7 +130,7 @@ def sniff(body: bytes, content_type: str | None = None) -> tuple[str, bool]:
         return name, True
     if content_type and (name := lookup(charset_param(content_type))):
         return name, True
-    return prescan(body[:1024]) or FALLBACK, False
+    return prescan(body[:1024]) or guess(body) or FALLBACK, False
 
 
 def charset_param(content_type: str) -> str | None:
@@ -298,6 +302,58 @@ def _attribute(s: bytes, at: int) -> tuple[int, bytes, bytes] | None:
     while at < end and s[at] not in b"\t\n\x0c\r >":
         at += 1
     return at, name, s[start:at]
+
+
+# -- the autodetect step (HTML standard 13.2.3.2: "may attempt to autodetect", tentative) ---
+
+# A detector names Python codecs: the table's (gb18030 decodes GBK, the first of its encodings:
+# a detector says GB18030 of a GBK page), or these, which decode the same pages.
+_PYTHON_VARIANTS = {"shift_jis": "cp932", "shift_jis_2004": "cp932", "shift_jisx0213": "cp932",
+                    "euc_jis_2004": "euc_jp", "euc_jisx0213": "euc_jp", "euc_kr": "cp949",
+                    "gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs",
+                    "cp950": "big5hkscs", "iso8859_11": "cp874"}
+_BY_CODEC: dict[str, str] = {}  # Python's name of a codec → the table's encoding it decodes
+for _name, _codec in CODECS.items():
+    if _codec != "-":
+        _BY_CODEC.setdefault(codecs.lookup(_codec).name, _name)
+for _variant, _codec in _PYTHON_VARIANTS.items():
+    _BY_CODEC[codecs.lookup(_variant).name] = _BY_CODEC[codecs.lookup(_codec).name]
+# Latin-script single-byte encodings, whose guesses keep the fallback: charset_normalizer
+# takes German and Portuguese windows-1252 for windows-1250 (tests/data/linkcases:
+# encoding-undeclared-windows-1252-*), where Chromium keeps windows-1252.
+_LATIN = frozenset({"windows-1250", "windows-1252", "windows-1254", "windows-1257",
+                    "windows-1258", "macintosh", "iso-8859-2", "iso-8859-3", "iso-8859-4",
+                    "iso-8859-10", "iso-8859-13", "iso-8859-14", "iso-8859-15", "iso-8859-16"})
+
+_NOT_ALONE = bytes(range(0x40, 0x100))
+_COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+
+def guess(body: bytes) -> str | None:
+    """The encoding beautifulsoup4's detector reads in the bytes of a page that declares none
+    (it asks cchardet, chardet or charset_normalizer, whichever is installed), or None: for
+    ASCII bytes, or an answer that is no encoding of the table, UTF-8 or Latin-script (see
+    the module's docstring)."""
+    # The first 64 KiB (the detector's time grows with the bytes: 1-4 ms for these), up to
+    # their last byte below 0x40 ("<", ">", a digit, a blank...: a character of its own, never
+    # the second byte of a Shift_JIS, GBK, Big5 or EUC one): no character cut in two, for which
+    # the detector would rule out the page's multi-byte encoding.
+    sample = body[:65536]
+    sample = sample.rstrip(_NOT_ALONE) or sample
+    if sample.isascii():
+        return None  # no text to tell (ISO-2022-JP's bytes too: Chromium keeps the fallback)
+    from bs4.dammit import EncodingDetector  # here: a page that declares one never loads it
+
+    # Comments out: a <meta> in one declares nothing (the prescan skips it), but the detector
+    # would follow it.
+    detector = EncodingDetector(_COMMENT.sub(b"", sample), is_html=True)
+    for _ in detector.encodings:  # its BOM and <meta> steps (ours were the standard's), then
+        pass                      # the detector's guess: chardet_encoding
+    try:
+        name = _for_html(_BY_CODEC.get(codecs.lookup(detector.chardet_encoding or "").name))
+    except LookupError:  # no guess, or a name Python does not know
+        return None
+    return None if name in _LATIN or name in ("utf-8", "replacement", None) else name
 
 
 # -- a link's query in its page's encoding (core/urls.py asks) -----------------------------
