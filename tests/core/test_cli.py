@@ -46,7 +46,7 @@ def test_max_pages_and_threads(server: LocalSite) -> None:
 
 def test_loads_only_the_design_packages(server: LocalSite) -> None:
     """The core's process loads the standard library, requests, lxml and bitarray — none of
-    the wings' packages (bs4 only when a page declares a charset other than UTF-8)."""
+    the wings' packages (bs4 only for a page that declares no encoding and is not ASCII)."""
     server.pages.update(chain(3))
     show = ("import atexit, runpy, sys; atexit.register(lambda: print(' '.join(sys.modules), "
             "file=sys.stderr)); sys.argv = ['core', sys.argv[1]]; "
