@@ -511,6 +511,17 @@ def test_a_full_disk_under_a_crawl_output_is_one_line(server, tmp_path, flag, li
     assert "Crawl finished" in done.stdout  # the summary is still printed
 
 
+def test_a_file_size_limit_is_told_not_a_kill(server, tmp_path):
+    """`ulimit -f` as a user sets it, SIGXFSZ not ignored by the test: CPython ignores it at
+    start-up, so run.py is not killed; the write past the limit fails and is told in one line."""
+    small_site(server)
+    done = run([server.url("/"), "--out", "big.file", *CRAWL_FAST], tmp_path,
+               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000)))
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "--out 'big.file': cannot write: File too large" in done.stderr
+
+
 def test_a_stats_file_that_fails_at_the_end_keeps_the_summary(server, tmp_path):
     small_site(server, pages=5)
     done = run([server.url("/"), "--stats", "stats.json", *CRAWL_FAST], tmp_path,
