@@ -212,15 +212,19 @@ class Options:
 
     @property
     def filter_error_rate(self) -> float:
-        """The fixed Visited filter's rate at ``expected_urls``: ``error_rate``, or by default
-        minicrawl.bloom.sizing.default_rate without a page cap (0.05/n: under one page lost
-        in a crawl of 10 n URLs); the scalable filter's default also heeds ``max_pages``
-        (minicrawl.bloom.visited.make_visited)."""
+        """The fixed Visited filter's rate at ``expected_urls`` (:meth:`visited_rate` without a
+        page cap: a state directory or a shared crawl binds its size, the cap may change)."""
+        return self.visited_rate()
+
+    def visited_rate(self, pages: int | None = None) -> float:
+        """Visited's first (or only) filter's rate: ``error_rate``, or by default
+        minicrawl.bloom.sizing.default_rate for ``expected_urls`` and a crawl of ``pages``
+        (0.05/n without: under one page lost in a crawl of 10 n URLs)."""
         if self.error_rate is not None:
             return self.error_rate
         from minicrawl.bloom.sizing import default_rate  # numbers of the bloom wing
 
-        return default_rate(self.expected_urls)
+        return default_rate(self.expected_urls, pages)
 
     def replace(self, **changes: object) -> Options:
         """A copy with some fields changed (validated like a new one)."""

@@ -152,8 +152,9 @@ def test_ctrl_c_or_sigterm_stop_cleanly_with_complete_output(tmp_path, server, s
 
 def test_a_quiet_local_crawl_does_not_load_numpy_beautifulsoup_redis_or_rich(server):
     """What a crawl does not use, it does not import: NumPy (large Bloom batches), BeautifulSoup
-    (pages that declare no encoding and are not ASCII), redis-py (shared crawls) and rich (the live view) cost
-    ~47 MB of memory and ~0.25 s of start-up together, more than the rest of a small crawl."""
+    (pages that declare no encoding and are not ASCII), redis-py (shared crawls) and rich (the
+    live view) cost ~47 MB of memory and ~0.25 s of start-up together, more than the rest of a
+    small crawl."""
     html = {"Content-Type": "text/html"}  # no charset: the page's <meta> is read
     server.pages["/"] = Resource(b'<meta charset="utf-8"><a href="/a">a</a><a href="/b">b</a>',
                                  headers=html)

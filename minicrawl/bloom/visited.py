@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from minicrawl.bloom import BloomFilter, ScalableBloomFilter
 from minicrawl.bloom.exact import ExactVisited, LocalVisited
-from minicrawl.bloom.sizing import GROWTH, TIGHTENING, default_rate
+from minicrawl.bloom.sizing import GROWTH, TIGHTENING
 from minicrawl.options import Options
 from minicrawl.state.forgetting import ForgettingVisited
 from minicrawl.stats import StatValue
@@ -74,10 +74,9 @@ def make_visited(options: Options) -> LocalVisited:
     if options.visited in ("auto", "scalable"):
         # the first slice at the rate asked for, by default from the pages the crawl may fetch
         # (--max-pages): the bound on them all is twice that
-        rate = options.error_rate if options.error_rate is not None else \
-            default_rate(options.expected_urls, options.max_pages)
         return ScalableBloomFilter(initial_capacity=options.expected_urls,
-                                   error_rate=rate / (1 - TIGHTENING),
+                                   error_rate=options.visited_rate(options.max_pages)
+                                   / (1 - TIGHTENING),
                                    growth=GROWTH, tightening=TIGHTENING)
     raise ValueError(f"unknown visited kind {options.visited!r} (bloom, scalable or exact)")
 

@@ -30,6 +30,7 @@ from minicrawl.core.urls import origin
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
 CHUNK = 256 * 1024
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first set is used
+NOT_UNDONE = "is not undone here"  # a body kept as received (the WARC writer asks)
 
 
 class Fetcher:
@@ -90,7 +91,7 @@ class Fetcher:
         except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
             error = describe(exc)
         if not decode and error is None:  # the body as it came, no page to read links from
-            error = f"DecodeError: Content-Encoding {coding[:40]!r} is not undone here"
+            error = f"DecodeError: Content-Encoding {coding[:40]!r} {NOT_UNDONE}"
         return b"".join(chunks)[: self.max_bytes], error  # cut short: what came, and why
 
 

@@ -91,7 +91,8 @@ class Fetcher:
         # An explicit max_bytes asks for the body's first bytes whatever its size (robots.txt)
         self.core.max_bytes = self.options.max_bytes if max_bytes is None else max_bytes
         self.core.read_prefix = max_bytes is not None
-        if auth := url_auth(url) or _given(self.credentials.get(credentials_key(url))):
+        if auth := url_auth(url) or (self.credentials
+                                     and _given(self.credentials.get(credentials_key(url)))):
             headers = {**(headers or {}), **auth}
         self.adapter.last_request = None  # set again if the request goes out
         answer = self.core.fetch(url, headers)

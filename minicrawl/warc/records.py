@@ -44,7 +44,7 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from minicrawl.core.fetch import undone as decodes
+from minicrawl.core.fetch import NOT_UNDONE, undone
 from minicrawl.http.fetch import FetchResult
 from minicrawl.redact import without_userinfo
 from minicrawl.version import __version__
@@ -195,7 +195,7 @@ def _recorded(response: FetchResult) -> tuple[list[tuple[str, str]], bytes, str 
     headers = response.raw_headers or [(k, v) for k, v in response.headers.items()]
     body = response.body
     lower = {name.lower(): value for name, value in headers}
-    decoded = decodes(lower.get("content-encoding", ""))
+    decoded = undone(lower.get("content-encoding", ""))
     chunked = "chunked" in lower.get("transfer-encoding", "").lower()
     if decoded or chunked:
         drop = {"transfer-encoding", "content-length"}
@@ -205,7 +205,7 @@ def _recorded(response: FetchResult) -> tuple[list[tuple[str, str]], bytes, str 
         original = [(ORIGINAL + k, v) for k, v in headers if k.lower() in drop]
         headers = [*kept, ("Content-Length", str(len(body))), *original]
     truncated = None
-    if response.error and "is not undone here" not in response.error:  # a fetch that got its
+    if response.error and NOT_UNDONE not in response.error:  # a fetch that got its
         # status line but not its whole body (a coding not undone: all of it, as received)
         error = response.error
         truncated = ("length" if "larger than max_bytes" in error

@@ -2,7 +2,7 @@
 
 While the crawl runs, a :class:`Recorder` samples the crawl's gauges a few times a second (the
 same :func:`minicrawl.watch.progress.read_progress` the live view shows) and notes three numbers per
-page — depth, status, response time. At the end :func:`write_report` draws the plots with
+page — depth, status, response time. At the end :func:`render_report` draws the plots with
 matplotlib (Agg, no display needed) and embeds them as PNG data URIs, so the file can be mailed
 or archived alone. matplotlib is an optional extra (``pip install 'minicrawl[plot]'``), imported
 only when a report is written.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import error_kind
-from minicrawl.outpaths import write_at_end, write_text
+from minicrawl.outpaths import write_at_end
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 from minicrawl.watch.progress import Progress, ProgressReader, Watched
@@ -130,12 +130,6 @@ class Recorder(CrawlObserver):
 
 
 # -- the HTML file --------------------------------------------------------------------------------
-
-def write_report(path: str, recorder: Recorder, stats: StatsSnapshot) -> None:
-    """Draw the plots, then write the report for a finished crawl to ``path`` in one step
-    (a signal while drawing leaves no empty or half file)."""
-    write_text(path, render_report(recorder, stats))
-
 
 def render_report(recorder: Recorder, stats: StatsSnapshot) -> str:
     """The report as one HTML document."""
