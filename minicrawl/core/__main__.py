@@ -25,8 +25,7 @@ from minicrawl.core.urls import redact
 
 
 class PrintPages:
-    """An observer that writes one line per page to a stream. When a write finds the reader gone
-    (``| head``) it calls ``on_closed`` (the CLI stops the crawl) and writes on to nowhere."""
+    """An observer that writes one line per page to a stream (a write that fails: :meth:`gone`)."""
 
     def __init__(self, stream: TextIO = sys.stdout,
                  on_closed: Callable[[], None] = lambda: None) -> None:
@@ -41,9 +40,14 @@ class PrintPages:
             try:
                 self.stream.write(redact(line) + "\n")  # no password shown
             except OSError as e:  # the reader gone (| head), or no room (> /dev/full)
-                self.failure = self.failure or (None if isinstance(e, BrokenPipeError) else e)
-                os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
-                self.on_closed()
+                self.gone(e)
+
+    def gone(self, e: OSError) -> None:
+        """A write failed: note why (``| head`` is no failure), go on to nowhere, ``on_closed``."""
+        self.failure = self.failure or (None if isinstance(e, BrokenPipeError) else e)
+        os.dup2(nowhere := os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+        os.close(nowhere)
+        self.on_closed()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,8 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     printer = PrintPages(on_closed=todo.stop)
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
                       max_pages=args.max_pages, admission=[SameHost(args.seeds)],
-                      observers=[printer],
-                      fetcher=lambda: Fetcher(timeout=args.timeout),
+                      observers=[printer], fetcher=lambda: Fetcher(timeout=args.timeout),
                       ignore_nofollow=args.ignore_nofollow)
     for seed in crawler.bad_seeds:
         print(redact(f"skipped seed {seed!r}: not a crawlable http(s) URL"), file=sys.stderr)
@@ -92,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # the last lines now, not at exit (where a closed pipe is Python's exit 120)
         sys.stdout.flush()
     except OSError as e:
-        printer.failure = printer.failure or (None if isinstance(e, BrokenPipeError) else e)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        printer.gone(e)
     if printer.failure:
         print(f"cannot write standard output: {printer.failure.strerror}", file=sys.stderr)
         return 1
