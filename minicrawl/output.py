@@ -49,7 +49,7 @@ CREATE TABLE IF NOT EXISTS outbox (
 
 def record_line(record: PageRecord, seq: int | None = None) -> str:
     """The ``--out`` line (without its newline) for a page's ``record``: a URL's password
-    shown as ``***`` (a seed's credentials reach every URL found under it)."""
+    shown as ``***`` (a seed's are taken out when the crawl starts; a page's links may hold one)."""
     return redact(json.dumps({**record, "seq": seq}, ensure_ascii=False))
 
 
