@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
+from minicrawl.bloom.visited import make_visited
 from minicrawl.core.interfaces import Item
+from minicrawl.local.site import Resource
 from minicrawl.options import Options
 from minicrawl.state.store import FILTER_NAME, CrawlState, StateError, crawl_config
 
@@ -135,6 +137,38 @@ def test_max_pages_runs_continue_where_the_last_one_stopped(make_site, tmp_path)
     counts = server.fetch_counts()
     assert set(counts) == set(site.reachable()) and max(counts.values()) == 1
     assert runs >= len(site.reachable()) // 40
+
+
+def test_a_capped_run_journals_every_link_for_the_runs_after_it(server, tmp_path):
+    """--max-pages with --state is one run's cap, not the crawl's: the runs after it fetch the
+    links it journaled, so Visited is sized as without the cap. The page's links are chosen so
+    that a one-page crawl's filter (sized for --max-pages 1: 0.25, where a lost link costs no
+    page) takes five of them for seen; with --state every one is journaled and fetched later.
+    (A URL's bits depend on the server's port: with the port's links, a test of 100,000 links
+    lost one on 1 port of 600.)"""
+    n = 1000  # --expected-urls: a small filter, so that the links are found in a moment
+    seed = server.url("/")
+    one_page = make_visited(Options(expected_urls=n, max_pages=1))  # the filter of before
+    whole = make_visited(Options(expected_urls=n))  # the crawl's, as with --state
+    links: list[str] = []
+    dropped, i = 0, 0
+    for visited in (one_page, whole):
+        visited.add_new([seed])
+    while dropped < 5:
+        url, i = server.url(f"/{i}"), i + 1
+        if whole.add_new([url]):  # one the crawl's own filter takes for seen is left out
+            links.append(url)
+            dropped += not one_page.add_new([url])
+    server.pages["/"] = Resource("".join(f'<a href="{u}">x</a>' for u in links).encode())
+    for url in links:
+        server.pages[url.removeprefix(server.origin)] = Resource(b"leaf")
+    settings = dict(threads=1, delay=0, ignore_robots=True, expected_urls=n,
+                    state=str(tmp_path / "state"))
+    first = Crawler([seed], max_pages=1, **settings).run()
+    assert first["links_new"] == len(links) and journal_rows(tmp_path / "state") == len(links)
+    rest = Crawler([seed], **settings).run()
+    assert rest["state_resumed"] == len(links) and rest["pages"] == len(links)
+    assert server.fetch_counts() == {"/": 1, **{u.removeprefix(server.origin): 1 for u in links}}
 
 
 def test_a_link_seen_only_by_an_unrecorded_page_is_not_in_the_checkpoint(tmp_path):

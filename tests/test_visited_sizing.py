@@ -45,8 +45,8 @@ def test_the_closed_form_is_the_sum_of_the_rate_over_the_offers():
 
 
 def test_the_default_rate_is_for_the_pages_of_the_crawl_it_is_sized_for():
-    """The filter's rate never passes 1/P for the P pages the crawl may fetch (--max-pages, or
-    10 x --expected-urls); the first slice is at half of that."""
+    """The filter's rate never passes 1/P for the P pages the crawl may fetch (--max-pages
+    without --state, or 10 x --expected-urls); the first slice is at half of that."""
     assert default_rate(1_000_000) == 5e-8 and default_rate(1_000_000, 1_000_000) == 5e-7
     assert rate_bound(1_000_000) == 1e-7 and rate_bound(1, 1) == 0.5  # (a rate < 1 for one page)
     visited = make_visited(Options())
@@ -59,6 +59,9 @@ def test_the_default_rate_is_for_the_pages_of_the_crawl_it_is_sized_for():
     capped = make_visited(Options(max_pages=1_000_000)).slices[0]
     assert capped.capacity == 1_000_000 and capped.error_rate == 5e-7
     assert 44 < capped.bits / capped.capacity < 46
+    # with --state the cap is one run's, not the crawl's (the runs after it fetch what it
+    # journals): sized as without it
+    assert make_visited(Options(max_pages=1, state="s")).slices[0].error_rate == 5e-8
     # a fixed filter is bound by a state directory or a shared crawl: not by the page cap
     fixed = make_visited(Options(visited="bloom", expected_urls=1000, max_pages=10))
     assert isinstance(fixed, BloomFilter) and fixed.error_rate == default_rate(1000) == 5e-5

@@ -22,7 +22,10 @@ a false positive costs a page only if its URL would have been fetched, so a craw
 loses at most P × the highest rate any offer met, whatever the fetch order and however many
 more URLs are offered than fetched. The scalable filter's rate stays under E = 1/P
 (:func:`minicrawl.bloom.sizing.rate_bound`), P being ``--max-pages`` when given, else 10 ×
-``--expected-urls``: fewer than one page lost in expectation over that crawl. Its first slice
+``--expected-urls``: fewer than one page lost in expectation over that crawl. With ``--state``
+the cap is not P: it is one run's, and the crawl goes on in the runs after it, which fetch the
+links this one journaled — and never those it took for seen — so the filter is sized as
+without the cap. Its first slice
 is at E/2 (:func:`~minicrawl.bloom.sizing.default_rate`): 5e-8 for a million URLs, 61.6 bits a
 URL; 5e-7, 44.9 bits, with ``--max-pages 1000000``, whose ~10 M URLs on issue 38's tree then
 take ~105 MB of slices instead of the ~210 MB of the 2.5e-9 of before (bench/README.md, "Visited's
@@ -73,9 +76,12 @@ def make_visited(options: Options) -> LocalVisited:
         return BloomFilter(capacity=options.expected_urls, error_rate=options.filter_error_rate)
     if options.visited in ("auto", "scalable"):
         # the first slice at the rate asked for, by default from the pages the crawl may fetch
-        # (--max-pages): the bound on them all is twice that
+        # (--max-pages): the bound on them all is twice that. Not with --state: there the cap
+        # is one run's, and a link this run takes for seen is never journaled, so no later run
+        # fetches it (a one-page run's filter, at 0.25, dropped 1 of 100,000 journaled links)
+        pages = None if options.state else options.max_pages
         return ScalableBloomFilter(initial_capacity=options.expected_urls,
-                                   error_rate=options.visited_rate(options.max_pages)
+                                   error_rate=options.visited_rate(pages)
                                    / (1 - TIGHTENING),
                                    growth=GROWTH, tightening=TIGHTENING)
     raise ValueError(f"unknown visited kind {options.visited!r} (bloom, scalable or exact)")
