@@ -451,6 +451,41 @@ def test_redis_refusals_fail_at_once_with_their_cause(redis_servers, tmp_path):
         assert "redis://" in results[name].stderr, name  # it says which Redis
 
 
+def test_rediss_at_a_server_without_tls_fails_at_once_in_one_line(redis_servers, tmp_path):
+    """``rediss://`` at a plain redis-server: the server reads the TLS hello as the start of a
+    command and waits for its end, so every handshake times out (redis-py's socket timeout,
+    10 s) and was retried as an outage for --redis-retry, then "unreachable". It never succeeds:
+    one line naming the URL (no password) after the first handshake, exit 3, as a refusal."""
+    locked, open_ = redis_servers
+    plain = "speaks Redis without TLS: a TLS handshake (rediss://) with it never succeeds; " \
+            "write redis://"
+    url = f"rediss://:{PASSWORD}@127.0.0.1:{locked.port}/0"
+    cases = {
+        "rediss://, a password": Case([SEED, "--redis", url], 3, plain, hidden=PASSWORD),
+        "rediss://, no password": Case([SEED, "--redis", f"rediss://127.0.0.1:{open_.port}/0"],
+                                       3, plain),
+        "rediss+cluster://": Case([SEED, "--redis", f"rediss+cluster://127.0.0.1:{open_.port}"],
+                                  3, "write redis+cluster://"),
+        "--status, rediss://": Case(["--status", "--redis", url], 3, plain, hidden=PASSWORD),
+    }
+    for case in cases.values():  # an outage would be retried past run()'s 60 s
+        case.args += ["--redis-retry", "60", *(["--quiet"] if case.args[0] == SEED else [])]
+    results = run_all(cases, tmp_path)
+    for name, case in cases.items():
+        check(case, results[name])
+        assert results[name].stderr.startswith("minicrawl: Redis at rediss"), name
+    assert f"rediss://:***@127.0.0.1:{locked.port}/0 speaks" in results["--status, rediss://"].stderr
+
+
+def test_rediss_at_a_port_that_is_no_redis_is_still_an_outage(server, tmp_path):
+    """The TLS handshake fails at an HTTP server too, but it does not answer a PING as Redis
+    does: not said to be a Redis without TLS, retried for --redis-retry as before."""
+    url = f"rediss://:{PASSWORD}@127.0.0.1:{server.port}/0"
+    done = run([SEED, "--redis", url, "--redis-retry", "0.5", "--quiet"], tmp_path)
+    assert done.returncode == 3 and "Traceback" not in done.stderr and PASSWORD not in done.stderr
+    assert "unreachable for" in done.stderr and "without TLS" not in done.stderr, done.stderr
+
+
 @pytest.mark.timeout(90)
 def test_redis_killed_mid_crawl_is_one_line_not_tracebacks(tmp_path):
     from minicrawl.local.demo import generate_site

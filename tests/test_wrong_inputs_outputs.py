@@ -277,6 +277,17 @@ ROWS: dict[str, Row] = {
                                        stdout="closed", says="pages, 0 errors"),
     "the core into /dev/full": Row(["{url}", "--threads", "2"], 1, core=True, stdout="full",
                                    says="cannot write standard output: No space left"),
+    # --help fails at its write when stdout is unbuffered (argparse passed over it: exit 0),
+    # else at the flush at exit (Python's "Exception ignored" and exit 120): each way one line
+    "the core's --help into /dev/full": Row(["--help"], 1, core=True, stdout="full",
+                                            says="cannot write standard output: No space left"),
+    "the core's --help into /dev/full, buffered": Row(
+        ["--help"], 1, core=True, stdout="full", env={"PYTHONUNBUFFERED": ""},
+        says="cannot write standard output: No space left"),
+    "the core's --help into a closed pipe": Row(["--help"], 0, core=True, stdout="closed"),
+    "--help into /dev/full, buffered": Row(["--help"], 1, stdout="full",
+                                           env={"PYTHONUNBUFFERED": ""},
+                                           says="cannot write standard output"),
     # -- a full disk under --state: a failure during the crawl (1), told once
     "a full disk under --state": Row(["{url}", "--state", "st", *QUIET], 1, fsize=100_000,
                                      says="cannot write st/crawl.db", creates=("st", "st/*")),

@@ -36,9 +36,13 @@ class PrintPages:
     def on_page(self, page: Page) -> None:
         why = f"→ {page.redirect}" if page.redirect else page.error or ""
         line = f"{page.status or '---'} {page.url} {len(page.links)} {page.new} {why}".rstrip()
-        with self._lock:  # one write per line: lines of two workers never mix
+        self.write(redact(line) + "\n")  # no password shown
+
+    def write(self, text: str) -> None:
+        """Write ``text`` at once: lines of two workers never mix (a failure: :meth:`gone`)."""
+        with self._lock:
             try:
-                self.stream.write(redact(line) + "\n")  # no password shown
+                self.stream.write(text)
             except OSError as e:  # the reader gone (| head), or no room (> /dev/full)
                 self.gone(e)
 
@@ -48,6 +52,16 @@ class PrintPages:
         os.dup2(nowhere := os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
         os.close(nowhere)
         self.on_closed()
+
+    def flush(self) -> int:
+        """Write what is left now, not at exit; 1 (told in one line) if the stream failed, or 0."""
+        try:
+            self.stream.flush()
+        except OSError as e:
+            self.gone(e)
+        if self.failure:
+            print(f"cannot write standard output: {self.failure.strerror}", file=sys.stderr)
+        return 1 if self.failure else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +79,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="follow the links a page says not to follow (rel=nofollow, robots "
                          "<meta>, X-Robots-Tag)")
     ap.print_usage = lambda file=None: None  # type: ignore[method-assign] # one line: the error
-    args = ap.parse_args(argv)
+    printer = PrintPages(on_closed=(todo := ToDo()).stop)  # --help's too: argparse would pass
+    ap.print_help = lambda file=None: printer.write(ap.format_help())  # over a failed write
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:  # --help, or a wrong option (told by argparse)
+        return printer.flush() or int(e.code or 0)
     try:  # run.py's bounds (a NaN delay, a million threads), then the environment's proxies
         # and CA bundle (each wrong one would fail every request): one line, exit status 2
         for flag, low, high, above in (("--threads", 1, MAX_THREADS, None), ("--timeout", None,
@@ -76,8 +95,6 @@ def main(argv: list[str] | None = None) -> int:
         check_http(USER_AGENT, environ=os.environ)
     except ValueError as e:
         ap.error(str(e))
-    todo = ToDo()
-    printer = PrintPages(on_closed=todo.stop)
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
                       max_pages=args.max_pages, admission=[SameHost(args.seeds)],
                       observers=[printer], fetcher=lambda: Fetcher(timeout=args.timeout),
@@ -92,12 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"interrupted after {crawler.summary.pages} pages", file=sys.stderr)
         return 130
-    try:  # the last lines now, not at exit (where a closed pipe is Python's exit 120)
-        sys.stdout.flush()
-    except OSError as e:
-        printer.gone(e)
-    if printer.failure:
-        print(f"cannot write standard output: {printer.failure.strerror}", file=sys.stderr)
+    if printer.flush():  # the last lines now, not at exit
         return 1
     print(f"{summary.pages} pages, {summary.errors} errors, {summary.bytes:,} bytes "
           f"in {summary.seconds:.2f} s", file=sys.stderr)

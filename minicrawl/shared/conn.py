@@ -4,7 +4,8 @@ Everything the shared crawl keeps in Redis goes through one :class:`SharedRedis`
 
 * **Connecting.** ``redis://HOST:PORT/DB`` is one server, ``redis+cluster://HOST:PORT`` a Redis
   Cluster (any node as the entry point); a plain ``redis://`` URL pointing at a cluster node is
-  detected (``INFO cluster``) and switched to redis-py's cluster client.
+  detected (``INFO cluster``) and switched to redis-py's cluster client. ``rediss://`` (TLS) at
+  a server that answers a PING without TLS is refused at once (:class:`NotTLS`), not retried.
 * **Retries.** A connection error, timeout, cluster-down answer, or a server that cannot take
   writes for now (full: maxmemory; read-only: a replica mid-failover) is retried with exponential
   backoff and jitter for ``retry_for`` seconds; then :class:`RedisUnavailable` is raised with the
@@ -41,11 +42,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import socket
+import ssl
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import TypeAlias, TypeVar
+from urllib.parse import urlsplit
 
 import redis
 from redis.backoff import NoBackoff
@@ -92,6 +96,11 @@ NOT_RETRYABLE: tuple[type[BaseException], ...] = tuple(
     if hasattr(redis.exceptions, name))
 
 
+class NotTLS(redis.exceptions.ConnectionError):
+    """A ``rediss://`` URL at a server that speaks Redis without TLS: the handshake never
+    succeeds, so no retry helps (see :func:`refusal`)."""
+
+
 #: Errors that may mean Redis refuses us for good (see :func:`refusal`).
 REFUSALS: tuple[type[BaseException], ...] = (
     redis.exceptions.AuthenticationError, redis.exceptions.AuthenticationWrongNumberOfArgsError,
@@ -103,6 +112,8 @@ def refusal(error: BaseException) -> str | None:
     None for an error that is not a refusal (a script's own error, an outage)."""
     text = str(error)
     lower = text.lower()
+    if isinstance(error, NotTLS):
+        return text
     if isinstance(error, (redis.exceptions.AuthenticationError,
                           redis.exceptions.AuthenticationWrongNumberOfArgsError)) \
             or "noauth" in lower or "wrongpass" in lower:
@@ -365,11 +376,45 @@ def connect(url: str) -> redis.Redis | RedisCluster:
                          f"redis+cluster://HOST:PORT)")
     settings: dict[str, bool | float] = {"decode_responses": True, "socket_timeout": 10,
                                          "socket_connect_timeout": 5}
-    if scheme.endswith("+cluster"):
-        return RedisCluster.from_url(scheme.removesuffix("+cluster") + "://" + rest, **settings)
-    # Retries are ours (SharedRedis.call), so redis-py's own are switched off.
-    client = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **settings)
-    if client.info("cluster").get("cluster_enabled"):
-        client.close()
-        return RedisCluster.from_url(url, **settings)
-    return client
+    try:
+        if scheme.endswith("+cluster"):
+            return RedisCluster.from_url(scheme.removesuffix("+cluster") + "://" + rest,
+                                         **settings)
+        # Retries are ours (SharedRedis.call), so redis-py's own are switched off.
+        client = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **settings)
+        if client.info("cluster").get("cluster_enabled"):
+            client.close()
+            return RedisCluster.from_url(url, **settings)
+        return client
+    except RETRYABLE as e:
+        # A plain server takes a TLS hello for the start of a command and waits for its end:
+        # the handshake times out (or fails) every time. Said at once, not retried as an outage.
+        if scheme.startswith("rediss") and _in_handshake(e) and _speaks_plain_redis(url):
+            plain = scheme.replace("rediss", "redis", 1)
+            raise NotTLS(f"speaks Redis without TLS: a TLS handshake ({scheme}://) with it "
+                         f"never succeeds; write {plain}:// (or give its TLS port)") from e
+        raise
+
+
+def _in_handshake(error: BaseException | None) -> bool:
+    """Whether ``error`` (or an error it came from) is a failed TLS handshake: an SSL error,
+    or the handshake's timeout (the TCP connection was made)."""
+    while error is not None:
+        if isinstance(error, ssl.SSLError) or (isinstance(error, TimeoutError)
+                                               and "handshake" in str(error)):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _speaks_plain_redis(url: str) -> bool:
+    """Whether ``url``'s host and port answer a PING sent without TLS as Redis does (``+PONG``,
+    or an error such as ``-NOAUTH``); a TLS server closes the connection, or sends an alert."""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "localhost", parts.port or 6379),
+                                      timeout=2) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(1) in (b"+", b"-")
+    except (OSError, ValueError):
+        return False
