@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tlsca import make_ca
 
 from minicrawl import BloomFilter, Crawler, ExactVisited, Options
 from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
@@ -484,6 +485,70 @@ def test_rediss_at_a_port_that_is_no_redis_is_still_an_outage(server, tmp_path):
     done = run([SEED, "--redis", url, "--redis-retry", "0.5", "--quiet"], tmp_path)
     assert done.returncode == 3 and "Traceback" not in done.stderr and PASSWORD not in done.stderr
     assert "unreachable for" in done.stderr and "without TLS" not in done.stderr, done.stderr
+
+
+@pytest.fixture(scope="module")
+def tls_redis_servers(tmp_path_factory):
+    """Two TLS-only redis-servers with a password: one whose certificate (for 127.0.0.1) a CA
+    of the test's own signed, one self-signed; and their certificate files."""
+    own = make_ca(tmp_path_factory.mktemp("own-ca"))
+    alone = make_ca(tmp_path_factory.mktemp("self-signed"), self_signed=True)
+    with RedisServer(password=PASSWORD, tls=(own.cert, own.key)) as signed, \
+            RedisServer(password=PASSWORD, tls=(alone.cert, alone.key)) as self_signed:
+        yield (signed, own), (self_signed, alone)
+
+
+def test_rediss_at_a_certificate_that_does_not_verify_fails_at_once_in_one_line(
+        tls_redis_servers, tmp_path):
+    """A TLS Redis whose certificate does not verify (self-signed, a CA the client does not
+    trust, issued for another host name, a CA given that did not sign it) was retried as an
+    outage for --redis-retry, then "unreachable ... CERTIFICATE_VERIFY_FAILED". No retry makes
+    it verify: one line naming the URL (no password), ssl's reason and what to change, exit 3."""
+    (signed, own), (self_signed, alone) = tls_redis_servers
+    said = "has a TLS certificate that could not be verified"
+    give = "give the CA certificate that signed it (for a self-signed server, its own " \
+           "certificate) in --redis as ?ssl_ca_certs=/path/to/ca.pem"
+    cases = {
+        "self-signed": Case([SEED, "--redis", self_signed.url], 3,
+                            f"{said} (self-signed certificate): {give}", hidden=PASSWORD),
+        "a CA not trusted": Case([SEED, "--redis", signed.url], 3, give, hidden=PASSWORD),
+        "another CA given": Case(
+            [SEED, "--redis", f"{signed.url}?ssl_ca_certs={alone.ca}"], 3,
+            "the CA certificates its ?ssl_ca_certs= names did not sign it", hidden=PASSWORD),
+        "host name mismatch": Case(
+            [SEED, "--redis", f"{signed.url.replace('127.0.0.1', 'localhost')}"
+                              f"?ssl_ca_certs={own.ca}"], 3,
+            f"{said} (Hostname mismatch, certificate is not valid for 'localhost'): write the "
+            f"host name (or address) the certificate was issued for in --redis", hidden=PASSWORD),
+        "rediss+cluster://": Case(
+            [SEED, "--redis", signed.url.replace("rediss", "rediss+cluster").removesuffix("/0")],
+            3, give, hidden=PASSWORD),
+        "--status": Case(["--status", "--redis", self_signed.url], 3, said, hidden=PASSWORD),
+    }
+    for case in cases.values():  # an outage would be retried past run()'s 60 s
+        case.args += ["--redis-retry", "60", *(["--quiet"] if case.args[0] == SEED else [])]
+    results = run_all(cases, tmp_path)
+    for name, case in cases.items():
+        check(case, results[name])
+        assert results[name].stderr.startswith("minicrawl: Redis at rediss"), name
+    assert f"rediss://:***@127.0.0.1:{self_signed.port}/0 has" in results["--status"].stderr
+
+
+@pytest.mark.parametrize("which", ["CA-signed", "self-signed"])
+def test_rediss_with_the_ca_given_in_the_url_crawls(tls_redis_servers, server, tmp_path, which):
+    """The control: the same servers, given the CA that signed the certificate (a self-signed
+    server's own certificate) in ?ssl_ca_certs=, are a crawl like any other: verification is
+    refused only when it fails."""
+    redis_server, ca = tls_redis_servers[which == "self-signed"]
+    server.pages["/"] = Resource(b'<a href="/a">a</a>')
+    server.pages["/a"] = Resource(b"<p>leaf</p>")
+    out = tmp_path / "out.jsonl"
+    done = run([server.url("/"), "--redis", f"{redis_server.url}?ssl_ca_certs={ca.ca}",
+                "--crawl", f"tls-{which}", "--quiet", "--out", str(out), "--redis-retry", "5"],
+               tmp_path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert sorted(json.loads(line)["status"] for line in out.read_text().splitlines()) == \
+        [200, 200]
 
 
 @pytest.mark.timeout(90)

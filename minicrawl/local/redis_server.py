@@ -50,12 +50,17 @@ def free_port(cluster: bool = False) -> int:
 
 
 class RedisServer:
-    """One ``redis-server`` on 127.0.0.1, no persistence. Context manager, or start()/stop()."""
+    """One ``redis-server`` on 127.0.0.1, no persistence. Context manager, or start()/stop().
+
+    With ``tls`` (the server's certificate and key files, PEM) it speaks TLS only, on ``port``
+    (``--tls-port``; clients are not asked for certificates)."""
 
     def __init__(self, port: int | None = None, cluster: bool = False,
-                 extra: tuple[str, ...] = (), password: str | None = None) -> None:
+                 extra: tuple[str, ...] = (), password: str | None = None,
+                 tls: tuple[Path, Path] | None = None) -> None:
         self.cluster = cluster
         self.password = password  # --requirepass: the URL and client() carry it
+        self.tls = tls
         self.port = port or free_port(cluster)
         self.extra = extra
         self.proc: subprocess.Popen[bytes] | None = None
@@ -64,16 +69,19 @@ class RedisServer:
     @property
     def url(self) -> str:
         """The URL to give ``--redis``: ``redis://127.0.0.1:PORT/0`` (``redis://:PASSWORD@…``
-        with a password)."""
+        with a password, ``rediss://`` with TLS)."""
         auth = f":{self.password}@" if self.password else ""
-        return f"redis://{auth}127.0.0.1:{self.port}/0"
+        return f"redis{'s' if self.tls else ''}://{auth}127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> RedisServer:
         """Start the server and wait until it answers PING, ``timeout`` seconds at most;
         returns self. RuntimeError (its log quoted) if it exits first or stays silent."""
         server, _ = require_binaries()
         self._dir = tempfile.TemporaryDirectory(prefix="minicrawl-redis-")
-        args = [server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+        ports = ["--port", str(self.port)] if self.tls is None else [
+            "--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(self.tls[0]),
+            "--tls-key-file", str(self.tls[1]), "--tls-auth-clients", "no"]
+        args = [server, *ports, "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", self._dir.name, "--loglevel", "warning",
                 "--logfile", str(Path(self._dir.name) / "redis.log")]
         if self.cluster:
@@ -85,8 +93,7 @@ class RedisServer:
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1,
-                             password=self.password)
+        client = self.client(socket_timeout=1)
         try:
             while True:
                 if self.proc.poll() is not None:
@@ -112,10 +119,13 @@ class RedisServer:
         path = Path(self._dir.name) / "redis.log"
         return path.read_text(errors="replace")[-2000:] if path.exists() else ""
 
-    def client(self) -> redis.Redis:
-        """A new client of this server (str replies, its password); the caller closes it."""
+    def client(self, **settings: float) -> redis.Redis:
+        """A new client of this server (str replies, its password; with TLS, its certificate
+        unchecked: the server is our own), given redis-py's ``settings``; the caller closes
+        it."""
+        tls = {"ssl": True, "ssl_cert_reqs": "none"} if self.tls else {}
         return redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True,
-                           password=self.password)
+                           password=self.password, **tls, **settings)
 
     def stop(self) -> None:
         """Stop the server (SIGTERM; SIGKILL after 5 s) and delete its directory.

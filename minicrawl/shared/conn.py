@@ -5,7 +5,8 @@ Everything the shared crawl keeps in Redis goes through one :class:`SharedRedis`
 * **Connecting.** ``redis://HOST:PORT/DB`` is one server, ``redis+cluster://HOST:PORT`` a Redis
   Cluster (any node as the entry point); a plain ``redis://`` URL pointing at a cluster node is
   detected (``INFO cluster``) and switched to redis-py's cluster client. ``rediss://`` (TLS) at
-  a server that answers a PING without TLS is refused at once (:class:`NotTLS`), not retried.
+  a server that answers a PING without TLS is refused at once (:class:`NotTLS`), not retried;
+  so is a server whose certificate does not verify (:class:`CertificateRejected`).
 * **Retries.** A connection error, timeout, cluster-down answer, or a server that cannot take
   writes for now (full: maxmemory; read-only: a replica mid-failover) is retried with exponential
   backoff and jitter for ``retry_for`` seconds; then :class:`RedisUnavailable` is raised with the
@@ -49,7 +50,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import TypeAlias, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import redis
 from redis.backoff import NoBackoff
@@ -96,9 +97,19 @@ NOT_RETRYABLE: tuple[type[BaseException], ...] = tuple(
     if hasattr(redis.exceptions, name))
 
 
-class NotTLS(redis.exceptions.ConnectionError):
+class TLSRefused(redis.exceptions.ConnectionError):
+    """A ``rediss://`` connection no retry can make: its text is the reason :func:`refusal`
+    gives (what is wrong and what to change in --redis)."""
+
+
+class NotTLS(TLSRefused):
     """A ``rediss://`` URL at a server that speaks Redis without TLS: the handshake never
-    succeeds, so no retry helps (see :func:`refusal`)."""
+    succeeds."""
+
+
+class CertificateRejected(TLSRefused):
+    """A ``rediss://`` URL at a TLS server whose certificate does not verify (not signed by a
+    CA the client trusts, or issued for another host name): the same each time."""
 
 
 #: Errors that may mean Redis refuses us for good (see :func:`refusal`).
@@ -112,7 +123,7 @@ def refusal(error: BaseException) -> str | None:
     None for an error that is not a refusal (a script's own error, an outage)."""
     text = str(error)
     lower = text.lower()
-    if isinstance(error, NotTLS):
+    if isinstance(error, TLSRefused):
         return text
     if isinstance(error, (redis.exceptions.AuthenticationError,
                           redis.exceptions.AuthenticationWrongNumberOfArgsError)) \
@@ -387,6 +398,10 @@ def connect(url: str) -> redis.Redis | RedisCluster:
             return RedisCluster.from_url(url, **settings)
         return client
     except RETRYABLE as e:
+        # A certificate that does not verify now never will: said at once, not retried.
+        rejected = _cause(e, ssl.SSLCertVerificationError)
+        if rejected is not None:
+            raise CertificateRejected(_why_rejected(rejected, url)) from e
         # A plain server takes a TLS hello for the start of a command and waits for its end:
         # the handshake times out (or fails) every time. Said at once, not retried as an outage.
         if scheme.startswith("rediss") and _in_handshake(e) and _speaks_plain_redis(url):
@@ -396,15 +411,48 @@ def connect(url: str) -> redis.Redis | RedisCluster:
         raise
 
 
+E = TypeVar("E", bound=BaseException)
+
+
+def _cause(error: BaseException | None, kind: type[E]) -> E | None:
+    """The first error of type ``kind`` in ``error``'s chain (itself, then what it came from)."""
+    while error is not None:
+        if isinstance(error, kind):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
+# OpenSSL's verify codes (X509_V_ERR_*) that mean "no CA the client trusts signed this":
+# self-signed, self-signed in the chain, issuer unknown, leaf unverifiable; and a signature
+# that fails (a trusted CA of the same name but another key: one made anew).
+_UNTRUSTED = {2, 7, 18, 19, 20, 21}
+_WRONG_NAME = {62, 64}  # the host name, or the IP address, is not the certificate's
+
+
+def _why_rejected(error: ssl.SSLCertVerificationError, url: str) -> str:
+    """What :class:`CertificateRejected` says: ssl's verify message, and what to change in
+    --redis for it (the CA to trust, the host name to write), or that the server must."""
+    why = (error.verify_message or error.reason or str(error)).rstrip(".")
+    said = f"has a TLS certificate that could not be verified ({why})"
+    if error.verify_code in _WRONG_NAME:
+        return (f"{said}: write the host name (or address) the certificate was issued for in "
+                f"--redis")
+    if error.verify_code in _UNTRUSTED:
+        if any(name == "ssl_ca_certs" for name, _ in parse_qsl(urlsplit(url).query)):
+            return (f"{said}: the CA certificates its ?ssl_ca_certs= names did not sign it; "
+                    f"give the CA that did (for a self-signed server, its own certificate)")
+        return (f"{said}: give the CA certificate that signed it (for a self-signed server, "
+                f"its own certificate) in --redis as ?ssl_ca_certs=/path/to/ca.pem")
+    return f"{said}: the server's certificate must be fixed (or renewed) on the server"
+
+
 def _in_handshake(error: BaseException | None) -> bool:
     """Whether ``error`` (or an error it came from) is a failed TLS handshake: an SSL error,
     or the handshake's timeout (the TCP connection was made)."""
-    while error is not None:
-        if isinstance(error, ssl.SSLError) or (isinstance(error, TimeoutError)
-                                               and "handshake" in str(error)):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
+    timeout = _cause(error, TimeoutError)
+    return _cause(error, ssl.SSLError) is not None or (timeout is not None
+                                                       and "handshake" in str(timeout))
 
 
 def _speaks_plain_redis(url: str) -> bool:
