@@ -28,6 +28,7 @@ from minicrawl.core.checks import (
     MAX_COUNT,
     MAX_SECONDS,
     MAX_THREADS,
+    check_ca,
     check_http,
     check_number,
     finite,
@@ -454,6 +455,14 @@ def _redis_query_problem(scheme: str, url: str) -> str | None:
         if name == "client_name" and not all(33 <= ord(c) <= 126 for c in value):
             return ("has a ?client_name= with a space or a special character, which Redis "
                     "refuses: use letters, digits and punctuation")
+        if name == "ssl_ca_certs":  # read at each connection: missing, it looked like an outage
+            if os.path.isdir(value):
+                return (f"?ssl_ca_certs={shown(value)} is a directory: give a PEM file of CA "
+                        f"certificates, or the directory as ?ssl_ca_path=")
+            try:
+                check_ca(value, f"?ssl_ca_certs={shown(value)}")
+            except ValueError as e:
+                return str(e)
     try:
         parsed = redis.connection.parse_url(f"{base}://{url.partition('://')[2]}")
     except ValueError as e:

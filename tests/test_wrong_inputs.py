@@ -534,6 +534,35 @@ def test_rediss_at_a_certificate_that_does_not_verify_fails_at_once_in_one_line(
     assert f"rediss://:***@127.0.0.1:{self_signed.port}/0 has" in results["--status"].stderr
 
 
+def test_a_ca_file_in_the_rediss_url_that_is_none_is_one_line_before_connecting(
+        tls_redis_servers, tmp_path):
+    """?ssl_ca_certs= naming no file, a file of no certificates, or a directory: redis-py reads
+    it at each connection, and each failed ("Error 2 connecting to HOST:PORT. No such file or
+    directory", naming no file) and was retried as an outage for --redis-retry. Refused before
+    connecting as --ca-bundle is (a usage error, exit 2), naming the file."""
+    (signed, _), _ = tls_redis_servers
+    (tmp_path / "notes.txt").write_text("no certificate here\n")
+    (tmp_path / "cas").mkdir()
+    cases = {
+        "missing": Case([SEED, "--redis", f"{signed.url}?ssl_ca_certs=nope.pem"], 2,
+                        "--redis ?ssl_ca_certs='nope.pem' is no such file; give a PEM file of "
+                        "CA certificates", hidden=PASSWORD),
+        "no certificate": Case([SEED, "--redis", f"{signed.url}?ssl_ca_certs=notes.txt"], 2,
+                               "--redis ?ssl_ca_certs='notes.txt' is not a PEM file of CA "
+                               "certificates (NO_CERTIFICATE_OR_CRL_FOUND)", hidden=PASSWORD),
+        "a directory": Case([SEED, "--redis", f"{signed.url}?ssl_ca_certs=cas"], 2,
+                            "?ssl_ca_certs='cas' is a directory: give a PEM file of CA "
+                            "certificates, or the directory as ?ssl_ca_path=", hidden=PASSWORD),
+        "--status, missing": Case(["--status", "--redis", f"{signed.url}?ssl_ca_certs=nope.pem"],
+                                  2, "?ssl_ca_certs='nope.pem' is no such file", hidden=PASSWORD),
+    }
+    for case in cases.values():  # an outage would be retried past run()'s 60 s
+        case.args += ["--redis-retry", "60"]
+    results = run_all(cases, tmp_path)
+    for name, case in cases.items():
+        check(case, results[name])
+
+
 @pytest.mark.parametrize("which", ["CA-signed", "self-signed"])
 def test_rediss_with_the_ca_given_in_the_url_crawls(tls_redis_servers, server, tmp_path, which):
     """The control: the same servers, given the CA that signed the certificate (a self-signed

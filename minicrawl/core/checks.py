@@ -47,9 +47,9 @@ def check_http(user_agent: str, proxy: str | None = None, ca_bundle: str | None 
             _check_proxy(value, f"the environment's {name}={shown(_without_password(value))}",
                          f"; fix or unset {name}")
     if ca_bundle is not None:
-        _check_ca(ca_bundle, f"--ca-bundle {shown(ca_bundle)}")
+        check_ca(ca_bundle, f"--ca-bundle {shown(ca_bundle)}")
     elif (name := next((n for n in CA_VARIABLES if env.get(n)), None)) is not None:
-        _check_ca(env[name], f"the environment's {name}={shown(env[name])}",
+        check_ca(env[name], f"the environment's {name}={shown(env[name])}",
                   f"; fix or unset {name}")
 
 
@@ -119,8 +119,9 @@ def _has_pysocks() -> bool:
     return True
 
 
-def _check_ca(path: str, what: str, fix: str = "") -> None:
-    """A CA bundle requests can verify with: a PEM file of certificates, or a directory."""
+def check_ca(path: str, what: str, fix: str = "") -> None:
+    """Raise ``ValueError`` (one line: ``what``, the problem, ``fix``) unless ``path`` is a CA
+    bundle requests can verify with: a PEM file of certificates, or a directory."""
     if os.path.isdir(path):
         return  # a directory of hashed certificates (c_rehash): OpenSSL reads it as it goes
     if not os.path.isfile(path):
