@@ -29,8 +29,9 @@ from minicrawl.core.urls import redact as redact_urls
 # (After a space it would be a mailto: link's address, in the trace.)
 _BARE = re.compile(r"""(?:^|(?<=['"]))(?!mailto:)(?P<user>[^\s/?#:@'"]*):(?P<password>[^\s/?#]*)"""
                    r"""@(?P<host>[^\s/?#@]+)""")
-# redis-py also takes the password as a query parameter (?password=…, &password=…).
-_QUERY_PASSWORD = re.compile(r"(?i)(?P<key>[?&;](?:password|passwd|pwd)=)[^&#\s]*")
+# redis-py also takes the password as a query parameter (?password=…, &password=…), and a TLS
+# client key's passphrase (?ssl_password=…).
+_QUERY_PASSWORD = re.compile(r"(?i)(?P<key>[?&;](?:ssl_)?(?:password|passwd|pwd)=)[^&#\s]*")
 PLACEHOLDER = "PASSWORD"  # a hint's "redis://:PASSWORD@host" is no secret
 HIDDEN = "***"
 

@@ -36,6 +36,7 @@ from minicrawl.local.site import LocalSite, Resource, hang
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "http://127.0.0.1:9/"
 PASSWORD = "s3cret-Pa55"  # must never appear in any output
+KEY_PASSWORD = "k3y-Pa55phrase"  # a TLS client key's (?ssl_password=): neither
 BOM = b"\xef\xbb\xbf"
 
 
@@ -511,7 +512,9 @@ def test_rediss_at_a_certificate_that_does_not_verify_fails_at_once_in_one_line(
     cases = {
         "self-signed": Case([SEED, "--redis", self_signed.url], 3,
                             f"{said} (self-signed certificate): {give}", hidden=PASSWORD),
-        "a CA not trusted": Case([SEED, "--redis", signed.url], 3, give, hidden=PASSWORD),
+        # ?ssl_password= (a client key's passphrase) is a secret too; the message shows the URL
+        "a CA not trusted": Case([SEED, "--redis", f"{signed.url}?ssl_password={KEY_PASSWORD}"],
+                                 3, give, hidden=KEY_PASSWORD),
         "another CA given": Case(
             [SEED, "--redis", f"{signed.url}?ssl_ca_certs={alone.ca}"], 3,
             "the CA certificates its ?ssl_ca_certs= names did not sign it", hidden=PASSWORD),

@@ -603,6 +603,8 @@ def test_redaction_knows_what_userinfo_can_hold():
         assert without_userinfo(url) == "http://127.0.0.1:8080/a?b=1"
     assert redact("redis://h:6379/0?password=Xq7Lf'Zv9Bn&db=1") == \
         "redis://h:6379/0?password=***&db=1"
+    assert redact("rediss://h:6379/0?ssl_certfile=c.pem&ssl_password=Xq7Lf'Zv9Bn") == \
+        "rediss://h:6379/0?ssl_certfile=c.pem&ssl_password=***"
     assert redact("redis://:PASSWORD@host:6379/0") == "redis://:PASSWORD@host:6379/0"  # a hint
     kept = ["http://user@host/", "mailto:someone@example.org", "EXTRACT mailto:a@b.org from x",
             "http://host/p@th", "no url at all"]
