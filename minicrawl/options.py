@@ -475,6 +475,37 @@ def _redis_query_problem(scheme: str, url: str) -> str | None:
                     f"most {MAX_SECONDS:g}")
     if parsed.get("max_connections") is not None and parsed["max_connections"] < 1:
         return "?max_connections= must be at least 1"
+    if parsed.get("ssl_certfile") or parsed.get("ssl_keyfile"):
+        return _client_certificate_problem(parsed.get("ssl_certfile"), parsed.get("ssl_keyfile"),
+                                           parsed.get("ssl_password"))
+    return None
+
+
+def _client_certificate_problem(certfile: str | None, keyfile: str | None,
+                                password: str | None) -> str | None:
+    """What is wrong with a --redis URL's TLS client certificate (``?ssl_certfile=``, and its
+    key, in that file or ``?ssl_keyfile=``), or None. redis-py loads them at each connection:
+    one that cannot be loaded failed every connection, as if Redis were down."""
+    import ssl
+
+    if not certfile:
+        return "has ?ssl_keyfile= without ?ssl_certfile=: give the certificate the key is for"
+    for name, path in (("ssl_certfile", certfile), ("ssl_keyfile", keyfile)):
+        if path is not None and not os.path.isfile(path):
+            return f"?{name}={shown(path)} is no such file"
+    try:
+        # An encrypted key without ?ssl_password= would have OpenSSL ask on the terminal: ""
+        # says "wrong passphrase" instead.
+        ssl.create_default_context().load_cert_chain(certfile, keyfile, password or "")
+    except (ssl.SSLError, OSError) as e:
+        reason = re.sub(r" \(_ssl\.c:\d+\)$", "", getattr(e, "reason", None)
+                        or getattr(e, "strerror", None) or str(e))
+        key = f" with ?ssl_keyfile={shown(keyfile)}" if keyfile else ""
+        # (No "ssl_password=" in the text: redaction would take what follows for a password.)
+        return (f"?ssl_certfile={shown(certfile)}{key} cannot be loaded as a TLS client "
+                f"certificate and its private key ({reason}): give both in PEM, the key in "
+                f"?ssl_keyfile= unless the certificate's file holds it, an encrypted key's "
+                f"passphrase as ssl_password")
     return None
 
 

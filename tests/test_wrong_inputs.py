@@ -566,16 +566,48 @@ def test_a_ca_file_in_the_rediss_url_that_is_none_is_one_line_before_connecting(
         check(case, results[name])
 
 
-@pytest.mark.parametrize("which", ["CA-signed", "self-signed"])
+def test_a_client_certificate_in_the_rediss_url_that_cannot_load_is_one_line_before_connecting(
+        tls_redis_servers, tmp_path):
+    """?ssl_certfile= / ?ssl_keyfile= (a TLS client certificate) missing, or a key that is not
+    the certificate's, or none: redis-py loads them at each connection, and each failed and was
+    retried as an outage. Refused before connecting (exit 2), naming the files."""
+    (signed, own), (_, alone) = tls_redis_servers
+    url = signed.url + "?"
+    cases = {
+        "key without certificate": Case(
+            [SEED, "--redis", f"{url}ssl_keyfile={own.key}"], 2,
+            "has ?ssl_keyfile= without ?ssl_certfile=: give the certificate the key is for"),
+        "certificate missing": Case([SEED, "--redis", f"{url}ssl_certfile=nope.pem"], 2,
+                                    "?ssl_certfile='nope.pem' is no such file"),
+        "key missing": Case([SEED, "--redis", f"{url}ssl_certfile={own.cert}&ssl_keyfile=nope"],
+                            2, "?ssl_keyfile='nope' is no such file"),
+        "another certificate's key": Case(
+            [SEED, "--redis", f"{url}ssl_certfile={own.cert}&ssl_keyfile={alone.key}"], 2,
+            "cannot be loaded as a TLS client certificate and its private key "
+            "(KEY_VALUES_MISMATCH)"),
+        "no key": Case([SEED, "--redis", f"{url}ssl_certfile={own.cert}"], 2,
+                       "cannot be loaded as a TLS client certificate and its private key"),
+    }
+    for case in cases.values():  # an outage would be retried past run()'s 60 s
+        case.hidden = PASSWORD
+        case.args += ["--redis-retry", "60"]
+    results = run_all(cases, tmp_path)
+    for name, case in cases.items():
+        check(case, results[name])
+
+
+@pytest.mark.parametrize("which", ["CA-signed", "self-signed", "client-certificate"])
 def test_rediss_with_the_ca_given_in_the_url_crawls(tls_redis_servers, server, tmp_path, which):
     """The control: the same servers, given the CA that signed the certificate (a self-signed
     server's own certificate) in ?ssl_ca_certs=, are a crawl like any other: verification is
-    refused only when it fails."""
+    refused only when it fails; a client certificate and key that load are let through."""
     redis_server, ca = tls_redis_servers[which == "self-signed"]
+    client = f"&ssl_certfile={ca.cert}&ssl_keyfile={ca.key}" if which == "client-certificate" \
+        else ""
     server.pages["/"] = Resource(b'<a href="/a">a</a>')
     server.pages["/a"] = Resource(b"<p>leaf</p>")
     out = tmp_path / "out.jsonl"
-    done = run([server.url("/"), "--redis", f"{redis_server.url}?ssl_ca_certs={ca.ca}",
+    done = run([server.url("/"), "--redis", f"{redis_server.url}?ssl_ca_certs={ca.ca}{client}",
                 "--crawl", f"tls-{which}", "--quiet", "--out", str(out), "--redis-retry", "5"],
                tmp_path)
     assert done.returncode == 0 and done.stderr == "", done.stderr
