@@ -490,13 +490,16 @@ def test_rediss_at_a_port_that_is_no_redis_is_still_an_outage(server, tmp_path):
 
 @pytest.fixture(scope="module")
 def tls_redis_servers(tmp_path_factory):
-    """Two TLS-only redis-servers with a password: one whose certificate (for 127.0.0.1) a CA
-    of the test's own signed, one self-signed; and their certificate files."""
+    """Three TLS-only redis-servers with a password: one whose certificate (for 127.0.0.1) a
+    CA of the test's own signed, one self-signed, one whose certificate expired; and their
+    certificate files."""
     own = make_ca(tmp_path_factory.mktemp("own-ca"))
     alone = make_ca(tmp_path_factory.mktemp("self-signed"), self_signed=True)
+    old = make_ca(tmp_path_factory.mktemp("expired"), expired=True)
     with RedisServer(password=PASSWORD, tls=(own.cert, own.key)) as signed, \
-            RedisServer(password=PASSWORD, tls=(alone.cert, alone.key)) as self_signed:
-        yield (signed, own), (self_signed, alone)
+            RedisServer(password=PASSWORD, tls=(alone.cert, alone.key)) as self_signed, \
+            RedisServer(password=PASSWORD, tls=(old.cert, old.key)) as expired:
+        yield (signed, own), (self_signed, alone), (expired, old)
 
 
 def test_rediss_at_a_certificate_that_does_not_verify_fails_at_once_in_one_line(
@@ -505,7 +508,7 @@ def test_rediss_at_a_certificate_that_does_not_verify_fails_at_once_in_one_line(
     trust, issued for another host name, a CA given that did not sign it) was retried as an
     outage for --redis-retry, then "unreachable ... CERTIFICATE_VERIFY_FAILED". No retry makes
     it verify: one line naming the URL (no password), ssl's reason and what to change, exit 3."""
-    (signed, own), (self_signed, alone) = tls_redis_servers
+    (signed, own), (self_signed, alone), (expired, old) = tls_redis_servers
     said = "has a TLS certificate that could not be verified"
     give = "give the CA certificate that signed it (for a self-signed server, its own " \
            "certificate) in --redis as ?ssl_ca_certs=/path/to/ca.pem"
@@ -526,6 +529,10 @@ def test_rediss_at_a_certificate_that_does_not_verify_fails_at_once_in_one_line(
         "rediss+cluster://": Case(
             [SEED, "--redis", signed.url.replace("rediss", "rediss+cluster").removesuffix("/0")],
             3, give, hidden=PASSWORD),
+        "expired": Case(  # the CA given: no change to --redis helps
+            [SEED, "--redis", f"{expired.url}?ssl_ca_certs={old.ca}"], 3,
+            f"{said} (certificate has expired): the server's certificate must be fixed (or "
+            f"renewed) on the server", hidden=PASSWORD),
         "--status": Case(["--status", "--redis", self_signed.url], 3, said, hidden=PASSWORD),
     }
     for case in cases.values():  # an outage would be retried past run()'s 60 s
@@ -543,7 +550,7 @@ def test_a_ca_file_in_the_rediss_url_that_is_none_is_one_line_before_connecting(
     it at each connection, and each failed ("Error 2 connecting to HOST:PORT. No such file or
     directory", naming no file) and was retried as an outage for --redis-retry. Refused before
     connecting as --ca-bundle is (a usage error, exit 2), naming the file."""
-    (signed, _), _ = tls_redis_servers
+    (signed, _), *_ = tls_redis_servers
     (tmp_path / "notes.txt").write_text("no certificate here\n")
     (tmp_path / "cas").mkdir()
     cases = {
@@ -571,7 +578,7 @@ def test_a_client_certificate_in_the_rediss_url_that_cannot_load_is_one_line_bef
     """?ssl_certfile= / ?ssl_keyfile= (a TLS client certificate) missing, or a key that is not
     the certificate's, or none: redis-py loads them at each connection, and each failed and was
     retried as an outage. Refused before connecting (exit 2), naming the files."""
-    (signed, own), (_, alone) = tls_redis_servers
+    (signed, own), (_, alone), _ = tls_redis_servers
     url = signed.url + "?"
     cases = {
         "key without certificate": Case(

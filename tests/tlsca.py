@@ -22,9 +22,10 @@ class TestCA:
         return context
 
 
-def make_ca(directory: Path, self_signed: bool = False) -> TestCA:
+def make_ca(directory: Path, self_signed: bool = False, expired: bool = False) -> TestCA:
     """A CA and a site certificate it signs; ``self_signed``: the site's certificate is the CA's
-    own (a self-signed server), ``ca`` and ``cert`` one file."""
+    own (a self-signed server), ``ca`` and ``cert`` one file; ``expired``: the site's
+    certificate expired half an hour ago."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -32,12 +33,13 @@ def make_ca(directory: Path, self_signed: bool = False) -> TestCA:
     now = datetime.datetime.now(datetime.UTC)
 
     def build(subject: str, issuer: x509.Name | None, key: ec.EllipticCurvePrivateKey,
-              signer: ec.EllipticCurvePrivateKey, ca: bool) -> x509.Certificate:
+              signer: ec.EllipticCurvePrivateKey, ca: bool,
+              until: datetime.timedelta = datetime.timedelta(hours=1)) -> x509.Certificate:
         name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, subject)])
         builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer or name)
                    .public_key(key.public_key()).serial_number(x509.random_serial_number())
                    .not_valid_before(now - datetime.timedelta(hours=1))
-                   .not_valid_after(now + datetime.timedelta(hours=1))
+                   .not_valid_after(now + until)
                    .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
         if not ca or self_signed:
             builder = builder.add_extension(x509.SubjectAlternativeName(
@@ -52,7 +54,8 @@ def make_ca(directory: Path, self_signed: bool = False) -> TestCA:
     ca_key, site_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(
         ec.SECP256R1())
     ca_cert = build("minicrawl test CA", None, ca_key, ca_key, ca=True)
-    site_cert = build("127.0.0.1", ca_cert.subject, site_key, ca_key, ca=False)
+    site_cert = build("127.0.0.1", ca_cert.subject, site_key, ca_key, ca=False,
+                      until=datetime.timedelta(minutes=-30 if expired else 60))
     if self_signed:
         site_cert, site_key = ca_cert, ca_key
     paths = TestCA(directory / "ca.pem", directory / "site.pem", directory / "site-key.pem")
