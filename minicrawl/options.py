@@ -426,9 +426,20 @@ REDIS_QUERY = ("client_name", "username", "password", "socket_timeout",
 REDIS_SSL_QUERY = ("ssl_cert_reqs", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile",
                    "ssl_check_hostname", "ssl_ca_path", "ssl_password", "ssl_min_version",
                    "ssl_ciphers")
+# The files a rediss:// client reads (CA certificates, its certificate and key): the crawl's
+# inputs, which no output may overwrite (minicrawl.outpaths).
+REDIS_FILES = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile")
 REDIS_OURS = {"db": "give the database as the path (redis://HOST:PORT/DB)",
               "decode_responses": "the shared crawl reads Redis's replies as text itself",
               "protocol": "the shared crawl speaks RESP2", "encoding": "the crawl's is UTF-8"}
+
+
+def redis_query(url: str) -> list[tuple[str, str]]:
+    """The (name, value) pairs of a --redis URL's query (``?client_name=…&…``), each value
+    percent-decoded, blank ones kept, a name given twice twice."""
+    from urllib.parse import parse_qsl
+
+    return parse_qsl(url.partition("?")[2], keep_blank_values=True)
 
 
 def _redis_query_problem(scheme: str, url: str) -> str | None:
@@ -436,13 +447,11 @@ def _redis_query_problem(scheme: str, url: str) -> str | None:
     name redis-py takes and minicrawl leaves to the user, its value one redis-py parses and
     Redis takes (redis-py raised a TypeError for an unknown name, Redis a ResponseError for a
     client name with a space: 64-line tracebacks). Values are not shown (a password may be)."""
-    from urllib.parse import parse_qsl
-
     import redis.connection
 
     base = scheme.removesuffix("+cluster")
     known = REDIS_QUERY + (REDIS_SSL_QUERY if base == "rediss" else ())
-    for name, value in parse_qsl(url.partition("?")[2], keep_blank_values=True):
+    for name, value in redis_query(url):
         if name in REDIS_OURS:
             return f"sets ?{name}=, which minicrawl sets itself: {REDIS_OURS[name]}"
         if name in REDIS_SSL_QUERY and name not in known:

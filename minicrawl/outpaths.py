@@ -8,7 +8,9 @@ named.** :func:`check_output_paths` refuses, before anything is created or fetch
 :class:`OutputPathError` line naming the flag (and the input it would destroy):
 
 * an output that is an input: a seed file, ``--ca-bundle`` (or ``REQUESTS_CA_BUNDLE``,
-  ``SSL_CERT_FILE``), or a file inside the ``--state`` directory (the crawl's own database);
+  ``SSL_CERT_FILE``), a file the ``--redis`` URL names (``?ssl_ca_certs=``, ``?ssl_certfile=``,
+  ``?ssl_keyfile=``: a TLS client's key among them), or a file inside the ``--state`` directory
+  (the crawl's own database);
 * two outputs naming one file (``--out X --warc X``, ``--out`` equal to a WARC's rolled-over
   name ``X-00003.warc.gz``), or two writing to standard output;
 * an existing file that is not an output of this kind (``--trace s1.txt s2.txt``, where argparse
@@ -285,6 +287,14 @@ def _inputs(options: Options, seed_args: Iterable[str]) -> list[tuple[str, str]]
                       os.fspath(options.ca_bundle)))
     found += [(f"{name} {os.environ[name]!r}", os.environ[name]) for name in CA_VARIABLES
               if os.environ.get(name)]
+    # Whatever the scheme: redis:// naming them is refused by Options, but they are the
+    # user's files all the same.
+    if options.redis:
+        from minicrawl.options import REDIS_FILES, redis_query  # (outpaths imports no options)
+
+        found += [(f"--redis ?{name}={value!r}", value)
+                  for name, value in redis_query(options.redis)
+                  if name in REDIS_FILES and value]
     return found
 
 

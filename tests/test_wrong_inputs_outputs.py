@@ -36,6 +36,7 @@ from urllib.parse import unquote
 import certifi
 import pytest
 from test_wrong_inputs import ROOT, Case, check, limited  # the harness of the earlier rounds
+from tlsca import make_ca
 
 from minicrawl.local.site import LocalSite, Request, Resource
 
@@ -89,6 +90,9 @@ class Row:
 
 FAST = ["--delay", "0", "--ignore-robots", "--threads", "2"]
 QUIET = [*FAST, "--quiet"]
+# A TLS Redis URL naming prepare()'s tls/ files (port 1: a refused row never connects)
+REDISS = ("rediss://127.0.0.1:1/0?ssl_ca_certs=tls/ca.pem&ssl_certfile=tls/site.pem"
+          "&ssl_keyfile=tls/site-key.pem")
 
 
 def refused(*args: str, says: str, **kw: object) -> Row:
@@ -174,6 +178,20 @@ ROWS: dict[str, Row] = {
     "--report naming REQUESTS_CA_BUNDLE": refused(
         "{url}", "--report", "ca.pem", *FAST, env={"REQUESTS_CA_BUNDLE": "ca.pem"},
         says="--report 'ca.pem' is REQUESTS_CA_BUNDLE"),
+    # -- the files a --redis URL names (a TLS client's CA, certificate and key): inputs too
+    "--out naming --redis ?ssl_keyfile=": refused(
+        "{url}", "--out", "tls/site-key.pem", "--redis", REDISS, *FAST,
+        says="--out 'tls/site-key.pem' is --redis ?ssl_keyfile='tls/site-key.pem'"),
+    "--stats naming --redis ?ssl_certfile=, differently": refused(
+        "{url}", "--stats", "./tls/site.pem", "--redis", REDISS, *FAST,
+        says="--stats './tls/site.pem' is --redis ?ssl_certfile='tls/site.pem'"),
+    "--report naming --redis ?ssl_ca_certs=": refused(
+        "{url}", "--report", "tls/ca.pem", "--redis", REDISS, *FAST,
+        says="--report 'tls/ca.pem' is --redis ?ssl_ca_certs='tls/ca.pem'"),
+    # redis:// takes no TLS files: refused as such before the outputs are looked at
+    "--out naming ?ssl_keyfile= of a redis:// URL": refused(
+        "{url}", "--out", "tls/site-key.pem", "--redis", "redis" + REDISS[6:], *FAST,
+        says="a TLS option: it needs rediss://"),
     # -- argparse took the first seed file as --trace's FILE; other files that are no output
     "--trace s1.txt s2.txt": refused(
         "--trace", "s1.txt", "s2.txt", *FAST,
@@ -391,6 +409,8 @@ def prepare(directory: Path, url: str, locked: str) -> None:
     (directory / "link.txt").symlink_to("s1.txt")
     os.link(directory / "s1.txt", directory / "hard.txt")
     (directory / "adir").mkdir()
+    (directory / "tls").mkdir()  # a CA, a certificate and its key (a --redis TLS client's)
+    make_ca(directory / "tls")
     other = directory / "other"  # the state of another crawl (other seeds)
     subprocess.run([sys.executable, str(ROOT / "run.py"), "s1.txt", "--state", str(other),
                     "--max-pages", "1", *QUIET], cwd=directory, check=True, timeout=60,
