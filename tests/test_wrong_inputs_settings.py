@@ -644,14 +644,22 @@ def test_redis_url_options_and_a_cluster_url_at_one_server_are_one_line_at_once(
     ``?readonly=`` too (redis-py's TypeError), ``?decode_responses=false`` silently changed the
     replies the crawl reads; ``redis+cluster://`` at one server was retried for --redis-retry
     (30 s) before "unreachable". --redis-retry 60 below: a refusal taken for an outage would
-    show as a minute, not a second."""
+    show as a minute, not a second. ``rediss+cluster://`` at one TLS server is told to write
+    ``rediss://`` (keeping TLS), not ``redis://``."""
     import time
+
+    from tlsca import make_ca
 
     from minicrawl.local.redis_server import RedisServer
 
-    with RedisServer(password=PASSWORD) as server:
+    (tmp_path / "tls").mkdir()
+    ca = make_ca(tmp_path / "tls")
+    with RedisServer(password=PASSWORD) as server, \
+            RedisServer(password=PASSWORD, tls=(ca.cert, ca.key)) as tls_server:
         base = f"redis://:{PASSWORD}@127.0.0.1:{server.port}/0"
         cluster = f"redis+cluster://:{PASSWORD}@127.0.0.1:{server.port}"
+        tls_cluster = f"rediss+cluster://:{PASSWORD}@127.0.0.1:{tls_server.port}" \
+                      f"?ssl_ca_certs={ca.ca}"
         query: dict[str, tuple[str, str]] = {  # (query, what the line says)
             "client_name with a space": ("client_name=a%20b", "?client_name= with a space or "
                                                               "a special character"),
@@ -686,6 +694,9 @@ def test_redis_url_options_and_a_cluster_url_at_one_server_are_one_line_at_once(
             "--status, redis+cluster:// at one server": Setting(
                 ["--status", "--redis", cluster, "--redis-retry", "60"], 3, not_cluster,
                 PASSWORD),
+            "rediss+cluster:// at one TLS server": Setting(
+                [SEED, "--redis", tls_cluster, "--redis-retry", "60"], 3,
+                not_cluster.replace("write redis://", "write rediss://"), PASSWORD),
             "unknown scheme": Setting([SEED, "--redis", cluster.replace("redis+", "valkey+"),
                                        "--redis-retry", "60"], 2, "--redis must be a Redis URL",
                                       PASSWORD),

@@ -118,9 +118,10 @@ REFUSALS: tuple[type[BaseException], ...] = (
     redis.exceptions.NoPermissionError, redis.exceptions.ResponseError)
 
 
-def refusal(error: BaseException) -> str | None:
-    """Why Redis refused us for good, said so that the user knows what to change in --redis;
-    None for an error that is not a refusal (a script's own error, an outage)."""
+def refusal(error: BaseException, url: str = "redis://") -> str | None:
+    """Why Redis refused us for good, said so that the user knows what to change in --redis
+    (``url``: the URL that met it, whose scheme a hint keeps); None for an error that is not a
+    refusal (a script's own error, an outage)."""
     text = str(error)
     lower = text.lower()
     if isinstance(error, TLSRefused):
@@ -143,8 +144,10 @@ def refusal(error: BaseException) -> str | None:
         return ("has no such database: the number at the end of --redis must be below the "
                 "server's 'databases' setting (16 by default)")
     if "cluster mode is not enabled" in lower:  # redis+cluster:// at one server: no retry helps
+        # rediss+cluster:// keeps its TLS: rediss:// (as NotTLS keeps the +cluster)
+        one = url.partition("://")[0].removesuffix("+cluster")
         return ("is not a Redis Cluster (cluster mode is not enabled on it): for one server "
-                "write redis://HOST:PORT/DB")
+                f"write {one}://HOST:PORT/DB")
     return None
 
 
@@ -271,7 +274,7 @@ class SharedRedis:
                 # base: full, read-only and cluster-down answers are ResponseErrors, as a
                 # script's own error is. An answer that refuses the connection itself (an
                 # option of the URL) is a refusal too: it would be the same each time.
-                reason = refusal(e)
+                reason = refusal(e, self.url)
                 if reason is None and what == "connecting" and \
                         isinstance(e, redis.exceptions.ResponseError) and \
                         not isinstance(e, RETRYABLE):
