@@ -453,6 +453,18 @@ def test_redis_refusals_fail_at_once_with_their_cause(redis_servers, tmp_path):
         assert "redis://" in results[name].stderr, name  # it says which Redis
 
 
+def refused_at_once(cases: dict[str, Case], tmp_path) -> dict:
+    """Run the rediss:// ``cases`` (each given --redis-retry 60: an outage would be retried
+    past run()'s 60 s), check each, and that each line names the Redis; their results."""
+    for case in cases.values():
+        case.args += ["--redis-retry", "60", *(["--quiet"] if case.args[0] == SEED else [])]
+    results = run_all(cases, tmp_path)
+    for name, case in cases.items():
+        check(case, results[name])
+        assert results[name].stderr.startswith("minicrawl: Redis at rediss"), name
+    return results
+
+
 def test_rediss_at_a_server_without_tls_fails_at_once_in_one_line(redis_servers, tmp_path):
     """``rediss://`` at a plain redis-server: the server reads the TLS hello as the start of a
     command and waits for its end, so every handshake times out (redis-py's socket timeout,
@@ -470,12 +482,7 @@ def test_rediss_at_a_server_without_tls_fails_at_once_in_one_line(redis_servers,
                                   3, "write redis+cluster://"),
         "--status, rediss://": Case(["--status", "--redis", url], 3, plain, hidden=PASSWORD),
     }
-    for case in cases.values():  # an outage would be retried past run()'s 60 s
-        case.args += ["--redis-retry", "60", *(["--quiet"] if case.args[0] == SEED else [])]
-    results = run_all(cases, tmp_path)
-    for name, case in cases.items():
-        check(case, results[name])
-        assert results[name].stderr.startswith("minicrawl: Redis at rediss"), name
+    results = refused_at_once(cases, tmp_path)
     assert f"rediss://:***@127.0.0.1:{locked.port}/0 speaks" in results["--status, rediss://"].stderr
 
 
@@ -535,12 +542,7 @@ def test_rediss_at_a_certificate_that_does_not_verify_fails_at_once_in_one_line(
             f"renewed) on the server", hidden=PASSWORD),
         "--status": Case(["--status", "--redis", self_signed.url], 3, said, hidden=PASSWORD),
     }
-    for case in cases.values():  # an outage would be retried past run()'s 60 s
-        case.args += ["--redis-retry", "60", *(["--quiet"] if case.args[0] == SEED else [])]
-    results = run_all(cases, tmp_path)
-    for name, case in cases.items():
-        check(case, results[name])
-        assert results[name].stderr.startswith("minicrawl: Redis at rediss"), name
+    results = refused_at_once(cases, tmp_path)
     assert f"rediss://:***@127.0.0.1:{self_signed.port}/0 has" in results["--status"].stderr
 
 
