@@ -50,7 +50,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import TypeAlias, TypeVar
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import redis
 from redis.backoff import NoBackoff
@@ -60,7 +60,7 @@ from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 from minicrawl.errors import RedisRefused, RedisUnavailable
-from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES
+from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES, redis_query
 from minicrawl.redact import redact
 
 log = logging.getLogger("minicrawl")
@@ -442,7 +442,7 @@ def _why_rejected(error: ssl.SSLCertVerificationError, url: str) -> str:
         return (f"{said}: write the host name (or address) the certificate was issued for in "
                 f"--redis")
     if error.verify_code in _UNTRUSTED:
-        if any(name == "ssl_ca_certs" for name, _ in parse_qsl(urlsplit(url).query)):
+        if any(name == "ssl_ca_certs" for name, _ in redis_query(url)):
             return (f"{said}: the CA certificates its ?ssl_ca_certs= names did not sign it; "
                     f"give the CA that did (for a self-signed server, its own certificate)")
         return (f"{said}: give the CA certificate that signed it (for a self-signed server, "
