@@ -364,7 +364,8 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 def query_encoded(href: str, encoding: str) -> str:
     """``href`` with the non-ASCII characters of its query percent-encoded in the page's
     ``encoding``, as a browser sends them (the URL Standard's "encoding" of a special URL's
-    query; bytes its query set holds escaped, the others as they are); the URL parser does the
+    query; bytes its query set holds escaped, the others as they are: ``{`` stays, and
+    :func:`minicrawl.core.urls.canonical` escapes it after the parser); the URL parser does the
     rest. A URL is never UTF-16: such a page's queries go as UTF-8, as everything else does.
     Beyond :data:`OWN_BYTES`, Python's encoders still differ from the standard's in rare
     characters (U+E5E5, or one outside GBK, goes as gb18030 bytes, not "&#N;"; EUC-JP sends JIS
