@@ -1,27 +1,27 @@
 """run.py's admission rules: may this link be crawled at all? Each is a core ``Admission``.
 
-A link is offered to Visited only if every rule admits it; the first that refuses names why
-(its ``reason``, counted as ``links_<reason>``, or ``redirects_<reason>`` for a redirect target).
+The core's door (:mod:`minicrawl.core.door`) offers a URL to Visited only if every rule admits
+it; the first that refuses names why (counted as ``links_<why>``, or ``redirects_<why>`` for a
+redirect target). run.py's door asks, in this order:
 
-* :class:`minicrawl.scope.Scope` — the seeds' hosts, ``--allow-domain``, ``--include``,
-  ``--exclude``;
+* :class:`DepthLimit` — a link more than ``--max-depth`` hops from a seed;
+* :class:`minicrawl.resolve.LinkResolver` — the verdicts of the rules that answer from the URL
+  alone, remembered with it: :class:`minicrawl.scope.Scope` (the seeds' hosts,
+  ``--allow-domain``, ``--include``, ``--exclude``) and :class:`Traps`;
 * :class:`Traps` — a path repeating one segment (``/a/b/a/b/a/b/…``: a calendar, a relative link
   to itself) more than ``--max-repeated-segments`` times;
-* :class:`HostCap` — a host that had its ``--max-pages-per-host`` requests.
+* :class:`HostCap` — a host that had its ``--max-pages-per-host`` requests: its answer changes
+  as the crawl goes, so it is asked for every link.
 
-Scope and traps answer from the URL alone, so :class:`minicrawl.resolve.LinkResolver` keeps
-their verdict with the URL; the host cap's answer changes as the crawl goes, so it is asked
-for every link. ``robots.txt`` is no admission rule: it needs a request, so it is asked when a
+``robots.txt`` is no admission rule: it needs a request, so it is asked when a
 worker takes the URL (:mod:`minicrawl.politeness.robots`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from minicrawl.core.interfaces import Admission
     from minicrawl.politeness.robots import RobotsGate
 
 
@@ -39,35 +39,36 @@ def repeated_segments(url: str) -> int:
 class Traps:
     """Refuses a URL whose path repeats a segment more than ``limit`` times (0: no limit)."""
 
-    reason = "trap"
-
     def __init__(self, limit: int) -> None:
         self.limit = limit
 
-    def admits(self, url: str, depth: int) -> bool:
-        """False for a trap's URL (a path can only repeat a segment if it has enough of them)."""
+    def refuses(self, url: str, depth: int) -> str | None:
+        """"trap" for a trap's URL, else None (a path can only repeat a segment if it has
+        enough of them)."""
         limit = self.limit
-        return not (limit > 0 and url.count("/") > limit + 2 and repeated_segments(url) > limit)
+        trap = limit > 0 and url.count("/") > limit + 2 and repeated_segments(url) > limit
+        return "trap" if trap else None
+
+
+class DepthLimit:
+    """Refuses a URL more than ``max_depth`` hops from a seed (None: no limit)."""
+
+    def __init__(self, max_depth: int | None) -> None:
+        self.max_depth = max_depth
+
+    def refuses(self, url: str, depth: int) -> str | None:
+        """"too_deep" past ``max_depth``, else None."""
+        return "too_deep" if self.max_depth is not None and depth > self.max_depth else None
 
 
 class HostCap:
     """Refuses a URL whose host had its ``max_pages_per_host`` requests (asked of politeness,
     which counts them: this process's, or a shared crawl's)."""
 
-    reason = "host_full"
-
     def __init__(self, politeness: RobotsGate) -> None:
         self.politeness = politeness
 
-    def admits(self, url: str, depth: int) -> bool:
-        """False once ``url``'s host is known to be full (links to it are dropped before they
-        take room in Visited and ToDo)."""
-        return not self.politeness.host_full(url)
-
-
-def refusal(rules: Sequence[Admission], url: str, depth: int) -> str | None:
-    """The ``reason`` of the first of ``rules`` that refuses ``url`` at ``depth``, or None."""
-    for rule in rules:
-        if not rule.admits(url, depth):
-            return rule.reason
-    return None
+    def refuses(self, url: str, depth: int) -> str | None:
+        """"host_full" once ``url``'s host is known to be full (links to it are dropped before
+        they take room in Visited and ToDo), else None."""
+        return "host_full" if self.politeness.host_full(url) else None

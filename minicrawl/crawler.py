@@ -36,12 +36,13 @@ from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 
-from minicrawl.admission import HostCap, Traps
+from minicrawl.admission import DepthLimit, HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.core.checks import check_http
 from minicrawl.core.crawler import Crawler as CoreCrawler
+from minicrawl.core.door import Door, Entry
 from minicrawl.core.interfaces import Admission, Frontier, Item
-from minicrawl.core.worker import Worker, enqueue_new
+from minicrawl.core.worker import Worker
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
@@ -65,7 +66,7 @@ from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.redirects import Chains
-from minicrawl.visit.trip import CrawlTrip, Parts, keep, unwanted
+from minicrawl.visit.trip import CrawlTrip, Parts
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.progress import Watched
 from minicrawl.watch.report import Recorder, require_plotting
@@ -166,10 +167,13 @@ class Crawler:
         # robots.txt, and each request asks the hosts' pace for a slot
         self.politeness = RobotsGate(opts, self.stats, self.pace,
                                      self.shared.host_gate if self.shared else None)
-        # Admission rules asked for every link (their answer changes as the crawl goes); the
-        # resolver keeps the verdicts of those that answer from the URL alone.
-        self.admission: list[Admission] = [HostCap(self.politeness)] \
-            if opts.max_pages_per_host else []
+        # The one way into ToDo for every new URL: the admission rules (the depth; the
+        # resolver, which keeps the verdicts of the rules that answer from the URL alone; the
+        # host cap, whose answer changes as the crawl goes), then Visited, then ToDo.
+        rules: list[Admission] = [DepthLimit(opts.max_depth), self.resolver]
+        if opts.max_pages_per_host:
+            rules.append(HostCap(self.politeness))
+        self.door = Door(self.todo, self.visited, rules)
         # Redirect chains waiting at their targets: in Redis if shared (any process takes on)
         self.chains = self.shared.chains if self.shared else Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
@@ -214,7 +218,7 @@ class Crawler:
             items, counts = self.state.start(recrawl=opts.recrawl)  # resume: the journal
             while batch := list(itertools.islice(items, 10_000)):  # read as it enters ToDo
                 self.events.resumed(batch)
-                self.todo.put_many(batch)
+                self.door.back(batch)
             self.stats.add(counts)
             self._put_seeds()
             feeders = self._start_feeding()
@@ -223,8 +227,8 @@ class Crawler:
                 self._put_sitemap_urls()
             # The core's crawler, given run.py's parts: the seeds are in ToDo already.
             self._trips = []
-            core = CoreCrawler([], threads=opts.threads, todo=self._in_turns,
-                               visited=self.visited, observers=[self.events],
+            core = CoreCrawler([], threads=opts.threads, todo=self._in_turns, door=self.door,
+                               observers=[self.events],
                                visitor=self._visitor, runner=self._run_workers)
             self._parsing = core.parsing  # the core's parsing slot: the trips' too
             core.run()
@@ -306,10 +310,9 @@ class Crawler:
     def visitor(self, n: int) -> CrawlTrip:
         """Worker ``n``'s visitor: run.py's trip over this crawl's parts (close it after)."""
         trip = CrawlTrip(Parts(
-            self.options, self.todo, self.visited, self.resolver, self.politeness, self.chains,
+            self.options, self.todo, self.door, self.resolver, self.politeness, self.chains,
             self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
-            self.page_count, self._lastmod, self._fail, self.admission, self._over_capacity,
-            self._parsing), n)
+            self.page_count, self._lastmod, self._fail, self._over_capacity, self._parsing), n)
         trip.fetcher.credentials = self.credentials
         return trip
 
@@ -371,17 +374,18 @@ class Crawler:
                 self._queue_seeds(chunk)
 
     def _queue_seeds(self, urls: list[str]) -> int:
-        """Seeds through the door every link takes (the core's ``enqueue_new``: Visited says
-        which are new, repeats in a file too), journaled before they enter ToDo; how many."""
-        entering = _Entering()
-        enqueue_new(entering, self.visited, (), urls, 0, referrer=None)
-        fresh = {item.url for item in entering.items}
-        self.events.seeds_queued([item.url for item in entering.items],
-                                 [url for url in urls if url not in fresh])
-        self.state.journal(entering.items)
+        """Seeds through the door every link takes (Visited says which are new, repeats in a
+        file too), journaled before they enter ToDo; how many were new."""
+        def journal(entry: Entry) -> None:
+            fresh = {item.url for item in entry.new}
+            self.events.seeds_queued([item.url for item in entry.new],
+                                     [url for url in urls if url not in fresh])
+            self.state.journal(entry.new)
+
+        entry = self.door.seed(urls, keep=journal)
         # Counted as queued: a process joining a shared crawl with the same seeds queues none.
-        self.stats.add(seeds=self.todo.put_many(entering.items))
-        return len(entering.items)
+        self.stats.add(seeds=entry.queued)
+        return len(entry.new)
 
     def _origins(self) -> Iterator[str]:
         """Every seed's origin (the pass over the seed files), kept for --sitemaps."""
@@ -441,9 +445,7 @@ class Crawler:
     def _put_sitemap_urls(self) -> None:
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
         ToDo at depth 0, like the seeds; record each sitemap file."""
-        reader = SitemapReader(self.options, self.politeness, self.stats,
-                               lambda url: unwanted(self.resolver, self.admission, url) is None,
-                               now)
+        reader = SitemapReader(self.options, self.politeness, self.stats, now)
         reader.fetcher.credentials = self.credentials  # a locked site's sitemaps too
         if self.archive is not None:  # sitemap fetches are archived like pages
             reader.fetcher.on_exchange = self.archive.exchange
@@ -453,22 +455,23 @@ class Crawler:
             log.warning("interrupted while reading the sitemaps")
             self._interrupted()
             return
-        urls = [url for url, _ in found.urls]
-        new = set(self.visited.add_new(urls))
-        items = []
-        for url, sitemap in found.urls:  # a URL two sitemaps list: queued once, the first
-            if url in new:
-                new.discard(url)
-                items.append(Item(url, 0, sitemap))
-        self.state.journal(items)
-        self.stats.add(sitemap_urls=self.todo.put_many(items))
+        items: list[Item] = []
+        queued = refused = 0
+        # Each sitemap's URLs through the door (their referrer), journaled before ToDo; a URL
+        # two sitemaps list was kept once by the reader, the first
+        for sitemap, group in itertools.groupby(found.urls, key=lambda found: found[1]):
+            entry = self.door.enter([url for url, _ in group], 0, sitemap,
+                                    keep=lambda entry: self.state.journal(entry.new))
+            items += entry.new
+            queued, refused = queued + entry.queued, refused + len(entry.refused)
+        self.stats.add(sitemap_urls=queued, sitemap_out_of_scope=refused)
         if self.options.recrawl:
             self._lastmod.update(found.lastmod)
         for page in file_records(found, items):
             self.events.sitemap_read(page)
-            keep(self.events, self.todo, page, [])
+            self.events.page_kept(page, [])
             self.events.on_page(page)
-        self.events.sitemap_queued(items, len(urls) - len(items))
+        self.events.sitemap_queued(items, len(found.urls) - refused - len(items))
 
     def _fail(self, failure: StateError | RedisUnavailable) -> None:
         """A worker found the crawl cannot go on: stop it; ``run`` raises the first failure."""
@@ -483,18 +486,6 @@ class Crawler:
     def worker_failures(self) -> list[str]:
         """Workers that died (a bug): never silent."""
         return self.workers.failures
-
-
-class _Entering:
-    """Where ``enqueue_new`` puts the new seeds, so that they are journaled (durable) before
-    they enter ToDo, all at once."""
-
-    def __init__(self) -> None:
-        self.items: list[Item] = []
-
-    def put(self, item: Item) -> None:
-        """Keep ``item`` for ToDo."""
-        self.items.append(item)
 
 
 def _claimed_by_us(state: str | os.PathLike[str]) -> bool:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from minicrawl.admission import refusal
 from minicrawl.core.interfaces import Admission
 from minicrawl.core.urls import MAX_LENGTH, canonical
 from minicrawl.options import Options
@@ -129,10 +128,17 @@ class LinkResolver:
                 candidates[url] = why
         return candidates, rejected
 
-    def out_of_bounds(self, url: str) -> str | None:
-        """Why the canonical ``url`` is never for this crawl (the refusing rule's ``reason``:
-        out of scope, a trap), or None."""
-        return refusal(self.rules, url, 0)  # these rules answer alike at every depth
+    def refuses(self, url: str, depth: int) -> str | None:
+        """Why the canonical ``url`` is never for this crawl (the first of the rules to refuse
+        it: out of scope, a trap), or None: an ``Admission`` rule for the door, whose answer is
+        remembered with the URL (these rules answer alike at every depth)."""
+        hit = self._by_target.data.get(url)
+        if hit is None:
+            hit = self._by_target.put(url, (url, self._verdict(url)))
+        return hit[1]
+
+    def _verdict(self, url: str) -> str | None:
+        return next((why for rule in self.rules if (why := rule.refuses(url, 0))), None)
 
     def _judge(self, href: str, base: str, encoding: str) -> Judged:
         """The core's answer for one href, and the rules' verdict on it (cached by URL, so a
@@ -144,7 +150,7 @@ class LinkResolver:
             return None, why
         hit = self._by_target.data.get(url)
         if hit is None:
-            hit = self._by_target.put(url, (url, self.out_of_bounds(url)))
+            hit = self._by_target.put(url, (url, self._verdict(url)))
         return hit
 
 

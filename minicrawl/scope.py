@@ -59,8 +59,6 @@ def compile_pattern(pattern: str | re.Pattern[str]) -> regex.Pattern[str]:
 class Scope:
     """Decides whether a canonical URL is in this crawl (a core ``Admission`` rule)."""
 
-    reason = "out_of_scope"
-
     def __init__(self, seed_urls: Iterable[str], allow_domains: Iterable[str] = (),
                  include: Iterable[str | re.Pattern[str]] = (),
                  exclude: Iterable[str | re.Pattern[str]] = (), *,
@@ -98,8 +96,12 @@ class Scope:
         finally:
             self.complete.set()
 
-    def admits(self, url: str, depth: int) -> bool:
-        """True if the canonical ``url`` may be crawled, at any depth."""
+    def refuses(self, url: str, depth: int) -> str | None:
+        """"out_of_scope" unless the canonical ``url`` may be crawled (at any depth): None."""
+        return None if self.admits(url) else "out_of_scope"
+
+    def admits(self, url: str) -> bool:
+        """True if the canonical ``url`` may be crawled."""
         if not self.allows_host(host_of(url)):
             return False
         if self.include and not any(self._search(p, "--include", url) is True

@@ -213,6 +213,10 @@ class SeedFeed:
         """Queue ``item`` in the ToDo."""
         self.todo.put(item)
 
+    def put_many(self, items: list[Item]) -> int:
+        """Queue ``items`` in the ToDo; how many it took."""
+        return self.todo.put_many(items)
+
     def take(self) -> Item | None:
         """The ToDo's next item; None once it is over *and* the feed has ended."""
         while True:

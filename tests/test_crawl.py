@@ -335,22 +335,24 @@ def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_
     import threading
     import time
 
-    from minicrawl.visit import trip
+    from minicrawl.core.door import Door
 
     started_late: list[str] = []  # pages worker 1 began to record after Ctrl-C
     recorded_late: list[str] = []
-    keep = trip.keep
+    enter = Door.enter
 
-    def slow_to_finish(events, todo, page, new):
+    def slow_to_finish(door, urls, depth, referrer, keep=None):
+        """A page's links through the door, where its record is kept (the ``keep`` step)."""
         late = crawler._stopping.is_set() and threading.current_thread().name == "worker-1"
         if late:
-            started_late.append(page.url)
+            started_late.append(referrer)
             time.sleep(1.0)  # the page worker 1 holds when Ctrl-C comes is slow to record
-        keep(events, todo, page, new)
+        entry = enter(door, urls, depth, referrer, keep)
         if late:
-            recorded_late.append(page.url)
+            recorded_late.append(referrer)
+        return entry
 
-    monkeypatch.setattr(trip, "keep", slow_to_finish)
+    monkeypatch.setattr(Door, "enter", slow_to_finish)
     server, site = make_site(pages=1000)
     out = tmp_path / "out.jsonl"
     crawler = Crawler([server.url(site.start)], threads=4, out=str(out), **FAST)

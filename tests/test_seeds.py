@@ -133,14 +133,14 @@ def test_a_link_to_a_seed_host_not_read_yet_waits_for_the_pass():
     """Until the pass over the seed files has ended, a host not known yet is not refused."""
     scope = Scope(["http://a.test/"], more_seeds=True)
     answers: list[bool] = []
-    asking = threading.Thread(target=lambda: answers.append(scope.admits("http://b.test/x", 1)))
+    asking = threading.Thread(target=lambda: answers.append(scope.admits("http://b.test/x")))
     asking.start()
     asking.join(0.2)
     assert answers == []  # waiting
     scope.learned(["http://b.test:8080"])
     asking.join(5)
     assert answers == [True]
-    assert scope.admits("http://a.test/y", 1) and not scope.admits("http://c.test/", 1)
+    assert scope.admits("http://a.test/y") and not scope.admits("http://c.test/")
 
 
 def test_links_to_a_host_seeded_far_down_the_file_are_followed(tmp_path):

@@ -357,10 +357,10 @@ def test_an_idn_allow_domain_matches_the_canonical_host(domain):
     from minicrawl.scope import Scope
 
     scope = Scope(["http://example.org/"], Options(allow_domain=[domain]).allow_domain)
-    assert scope.admits("http://xn--bcher-kva.de/", 1)
-    assert scope.admits("http://www.xn--bcher-kva.de/a", 1)
-    assert not scope.admits("http://xn--bcher-kva.de.evil.test/", 1)
-    assert not scope.admits("http://buecher.de/", 1)
+    assert scope.admits("http://xn--bcher-kva.de/")
+    assert scope.admits("http://www.xn--bcher-kva.de/a")
+    assert not scope.admits("http://xn--bcher-kva.de.evil.test/")
+    assert not scope.admits("http://buecher.de/")
 
 
 @pytest.mark.parametrize("robots", [None, b"Sitemap: /missing.xml\n"])

@@ -1,5 +1,5 @@
 """The crawler: seeds in, N worker threads, a summary out. Seeds enter ToDo through the door
-links take (admission, then Visited); the workers run until ToDo says the crawl is over
+links take (:mod:`minicrawl.core.door`); the workers run until ToDo says the crawl is over
 (nothing queued, no worker busy) or the page cap stops it."""
 
 import ctypes
@@ -12,13 +12,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from minicrawl.core.checks import check_crawler
+from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet, Visitor
 from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
 from minicrawl.core.urls import canonicalize
 from minicrawl.core.visited import BloomVisited
-from minicrawl.core.worker import Trip, Worker, enqueue_new
+from minicrawl.core.worker import Trip, Worker
 
 
 @dataclass
@@ -54,10 +55,12 @@ def keep_heaps_small() -> None:
 
 class Crawler:
     """A crawl of ``seeds`` by ``threads`` workers: ``Crawler(seeds).run()`` → a :class:`Summary`.
-    Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, the hosts' ``pace`` (else
-    a ``delay``), ``fetcher`` (one per worker's Trip), worker n's ``visitor(n)`` (a :class:`Trip`),
-    the ``runner`` (:meth:`run_threads`); ``observers`` are told after the crawl's :class:`Summary`.
-    run.py's crawler is this one, given its own. ``ignore_nofollow``: follow what pages forbid."""
+    Any part can be replaced: ``todo`` (what workers take from), ``visited``, ``admission``
+    rules, or the ``door`` into ToDo they make (one over the ``todo`` given, or another ToDo
+    it wraps), the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per worker's Trip),
+    worker n's ``visitor(n)`` (a :class:`Trip`), the ``runner`` (:meth:`run_threads`);
+    ``observers`` are told after the crawl's :class:`Summary`. run.py's crawler is this one,
+    given its own. ``ignore_nofollow``: follow what pages forbid."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,
@@ -66,13 +69,15 @@ class Crawler:
                  fetcher: Callable[[], Fetcher] = Fetcher,
                  visitor: Callable[[int], Visitor] | None = None,
                  runner: Callable[[list[Worker]], None] | None = None,
-                 ignore_nofollow: bool = False) -> None:
+                 ignore_nofollow: bool = False, door: Door | None = None) -> None:
         given = check_crawler(seeds, threads, max_pages, delay)  # each wrong one named
         self.seeds = [url for url in map(canonicalize, given) if url is not None]
         self.bad_seeds = [seed for seed in given if canonicalize(seed) is None]
-        self.threads, self.admission = threads, admission
+        self.threads = threads
         self.todo = todo if todo is not None else ToDo()
-        self.visited = visited if visited is not None else BloomVisited()
+        self.door = door if door is not None else Door(
+            self.todo, visited if visited is not None else BloomVisited(), admission)
+        self.visited = self.door.visited
         self.summary = Summary()
         self.observers = [self.summary, *observers]
         self.pace = pace if pace is not None else Politeness(delay) if delay > 0 else None
@@ -86,8 +91,8 @@ class Crawler:
 
     def trip(self, n: int) -> Trip:
         """Worker ``n``'s visitor: the core's :class:`Trip`, with a fetcher of its own."""
-        return Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace,
-                    self.ignore_nofollow, self.parsing)
+        return Trip(self.door, self.make_fetcher(), self.pace, self.ignore_nofollow,
+                    self.parsing)
 
     def run(self) -> Summary:
         """Crawl until done, or Ctrl-C: each worker visits the item it holds (even one waiting
@@ -95,8 +100,7 @@ class Crawler:
         the same way, then so does run. Sets malloc options: keep_heaps_small."""
         start = time.monotonic()
         keep_heaps_small()
-        if self.seeds:  # the door every link takes (no fetcher needed to enter)
-            enqueue_new(self.todo, self.visited, self.admission, self.seeds, 0, referrer=None)
+        self.door.seed(self.seeds)  # the door every link takes (no fetcher needed to enter)
         workers = [Worker(self.todo, self.visitor(n), self.observers, self.budget)
                    for n in range(1, self.threads + 1)]
         try:

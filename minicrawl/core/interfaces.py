@@ -80,9 +80,12 @@ class Frontier(Protocol):
     None once it is empty and no worker is busy — the crawl is over — or after ``stop``. A worker
     calls ``done`` once for every item it took, after putting that page's links (it, not another
     worker: a shared ToDo ties an item to the worker that took it, whatever ``item`` it is told).
+    ``put_many`` puts a page's new links at once and says how many it took (a stopped ToDo
+    drops them; a shared one, those another process put before).
     """
 
     def put(self, item: Item) -> None: ...
+    def put_many(self, items: list[Item]) -> int: ...
     def take(self) -> Item | None: ...
     def done(self, item: Item) -> None: ...
     def stop(self) -> None: ...
@@ -108,8 +111,8 @@ class SeenSet(Protocol):
     for each URL, check and insert are one atomic step, so of any number of threads offering
     the same URL, one gets it back (a shared Visited gives a replayed call its first answer
     again: a retry, or a page re-run after its process died). A Bloom filter may withhold a
-    URL it never saw (a false positive, at its stated rate). Seeds, links and redirect targets
-    all come in through this one door, a page's links in one call.
+    URL it never saw (a false positive, at its stated rate). It is asked by the door
+    (``core.door``), a page's links in one call.
     """
 
     def add_new(self, urls: list[str]) -> list[str]: ...
@@ -118,13 +121,13 @@ class SeenSet(Protocol):
 class Admission(Protocol):
     """A rule that decides whether a link may be crawled at all (scope, depth, traps, caps, …).
 
-    Contract: ``admits`` is asked before Visited, for seeds, links and redirect targets; it must
-    not block for long and must be safe to call from many threads. A refused URL is not
-    remembered in Visited, so another rule set could still take it; ``reason`` names why.
+    Contract: the door asks ``refuses`` before Visited, for every URL but a seed; it answers
+    why the rule refuses ``url`` at ``depth`` — what a refusal is counted as: "out_of_scope",
+    "trap", … — or None: admitted. It must not block for long and must be safe to call from
+    many threads. A refused URL is not remembered in Visited, so another rule set could take it.
     """
 
-    reason: str  # what a refusal is counted as: "out_of_scope", "trap", …
-    def admits(self, url: str, depth: int) -> bool: ...
+    def refuses(self, url: str, depth: int) -> str | None: ...
 
 
 class Visitor(Protocol):

@@ -12,16 +12,14 @@ from minicrawl.core.urls import canonicalize, origin
 class SameHost:
     """Admits a URL on a seed's host (and its port, if one is given), by http or https."""
 
-    reason = "out_of_scope"
-
     def __init__(self, seeds: Iterable[str]) -> None:
         origins = {origin(url) for url in map(canonicalize, seeds) if url}
         # Canonical URLs spell an origin one way, so a prefix test is the whole check.
         self.prefixes = tuple(s + o[o.index(":"):] for o in origins for s in ("http", "https"))
 
-    def admits(self, url: str, depth: int) -> bool:
-        """True if ``url`` (canonical) is on a seed's host."""
-        return url.startswith(self.prefixes)
+    def refuses(self, url: str, depth: int) -> str | None:
+        """None if ``url`` (canonical) is on a seed's host, else "out_of_scope"."""
+        return None if url.startswith(self.prefixes) else "out_of_scope"
 
 
 class Politeness:

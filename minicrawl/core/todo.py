@@ -27,6 +27,15 @@ class ToDo:
                 self._items.append(item)
                 self._changed.notify()
 
+    def put_many(self, items: list[Item]) -> int:
+        """Queue ``items``; how many (none after :meth:`stop`)."""
+        with self._changed:
+            if self._stopped:
+                return 0
+            self._items.extend(items)
+            self._changed.notify(len(items))
+        return len(items)
+
     def take(self) -> Item | None:
         """The oldest item, waiting for one while another worker is busy; None when the crawl
         is over (nothing queued, nobody busy) or stopped."""

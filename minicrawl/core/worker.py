@@ -1,6 +1,6 @@
 """The worker: one thread's loop — take a URL from ToDo, visit it, tell the observers, done —
-and the visit (:class:`Trip`): fetch the URL, extract its links, ask Visited about each, put the
-new ones in ToDo. Each step is one named call.
+and the visit (:class:`Trip`): fetch the URL, extract its links, offer them at the door (which
+asks Visited about each and puts the new ones in ToDo). Each step is one named call.
 """
 
 import threading
@@ -8,18 +8,9 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 
+from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
-from minicrawl.core.interfaces import (
-    Admission,
-    Frontier,
-    Item,
-    Observer,
-    Pace,
-    Page,
-    Response,
-    SeenSet,
-    Visitor,
-)
+from minicrawl.core.interfaces import Frontier, Item, Observer, Pace, Page, Response, Visitor
 from minicrawl.core.links import base_url, extract_links, is_html
 from minicrawl.core.urls import origin, resolve
 
@@ -56,17 +47,16 @@ class Worker:
 
 
 class Trip:
-    """One URL's trip, the core's :class:`Visitor`. ``todo``, ``visited``, the ``admission``
-    rules and the ``pace`` are the crawl's; the ``fetcher`` is this worker's own. A page's
+    """One URL's trip, the core's :class:`Visitor`: fetch, links, and through the crawl's
+    ``door`` into ToDo; the ``pace`` is the crawl's, the ``fetcher`` this worker's own. A page's
     word not to follow its links (nofollow) is obeyed unless ``ignore_nofollow``. ``parsing``:
     the crawl's parsing slot (a lock: one worker parses at a time), or None for no limit."""
 
-    def __init__(self, todo: Frontier, visited: SeenSet, fetcher: Fetcher,
-                 admission: Sequence[Admission] = (), pace: Pace | None = None,
+    def __init__(self, door: Door, fetcher: Fetcher, pace: Pace | None = None,
                  ignore_nofollow: bool = False,
                  parsing: AbstractContextManager[object] | None = None) -> None:
-        self.todo, self.visited, self.fetcher = todo, visited, fetcher
-        self.admission, self.pace, self.ignore_nofollow = admission, pace, ignore_nofollow
+        self.door, self.fetcher, self.pace = door, fetcher, pace
+        self.ignore_nofollow = ignore_nofollow
         self.parsing = parsing if parsing is not None else nullcontext()
 
     def visit(self, item: Item) -> Page:
@@ -77,7 +67,7 @@ class Trip:
         page.links = self.links_of(page, answer.location)
         # A redirect's target is the same page under another name: it keeps the page's depth.
         depth = item.depth if page.redirect else item.depth + 1
-        page.new = enqueue_new(self.todo, self.visited, self.admission, page.links, depth, item.url)
+        page.new = len(self.door.enter(page.links, depth, item.url).new)
         return page
 
     def fetch(self, item: Item) -> Response:
@@ -114,14 +104,3 @@ class Trip:
             hrefs = links.followed(self.ignore_nofollow)
             return list(dict.fromkeys(url for href in hrefs
                                       if (url := resolve(base, href, links.encoding))))
-
-
-def enqueue_new(todo: Frontier, visited: SeenSet, admission: Sequence[Admission],
-                links: list[str], depth: int, referrer: str | None) -> int:
-    """The one door into ToDo, for seeds, links and redirect targets: offer the links to
-    admission, then to Visited; put the new ones in ToDo; count them."""
-    admitted = [url for url in links if all(rule.admits(url, depth) for rule in admission)]
-    new = visited.add_new(admitted)
-    for url in new:
-        todo.put(Item(url, depth, referrer))
-    return len(new)

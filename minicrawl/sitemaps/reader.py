@@ -71,7 +71,7 @@ class SitemapFile:
 
 @dataclass
 class Found:
-    """All sitemaps of a crawl: their in-scope page URLs (url, the sitemap listing it), each
+    """All sitemaps of a crawl: their page URLs (url, the sitemap listing it), each
     URL's newest ``<lastmod>``, and a record per sitemap file."""
 
     urls: list[tuple[str, str]] = field(default_factory=list)
@@ -114,18 +114,17 @@ class SitemapReader:
     """Reads the sitemaps of the seeds' hosts for one crawl (see the module doc)."""
 
     def __init__(self, options: Options, politeness: RobotsGate, stats: Stats,
-                 wanted: Callable[[str], bool], now: Callable[[], str]) -> None:
+                 now: Callable[[], str]) -> None:
         self.options = options
         self.politeness = politeness
         self.stats = stats
-        self.wanted = wanted  # the crawl's scope for a canonical page URL
         self.now = now  # the crawl's timestamps for records
         self.fetcher = Fetcher(options)
 
     def read(self, seeds: Sequence[str]) -> Found:
-        """The in-scope URLs, ``<lastmod>`` dates and file records of the sitemaps of the seeds'
-        origins (robots.txt's ``Sitemap:`` lines, else ``/sitemap.xml``; indexes followed), read
-        with this reader's fetcher, which is then closed."""
+        """The page URLs (the crawl's door judges their scope), ``<lastmod>`` dates and file
+        records of the sitemaps of the seeds' origins (robots.txt's ``Sitemap:`` lines, else
+        ``/sitemap.xml``; indexes followed), read with this reader's fetcher, then closed."""
         found = Found()
         try:
             queue: list[tuple[str, str | None]] = []
@@ -179,9 +178,6 @@ class SitemapReader:
             url = self._canonical(loc, sitemap)
             if url is None:
                 self.stats.add(sitemap_bad_locs=1)
-                continue
-            if not self.wanted(url):
-                self.stats.add(sitemap_out_of_scope=1)
                 continue
             when = parse_lastmod(lastmod)
             if when is not None and (url not in found.lastmod or when > found.lastmod[url]):

@@ -67,6 +67,10 @@ class TakingTurns:
         """Queue ``item`` in the ToDo taken in turns."""
         self.todo.put(item)
 
+    def put_many(self, items: list[Item]) -> int:
+        """Queue ``items`` in the ToDo; how many it took."""
+        return self.todo.put_many(items)
+
     def take(self) -> Item | None:
         """The next item, once this worker has a turn (None: the crawl is over, no turn kept)."""
         if not getattr(self._held, "turn", False):

@@ -4,10 +4,10 @@ Each of the crawl's worker threads runs the core's worker loop (take → visit �
 :class:`minicrawl.core.worker.Worker`) with a :class:`CrawlTrip` as its visitor. For each item
 the loop takes from ToDo, the trip asks politeness whether the host may be asked now (WAIT:
 back to ToDo in its turn; DENY: recorded, never fetched), fetches it once, retries later or
-follows a redirect through Visited like a link, then extracts the page's links, offers the
-wanted ones to Visited in one batch (test-and-insert, one atomic step per URL) and puts those never
-seen in ToDo — after the page is kept (:func:`keep`), so that with a state a URL is in ToDo
-only once journaled.
+sends a redirect's target through the core's door like a link, then extracts the page's links
+and offers them at the door (:class:`minicrawl.core.door.Door`: the admission rules, Visited's
+test-and-insert in one batch, then the page kept with its new links — ``page_kept``, so that
+with a state a URL is in ToDo only once journaled — then ToDo).
 
 The crawler (:mod:`minicrawl.crawler`) builds the :class:`Parts` its workers share; a trip
 only uses them. Whatever watches or keeps the crawl hears about it at the points of
@@ -19,15 +19,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from minicrawl.admission import refusal
 from minicrawl.bloom.visited import warn_over_capacity
+from minicrawl.core.door import Door, Entry
 from minicrawl.core.fetch import undone
-from minicrawl.core.interfaces import Admission, Item
+from minicrawl.core.interfaces import Item
 from minicrawl.core.links import base_url, extract_links, is_html
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
     from requests.cookies import RequestsCookieJar
 
-    from minicrawl.bloom.visited import Visited
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
     from minicrawl.resolve import LinkResolver
@@ -66,9 +65,10 @@ class Parts:
     """What the workers use, built by the crawler and shared by all of its workers."""
 
     options: Options
-    todo: SpillingToDo | RedisToDo  # this process's, or the shared crawl's: the trip puts into
-    # it (the workers take from it in turns, through speed/turns.py's TakingTurns around it)
-    visited: Visited
+    todo: SpillingToDo | RedisToDo  # this process's, or the shared crawl's: the trip gives an
+    # item back to it (to wait, to be retried); the workers take from it in turns, through
+    # speed/turns.py's TakingTurns around it
+    door: Door  # the one way in for new URLs: admission, Visited, ToDo (over ``todo``)
     resolver: LinkResolver
     politeness: RobotsGate
     chains: Chains | RedisChains  # this process's, or the shared crawl's
@@ -81,7 +81,6 @@ class Parts:
     page_count: PageCount | RedisPageCap  # .take(cap): this process's fetches, or all's
     lastmod: dict[str, datetime]  # --sitemaps with --recrawl: URL → <lastmod>
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
-    admission: Sequence[Admission]  # rules asked for every link (the resolver keeps the rest)
     over_capacity_told: threading.Event  # Visited's over-capacity warning given: once a crawl
     parsing: AbstractContextManager[object]  # the core crawler's parsing slot (Trip.links_of)
 
@@ -114,7 +113,7 @@ class CrawlTrip:
             page = Page(item.url, item.depth, item.referrer, item.url, worker=self.n,
                         error=f"internal error: {type(e).__name__}: {e}"[:300], fetched_at=now())
             try:
-                keep(self.crawl.events, self.crawl.todo, page, [])
+                self.crawl.events.page_kept(page, [])
             except StateError as failure:  # nor can the state record it: stop, as above
                 self.crawl.fail(failure)
                 return None
@@ -201,7 +200,8 @@ class CrawlTrip:
 
     def _record(self, page: Page, counts: dict[str, int], prior: Prior | None,
                 failed: bool = True) -> Page:
-        """Count the page, follow its links if it is HTML, keep it (:func:`keep`): the page."""
+        """Count the page, find its links if it is HTML, and through the door: the page kept,
+        then its new links in ToDo. The page."""
         counts["pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
@@ -214,15 +214,24 @@ class CrawlTrip:
         if page.error and failed:
             counts["errors"] = 1
             counts["error_" + error_kind(page.error)] = 1
-        new: list[Item] = []
+        links: list[str] = []
+        decisions: LinkDecisions | None = None
         # A body cut short (size cap, slow drip, connection lost) still has links up to the cut;
         # one in a coding not undone (br without brotli) is kept as it came, no page to parse.
         if page.status == 200 and page.body and is_html(page.content_type, page.body) \
                 and page.change != UNCHANGED and page.duplicate_of is None \
                 and undone(page.headers.get("content-encoding", "")):
-            new = self._follow_links(page, counts)  # an unchanged page has no new links
-        self.crawl.stats.add(counts)
-        keep(self.crawl.events, self.crawl.todo, page, new)
+            links, decisions = self._links_of(page, counts)  # an unchanged page has none new
+
+        def kept(entry: Entry) -> None:
+            """Between Visited and ToDo: count the links' fates, keep the page, journal the new
+            links with it (the state's commit), so a URL is in ToDo only once journaled."""
+            if decisions is not None:
+                self._decided(page, decisions, entry, counts)
+            self.crawl.stats.add(counts)
+            self.crawl.events.page_kept(page, entry.new)
+
+        self.crawl.door.enter(links, page.depth + 1, page.final_url, keep=kept)
         return page
 
     def _redirect(self, chain: Chain, item: Item,
@@ -236,28 +245,34 @@ class CrawlTrip:
                                  cookies=not opts.no_cookies)
         if error is not None:
             return target, error, False
-        why = unwanted(self.crawl.resolver, self.crawl.admission, target)
-        if why is not None:
+        hop = Item(target, chain.item.depth, item.url)
+
+        def carry(entry: Entry) -> None:
+            """The chain goes on at the target, before it is in ToDo (a worker may take it)."""
+            if entry.new:
+                self.crawl.events.redirected(item.url, target,
+                                             f"VISITED? no → TODO (depth {hop.depth})")
+                self.crawl.chains.carry(target, chain)
+                self.crawl.state.hop(item.url, hop, chain.item.url)  # replaces the URL fetched
+
+        if target in chain.urls:  # back into its own chain (a cookie wall): that page again,
+            carry(Entry([hop]))  # which passed the door already
+            self.crawl.door.back([hop])
+            return target, None, True
+        entry = self.crawl.door.enter([target], hop.depth, item.url, keep=carry)
+        if why := entry.refused.get(target):
             self.crawl.stats.add({"redirects_" + why: 1})
             self.crawl.events.redirected(item.url, target, f"{why.upper()} → drop")
             return target, None, False
-        # A hop back into its own chain (a cookie wall) is that page again, not a new one.
-        if target not in chain.urls and not self.crawl.visited.add_new([target]):
+        if not entry.new:
             self.crawl.stats.add(redirects_to_visited=1)
             self.crawl.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False
-        self.crawl.events.redirected(item.url, target,
-                               f"VISITED? no → TODO (depth {chain.item.depth})")
-        hop = Item(target, chain.item.depth, item.url)
-        self.crawl.chains.carry(target, chain)  # before it is in ToDo, where a worker may take it
-        self.crawl.state.hop(item.url, hop, chain.item.url)  # the hop replaces the URL just fetched
-        self.crawl.todo.put(hop)
         return target, None, True
 
-    def _follow_links(self, page: Page, counts: dict[str, int]) -> list[Item]:
-        """Extract the page's links (the core's extractor); the unseen, in-scope ones it does
-        not say not to follow, as ToDo items (:func:`keep` puts them in ToDo once the page is
-        recorded)."""
+    def _links_of(self, page: Page, counts: dict[str, int]) -> tuple[list[str], LinkDecisions]:
+        """The page's links (the core's extractor), less those it says not to follow, as
+        canonical URLs for the door, and what was decided of the rest so far."""
         opts = self.crawl.options
         with self.crawl.parsing:  # one worker at a time, as the core's trip (core/worker.py)
             links = extract_links(page.body, page.headers, self.crawl.politeness.token)
@@ -277,31 +292,29 @@ class CrawlTrip:
             depth, opts.max_depth is not None and depth > opts.max_depth, opts.max_depth,
             rejected=rejected, repeats=len(followed) - len(rejected) - len(page.links),
             nofollow=nofollow)
-        if decisions.too_deep:
-            counts["links_too_deep"] = len(page.links)
-        else:
+        return page.links, decisions
+
+    def _decided(self, page: Page, decisions: LinkDecisions, entry: Entry,
+                 counts: dict[str, int]) -> None:
+        """What the door did with each link, counted and told (before the links enter ToDo, so
+        no TAKES line of the trace precedes its TODO line)."""
+        if not decisions.too_deep:
             counts["links_out_of_scope"] = 0
-            rules = self.crawl.admission
-            for url, why in candidates.items():
-                if why is None and rules:
-                    why = refusal(rules, url, depth)
-                if why is None:
-                    decisions.in_scope.append(url)
-                else:
-                    counts["links_" + why] = counts.get("links_" + why, 0) + 1
+        for url in page.links:
+            if (why := entry.refused.get(url)) is None:
+                decisions.in_scope.append(url)
+            else:
+                counts["links_" + why] = counts.get("links_" + why, 0) + 1
+                if not decisions.too_deep:
                     decisions.unwanted[url] = why
-            if decisions.in_scope:  # Visited, one call: each URL's test-and-insert atomic
-                decisions.new = self.crawl.visited.add_new(decisions.in_scope)
-            told = self.crawl.over_capacity_told
-            if not told.is_set() and getattr(self.crawl.visited, "over_capacity", False):
-                told.set()
-                warn_over_capacity(self.crawl.visited)
-        fresh = decisions.new
-        counts["links_filtered"] = len(decisions.in_scope) - len(fresh)
-        counts["links_new"] = page.new = len(fresh)
-        # Before the links enter ToDo, so no TAKES line of the trace precedes its TODO line.
+        decisions.new = [item.url for item in entry.new]
+        told, visited = self.crawl.over_capacity_told, self.crawl.door.visited
+        if not told.is_set() and getattr(visited, "over_capacity", False):
+            told.set()
+            warn_over_capacity(visited)
+        counts["links_filtered"] = len(decisions.in_scope) - len(entry.new)
+        counts["links_new"] = page.new = len(entry.new)
         self.crawl.events.links_decided(page, decisions)
-        return [Item(url, depth, page.final_url) for url in fresh]
 
     # -- limits --------------------------------------------------------------------------------
 
@@ -325,22 +338,3 @@ class CrawlTrip:
             return None
         self.crawl.events.lastmod_unchanged(self.n, item.url)
         return self._record(page, {"sitemap_unchanged": 1}, prior)
-
-
-def keep(events: Events, todo: SpillingToDo | RedisToDo, page: Page,
-         new: list[Item]) -> None:
-    """Keep the page, then put its ``new`` links in ToDo (the observers hear of it after).
-
-    The keepers (saved copy, the state's commit) hear of the page *before* its links enter
-    ToDo: with a state, a URL is in ToDo only once journaled (the resume argument in
-    :mod:`minicrawl.state.store`).
-    """
-    events.page_kept(page, new)
-    todo.put_many(new)
-
-
-def unwanted(resolver: LinkResolver, admission: Sequence[Admission], url: str) -> str | None:
-    """Why the canonical ``url`` is not for this crawl (the refusing rule's ``reason``: out of
-    scope, a trap, a host that had its share), or None. (A redirect target keeps its page's
-    depth; these rules do not look at it.)"""
-    return resolver.out_of_bounds(url) or refusal(admission, url, 0)

@@ -1,6 +1,6 @@
 """Admission's contract (interfaces.Admission), run over every implementation — the core's
-SameHost and run.py's Scope, Traps and HostCap: a quick, thread-safe yes or no for canonical
-URLs, and a reason to count a refusal under."""
+SameHost and run.py's Scope, Traps, HostCap, DepthLimit and the resolver's remembered verdicts:
+a quick, thread-safe answer for canonical URLs, None or the reason to count a refusal under."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from minicrawl.admission import HostCap, Traps
+from minicrawl.admission import DepthLimit, HostCap, Traps
 from minicrawl.core.interfaces import Item
 from minicrawl.core.limits import SameHost
 from minicrawl.core.urls import canonicalize
 from minicrawl.options import Options
 from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.robots import RobotsGate
+from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.stats import Stats
 
@@ -51,6 +52,17 @@ CASES = {
         ("http://site.test/a/b/a/b/a/b/a/", 6): False,  # four times: a calendar, a loop
         ("http://site.test/x?q=/a/a/a/a/a", 1): True,  # the query is no path
     }),
+    "depth": (lambda: DepthLimit(2), {
+        ("http://site.test/a", 0): True,
+        ("http://site.test/a", 2): True,
+        ("http://site.test/a", 3): False,
+    }),
+    "remembered": (lambda: LinkResolver(Options(), [Scope([canonicalize(SEEDS[0])]), Traps(2)]), {
+        ("http://site.test/a/b/c", 4): True,
+        ("http://elsewhere.test/", 1): False,  # the scope's verdict
+        ("http://site.test/a/b/a/b/a/", 1): False,  # the traps'
+        ("http://site.test/a/b/a/", 9): True,  # any depth alike
+    }),
     "host-cap": (lambda: full_host_cap("full.test"), {
         ("http://full.test/more", 1): False,
         ("https://full.test/", 0): False,
@@ -78,16 +90,18 @@ def rule_and_cases(request: pytest.FixtureRequest):
 
 def test_answers(rule_and_cases) -> None:
     rule, cases = rule_and_cases
-    assert {case: rule.admits(*case) for case in cases} == cases
+    assert {case: rule.refuses(*case) is None for case in cases} == cases
 
 
 def test_a_refusal_has_a_reason_to_be_counted_under(rule_and_cases) -> None:
-    rule, _ = rule_and_cases
-    assert rule.reason.isidentifier() and rule.reason.islower()
+    rule, cases = rule_and_cases
+    for case in (case for case, admitted in cases.items() if not admitted):
+        why = rule.refuses(*case)
+        assert why is not None and why.isidentifier() and why.islower(), (case, why)
 
 
 def test_same_answers_from_many_threads(rule_and_cases) -> None:
     rule, cases = rule_and_cases
     with ThreadPoolExecutor(16) as pool:
-        answers = list(pool.map(lambda case: rule.admits(*case), list(cases) * 200))
+        answers = list(pool.map(lambda case: rule.refuses(*case) is None, list(cases) * 200))
     assert answers == list(cases.values()) * 200

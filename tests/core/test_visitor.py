@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pytest
 
 from minicrawl import Crawler
+from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Frontier, Item, Page, SeenSet, Visitor
 from minicrawl.core.todo import ToDo
@@ -31,7 +32,7 @@ class Visit:
 
 def core_trip(seed: str) -> Iterator[Visit]:
     todo, visited = ToDo(), BloomVisited()
-    yield Visit(Trip(todo, visited, Fetcher(timeout=2)), todo, visited)
+    yield Visit(Trip(Door(todo, visited), Fetcher(timeout=2)), todo, visited)
 
 
 def run_py_trip(seed: str) -> Iterator[Visit]:
