@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
-from minicrawl.core.checks import MAX_COUNT, MAX_SECONDS, MAX_THREADS, check_http, check_number
+from minicrawl.checks import MAX_COUNT, MAX_SECONDS, MAX_THREADS, check_http, check_number
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.fetch import USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page

@@ -10,8 +10,13 @@ import minicrawl.core
 CORE = Path(minicrawl.core.__file__).parent
 FILES = sorted(CORE.glob("*.py"))
 # Modules a first reading can skip (their docstrings say so): the encoding sniffer, the readers
-# of a <meta>'s content, the checks of what a user gives. The sitting is the rest.
-SKIPPABLE = ("encoding.py", "meta.py", "checks.py")
+# of a <meta>'s content. The sitting is the rest.
+SKIPPABLE = ("encoding.py", "meta.py")
+PACKAGE = CORE.parent
+# What the core leans on outside its folder: edge machinery moved out of the sitting, each named
+# for what it is (a module, or a package: all its modules). Each imports from the core and from
+# the others only, never from run.py's wings, and no import goes round in a cycle.
+LEANS_ON = ("minicrawl.checks",)
 
 
 def test_core_is_about_800_lines() -> None:
@@ -48,14 +53,59 @@ def test_core_is_about_800_lines() -> None:
     assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1236
 
 
-def test_core_imports_nothing_from_the_rest_of_minicrawl() -> None:
-    for path in FILES:
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            for name in names:
-                assert not name.startswith("minicrawl") or name.startswith("minicrawl.core"), \
-                    f"{path.name} imports {name}"
+def module_of(path: Path) -> str:
+    """``minicrawl.core.links`` for minicrawl/core/links.py (a package: its ``__init__``'s)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path) -> set[str]:
+    """The modules of minicrawl that ``path`` imports (``from P import m``: P.m if a module)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {f"{node.module}.{a.name}" if a.name in MODULES.get(node.module, ()) else
+                      node.module for a in node.names}
+    return {name for name in found if name.split(".")[0] == "minicrawl"}
+
+
+MODULES: dict[str, set[str]] = {}  # a package → the names of its modules
+for _file in PACKAGE.rglob("*.py"):
+    if _file.name != "__init__.py":
+        MODULES.setdefault(module_of(_file.parent / "__init__.py"), set()).add(_file.stem)
+
+
+def files_of(name: str) -> list[Path]:
+    """The files of the module or package ``name``, and the ``__init__`` of each package
+    between it and minicrawl's (importing it runs them; minicrawl's runs for the core too)."""
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    own = sorted(path.glob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+    return own + [p / "__init__.py" for p in path.parents
+                  if p.is_relative_to(PACKAGE) and p != PACKAGE]
+
+
+def test_core_leans_on_named_packages_only_and_they_on_nothing_of_run_py() -> None:
+    inside = ("minicrawl.core", *LEANS_ON)
+    graph: dict[str, set[str]] = {}
+    for name in inside:
+        for path in files_of(name):
+            graph[module_of(path)] = imports = imported(path)
+            for to in imports:  # the core's and the rest's: none of run.py's wings
+                assert to in inside or to.startswith(tuple(f"{i}." for i in inside)), \
+                    f"{path.relative_to(PACKAGE)} imports {to}"
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, f"import cycle: {' → '.join((*path, name))}"
+        if name not in done:
+            for to in graph.get(name, ()):
+                visit(to, (*path, name))
+            done.add(name)
+
+    for name in graph:
+        visit(name, ())
 
 
 def test_no_any_no_inheritance_at_most_six_protocols() -> None:
