@@ -22,7 +22,7 @@ import re
 
 import ada_url
 
-from minicrawl.core.encoding import query_encoded
+from minicrawl.html.encoding import query_encoded
 
 MAX_LENGTH = 2048
 # A path and query that go on the wire as they are: RFC 3986's characters, no "%"…
