@@ -67,21 +67,9 @@ def resolve(page: str, href: str, encoding: str = "utf-8") -> str | None:
     return canonical(href, page, encoding)[0]
 
 
-def origin_of(url: str) -> str:
-    """``scheme://[user:pass@]host[:port]`` of a canonical URL: a site's key (robots.txt)."""
-    return url[: url.find("/", url.index("//") + 2)]
-
-
 def origin(url: str) -> str:
-    """``scheme://host[:port]/`` of a canonical URL: :func:`origin_of`'s, and a ``/``."""
-    return origin_of(url) + "/"
-
-
-def host_of(url: str) -> str:
-    """The host of a canonical URL (no user, no port; "" for a non-URL): what run.py paces, caps
-    and scopes by (the core's pace and SameHost take the port too, by :func:`origin`)."""
-    host = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
-    return host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
+    """``scheme://[user:pass@]host[:port]/`` of a canonical URL: a site's key (pace, proxies)."""
+    return url[: url.find("/", url.index("//") + 2)] + "/"
 
 
 # A URL's authority: to the first "/", "?", "#" or space; its userinfo to the authority's last @
