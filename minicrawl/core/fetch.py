@@ -7,7 +7,7 @@ Visited like any link, so a redirect can never fetch a page twice; one back to a
 ends there (a cookie check, /x → /login → /x, never gets /x's page).
 
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
-decompression (a 10 KB gzip bomb can inflate to gigabytes: :mod:`minicrawl.http.body` reads it);
+decompression (a 10 KB gzip bomb can inflate to gigabytes: :mod:`minicrawl.http.answer` reads it);
 connecting and each read wait at most ``timeout`` seconds; the body must come within
 ``deadline`` seconds of the request's start, checked as each piece arrives (a byte a second
 never trips a read time-out; a stalled read can add one ``timeout``; the head is not checked so).
@@ -23,7 +23,7 @@ from requests.utils import get_environ_proxies
 
 from minicrawl.core.interfaces import Response
 from minicrawl.core.urls import origin
-from minicrawl.http.body import describe, read_body
+from minicrawl.http.answer import describe, location_of, read_body
 
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first set is used
@@ -69,11 +69,3 @@ class Fetcher:
         if (proxies := self._proxies.get(key := origin(url))) is None:
             proxies = self._proxies[key] = self.session.proxies or get_environ_proxies(key)
         return proxies
-
-
-def location_of(answer: requests.Response) -> str | None:
-    """A redirect's Location, its bytes read as UTF-8 as browsers read them (http.client read
-    them as Latin-1); a byte that is no UTF-8 is U+FFFD, as in Chrome (requests would raise)."""
-    if not answer.is_redirect:
-        return None
-    return answer.headers["Location"].encode("latin-1").decode("utf-8", "replace")

@@ -42,7 +42,7 @@ from protego import Protego
 
 from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import resolve
-from minicrawl.http.body import undone
+from minicrawl.http.answer import undone
 from minicrawl.http.fetch import Fetcher, FetchResult
 from minicrawl.options import Options
 from minicrawl.origins import host_of, origin_of

@@ -30,7 +30,7 @@ from minicrawl.core.interfaces import Admission, Item
 from minicrawl.core.links import base_url, extract_links, is_html
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.http.body import undone
+from minicrawl.http.answer import undone
 from minicrawl.http.fetch import Fetcher, FetchResult, error_kind
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import RobotsGate, Verdict

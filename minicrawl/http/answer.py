@@ -1,8 +1,9 @@
-"""How the core's fetcher reads an answer's body (:class:`minicrawl.core.fetch.Fetcher` calls
-:func:`read_body`, and :func:`describe` for a request that failed): in pieces, each timed, cut at
-a cap counted *after* decompression (a 10 KB gzip bomb can inflate to gigabytes), a
-Content-Encoding undone or the body kept as received (:func:`undone`: run.py's robots.txt reader
-and trip ask it too; the WARC writer looks for :data:`NOT_UNDONE` in an error).
+"""How the core's fetcher reads an answer (:class:`minicrawl.core.fetch.Fetcher` calls
+:func:`read_body`, :func:`location_of`, and :func:`describe` for a request that failed): the
+body in pieces, each timed, cut at a cap counted *after* decompression (a 10 KB gzip bomb can
+inflate to gigabytes), a Content-Encoding undone or the body kept as received (:func:`undone`:
+run.py's robots.txt reader and trip ask it too; the WARC writer looks for :data:`NOT_UNDONE` in
+an error); a redirect's Location read as browsers read it.
 """
 
 import re
@@ -50,6 +51,14 @@ def undone(coding: str) -> bool:
     if len(codings) == 1:
         return coding.lower() in ("identity", "", *HTTPResponse.CONTENT_DECODERS)
     return len(codings) <= 5 and all(c.strip() in HTTPResponse.CONTENT_DECODERS for c in codings)
+
+
+def location_of(answer: requests.Response) -> str | None:
+    """A redirect's Location, its bytes read as UTF-8 as browsers read them (http.client read
+    them as Latin-1); a byte that is no UTF-8 is U+FFFD, as in Chrome (requests would raise)."""
+    if not answer.is_redirect:
+        return None
+    return answer.headers["Location"].encode("latin-1").decode("utf-8", "replace")
 
 
 # Kinds are the names of requests' and urllib3's exceptions, as run.py's records count them.
