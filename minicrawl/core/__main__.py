@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from minicrawl.checks import MAX_COUNT, MAX_SECONDS, MAX_THREADS, check_http, check_number
+from minicrawl.checks import check_core_options
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.fetch import USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page
@@ -59,14 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help, or a wrong option (told by argparse)
         return printer.out.flush() or int(e.code or 0)
-    try:  # run.py's bounds (a NaN delay, a million threads), then the environment's proxies
-        # and CA bundle (each wrong one would fail every request): one line, exit status 2
-        for flag, low, high, above in (("--threads", 1, MAX_THREADS, None), ("--timeout", None,
-                                        MAX_SECONDS, 0), ("--delay", 0, MAX_SECONDS, None),
-                                       ("--max-pages", 1, MAX_COUNT, None)):
-            if (value := getattr(args, flag[2:].replace("-", "_"))) is not None:
-                check_number(flag, value, low, high, above)
-        check_http(USER_AGENT, environ=os.environ)
+    try:  # run.py's bounds, the environment's proxies and CA bundle: one line, exit status 2
+        check_core_options(args, USER_AGENT, os.environ)
     except ValueError as e:
         ap.error(str(e))
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,

@@ -19,11 +19,10 @@ from collections.abc import Mapping
 
 import requests
 from requests.cookies import extract_cookies_to_jar
-from requests.utils import get_environ_proxies
 
 from minicrawl.core.interfaces import Response
-from minicrawl.core.urls import origin
 from minicrawl.http.answer import describe, location_of, read_body
+from minicrawl.http.proxies import Proxies
 
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first set is used
@@ -39,9 +38,9 @@ class Fetcher:
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent
         # requests reads the proxy and CA variables (and ~/.netrc) for each request, ~0.5 ms: here
-        # the CA bundle is read once, proxies (the session's, else the environment's) per origin.
+        # the CA bundle is read once, proxies per origin (Proxies).
         self.session.verify = next(filter(None, map(os.environ.get, CA_VARIABLES)), True)
-        self._proxies: dict[str, dict[str, str]] = {}
+        self.proxies = Proxies(self.session)
         # One prepared request, copied for each URL: Session.get merges settings anew (¼ of its CPU)
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
 
@@ -56,7 +55,7 @@ class Fetcher:
             # The adapter: Session.send would prepare a redirect's next request, even unfollowed
             with self.session.get_adapter(url).send(request, stream=True, timeout=self.timeout,
                                                     verify=self.session.verify,
-                                                    proxies=self._proxies_for(url)) as answer:
+                                                    proxies=self.proxies.of(url)) as answer:
                 extract_cookies_to_jar(self.session.cookies, request, answer.raw)
                 body, error = read_body(answer, start, self.max_bytes, self.deadline,
                                         self.read_prefix)
@@ -64,8 +63,3 @@ class Fetcher:
                                 time.monotonic() - start, answer.raw.headers)
         except (requests.RequestException, OSError, ValueError) as exc:
             return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
-
-    def _proxies_for(self, url: str) -> dict[str, str]:
-        if (proxies := self._proxies.get(key := origin(url))) is None:
-            proxies = self._proxies[key] = self.session.proxies or get_environ_proxies(key)
-        return proxies

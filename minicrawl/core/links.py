@@ -16,13 +16,13 @@ X-Robots-Tag) and an HTML link's ``rel=nofollow`` are applied by :meth:`Links.fo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from minicrawl.core.urls import resolve
 from minicrawl.html.encoding import sniff
 from minicrawl.html.meta import ROBOT
+from minicrawl.html.mime import sniffs_html
 from minicrawl.html.walk import walk
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -49,18 +49,11 @@ class Links:
 
 def is_html(content_type: str | None, body: bytes = b"") -> bool:
     """True for a page whose links are followed: one of ``HTML_TYPES``; with no Content-Type
-    (or one that names no type), as browsers sniff it: HTML if ``body`` starts, after
-    blanks, with one of the MIME Sniffing standard's signatures (``<!DOCTYPE HTML``, ``<html``,
-    ``<a``, ``<!--``… then a space or ``>``: a tab or newline there is no match)."""
+    (or one that names no type), if ``body`` sniffs as HTML, as browsers sniff it."""
     essence = (content_type or "").split(";", 1)[0].strip(" \t").lower()
     if essence in ("", "unknown/unknown", "application/unknown", "*/*"):  # to be sniffed
-        return _HTML_SIGNATURE.match(body[:512]) is not None
+        return sniffs_html(body)
     return essence in HTML_TYPES
-
-
-# The MIME Sniffing standard's HTML patterns (7.1, "identifying an unknown MIME type").
-_HTML_SIGNATURE = re.compile(rb"[\t\n\x0c\r ]*<(?:!doctype html|html|head|script|iframe|h1|div|"
-                             rb"font|table|a|style|title|b|body|br|p|!--)[ >]", re.IGNORECASE)
 
 
 def extract_links(body: bytes, headers: Mapping[str, str] | None = None,

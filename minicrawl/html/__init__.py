@@ -5,5 +5,6 @@
   it, and a link's query percent-encoded in it;
 * :mod:`~minicrawl.html.meta`: what a ``<meta>`` or a header says besides links — a refresh, a
   word to robots;
-* :mod:`~minicrawl.html.walk`: the parse and the walk of a page's elements that can be links.
+* :mod:`~minicrawl.html.walk`: the parse and the walk of a page's elements that can be links;
+* :mod:`~minicrawl.html.mime`: whether a page of no named type is HTML, as browsers sniff it.
 """
