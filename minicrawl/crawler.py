@@ -38,7 +38,7 @@ from pathlib import Path
 
 from minicrawl.admission import DepthLimit, HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
-from minicrawl.core.checks import check_http
+from minicrawl.checks import check_http
 from minicrawl.core.crawler import Crawler as CoreCrawler
 from minicrawl.core.door import Door, Entry
 from minicrawl.core.interfaces import Admission, Frontier, Item

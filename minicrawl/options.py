@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import regex
 
 # The bounds the core's command line shares (MAX_THREADS, MAX_SECONDS, MAX_COUNT) and their check
-from minicrawl.core.checks import (
+from minicrawl.checks import (
     MAX_COUNT,
     MAX_SECONDS,
     MAX_THREADS,

@@ -25,7 +25,8 @@ from collections.abc import Iterable
 
 import regex
 
-from minicrawl.core.urls import canonicalize, host_of
+from minicrawl.core.urls import canonicalize
+from minicrawl.origins import host_of
 
 log = logging.getLogger("minicrawl")
 

@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 from minicrawl.core.interfaces import Frontier, Item
-from minicrawl.core.urls import canonical, origin_of
+from minicrawl.core.urls import canonical
 from minicrawl.options import shown
+from minicrawl.origins import origin_of
 from minicrawl.redact import redact, without_userinfo
 
 CHUNK = 1000  # seeds offered to Visited and put in ToDo at once (a page's links are ~10-100)

@@ -48,7 +48,7 @@ CRAWLERS = {
 
 # What the crawlers do not get right (strict: once fixed, take it off): a windows-1250 page that
 # declares none, which Chromium's detector guesses; minicrawl keeps windows-1252 for a Latin-script
-# guess (core/encoding.py: beautifulsoup4's detector takes Western windows-1252 pages for
+# guess (minicrawl/html/encoding.py: beautifulsoup4's detector takes Western windows-1252 pages for
 # windows-1250), so the page's non-ASCII path is another URL (its query keeps the page's bytes).
 KNOWN: dict[str, dict[str, str]] = {crawler: {
     "encoding-undeclared-windows-1250": "Chromium guesses windows-1250 for a page that declares "

@@ -1,5 +1,6 @@
 """run.py's URLs: the core's canonical URL (tests/core/test_urls.py) with run.py's options after
-it, the same answer for seeds, and a redirect's Location read as browsers read it."""
+it, the same answer for seeds, a redirect's Location read as browsers read it, and a URL's
+origin and host (minicrawl/origins.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from minicrawl import Crawler
 from minicrawl.admission import repeated_segments
 from minicrawl.core.crawler import Crawler as CoreCrawler
 from minicrawl.core.limits import SameHost
-from minicrawl.core.urls import canonical
+from minicrawl.core.urls import canonical, origin
+from minicrawl.origins import host_of, origin_of
 from minicrawl.resolve import canonical_url
 from minicrawl.seeds import read_seeds
 
@@ -165,3 +167,22 @@ def test_a_location_not_in_utf8_is_followed_as_chrome_follows_it(crawler: str) -
     finally:
         server.close()
     assert server.paths[-1] == "/caf%EF%BF%BD"
+
+
+# --- a URL's origin and host: the keys run.py groups URLs by (minicrawl/origins.py) ----------
+
+@pytest.mark.parametrize(("url", "origin_", "host"), [
+    ("http://h.test/", "http://h.test", "h.test"),
+    ("http://h.test/a/b?c=/d/e", "http://h.test", "h.test"),
+    ("https://h.test:8443/a", "https://h.test:8443", "h.test"),
+    ("http://[::1]:8080/x?y=/z", "http://[::1]:8080", "[::1]"),
+    ("http://u:p@[::1]:8080/x", "http://u:p@[::1]:8080", "[::1]"),
+    ("http://u:p@h.test:8080/x", "http://u:p@h.test:8080", "h.test"),
+])
+def test_origin_and_host(url: str, origin_: str, host: str) -> None:
+    assert origin_of(url) == origin_ and origin(url) == origin_ + "/"
+    assert host_of(url) == host
+
+
+def test_a_non_url_has_no_host() -> None:
+    assert host_of("0") == host_of("") == ""

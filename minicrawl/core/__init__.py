@@ -1,10 +1,11 @@
 """The model in one sitting: a complete small crawler, one idea per file.
 
-Read in this order, each file using only those before it and the ones a first reading skips:
-``interfaces`` (the seams), ``todo``, ``visited``, ``urls``, ``fetch``, ``links``, ``worker``,
-``limits``, ``crawler``. Skip ``encoding``, ``meta``, ``checks`` (keep one idea: a link's query
-is in its page's encoding), how ``fetch`` reads a body (``_read_body``, ``_proxies_for``,
-``describe``), ``links``' walk (``_Walk``, ``_where``, ``_walk``), ``keep_heaps_small``. ``python
--m minicrawl.core URL`` runs it; ``from minicrawl.core.crawler import Crawler``: its library API.
-The core imports nothing from the rest of minicrawl; the rest plugs into it through ``interfaces``.
+Read in this order, each file using only those before it: ``interfaces`` (the seams), ``todo``,
+``visited``, ``urls``, ``fetch``, ``links``, ``worker``, ``limits``, ``crawler``; then
+``__main__``, ``python -m minicrawl.core URL``. ``from minicrawl.core.crawler import Crawler``:
+its library API. What the core leans on is outside it, named for what it is, and a first reading
+skips it (and ``keep_heaps_small``): the browser's rules, :mod:`minicrawl.html` (keep one idea: a
+link's query is in its page's encoding); how an answer is read, :mod:`minicrawl.http.answer`;
+the input checks, :mod:`minicrawl.checks`; the command line's lines, :mod:`minicrawl.lines`.
+The rest of minicrawl plugs into the core through ``interfaces``.
 """

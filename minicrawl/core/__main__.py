@@ -11,57 +11,31 @@ item it holds first).
 import argparse
 import os
 import sys
-import threading
 from collections.abc import Callable
 from typing import TextIO
 
-from minicrawl.core.checks import MAX_COUNT, MAX_SECONDS, MAX_THREADS, check_http, check_number
+from minicrawl.checks import check_core_options
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.fetch import USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
 from minicrawl.core.todo import ToDo
 from minicrawl.core.urls import redact
+from minicrawl.lines import Lines
 
 
 class PrintPages:
-    """An observer that writes one line per page to a stream (a write that fails: :meth:`gone`)."""
+    """An observer that writes one line per page to a stream, as :class:`~minicrawl.lines.Lines`
+    (whole lines; a write that fails calls ``on_closed``)."""
 
     def __init__(self, stream: TextIO = sys.stdout,
                  on_closed: Callable[[], None] = lambda: None) -> None:
-        self.stream, self.on_closed = stream, on_closed
-        self._lock = threading.Lock()
-        self.failure: OSError | None = None  # > /dev/full (a closed pipe is no failure)
+        self.out = Lines(stream, on_closed)
 
     def on_page(self, page: Page) -> None:
         why = f"→ {page.redirect}" if page.redirect else page.error or ""
         line = f"{page.status or '---'} {page.url} {len(page.links)} {page.new} {why}".rstrip()
-        self.write(redact(line) + "\n")  # no password shown
-
-    def write(self, text: str) -> None:
-        """Write ``text`` at once: lines of two workers never mix (a failure: :meth:`gone`)."""
-        with self._lock:
-            try:
-                self.stream.write(text)
-            except OSError as e:  # the reader gone (| head), or no room (> /dev/full)
-                self.gone(e)
-
-    def gone(self, e: OSError) -> None:
-        """A write failed: note why (``| head`` is no failure), go on to nowhere, ``on_closed``."""
-        self.failure = self.failure or (None if isinstance(e, BrokenPipeError) else e)
-        os.dup2(nowhere := os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
-        os.close(nowhere)
-        self.on_closed()
-
-    def flush(self) -> int:
-        """Write what is left now, not at exit; 1 (told in one line) if the stream failed, or 0."""
-        try:
-            self.stream.flush()
-        except OSError as e:
-            self.gone(e)
-        if self.failure:
-            print(f"cannot write standard output: {self.failure.strerror}", file=sys.stderr)
-        return 1 if self.failure else 0
+        self.out.write(redact(line) + "\n")  # no password shown
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,19 +54,13 @@ def main(argv: list[str] | None = None) -> int:
                          "<meta>, X-Robots-Tag)")
     ap.print_usage = lambda file=None: None  # type: ignore[method-assign] # one line: the error
     printer = PrintPages(on_closed=(todo := ToDo()).stop)  # --help's too: argparse would pass
-    ap.print_help = lambda file=None: printer.write(ap.format_help())  # over a failed write
+    ap.print_help = lambda file=None: printer.out.write(ap.format_help())  # over a failed write
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help, or a wrong option (told by argparse)
-        return printer.flush() or int(e.code or 0)
-    try:  # run.py's bounds (a NaN delay, a million threads), then the environment's proxies
-        # and CA bundle (each wrong one would fail every request): one line, exit status 2
-        for flag, low, high, above in (("--threads", 1, MAX_THREADS, None), ("--timeout", None,
-                                        MAX_SECONDS, 0), ("--delay", 0, MAX_SECONDS, None),
-                                       ("--max-pages", 1, MAX_COUNT, None)):
-            if (value := getattr(args, flag[2:].replace("-", "_"))) is not None:
-                check_number(flag, value, low, high, above)
-        check_http(USER_AGENT, environ=os.environ)
+        return printer.out.flush() or int(e.code or 0)
+    try:  # run.py's bounds, the environment's proxies and CA bundle: one line, exit status 2
+        check_core_options(args, USER_AGENT, os.environ)
     except ValueError as e:
         ap.error(str(e))
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
@@ -109,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"interrupted after {crawler.summary.pages} pages", file=sys.stderr)
         return 130
-    if printer.flush():  # the last lines now, not at exit
+    if printer.out.flush():  # the last lines now, not at exit
         return 1
     print(f"{summary.pages} pages, {summary.errors} errors, {summary.bytes:,} bytes "
           f"in {summary.seconds:.2f} s", file=sys.stderr)

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from minicrawl.core.checks import check_crawler
+from minicrawl.checks import check_crawler
 from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet, Visitor

@@ -7,30 +7,25 @@ Visited like any link, so a redirect can never fetch a page twice; one back to a
 ends there (a cookie check, /x → /login → /x, never gets /x's page).
 
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
-decompression (a 10 KB gzip bomb can inflate to gigabytes); connecting and each read wait at
-most ``timeout`` seconds; the body must come within ``deadline`` seconds of the request's start,
-checked as each piece arrives (a byte a second never trips a read time-out; a stalled read can
-add one ``timeout``; the head is not checked so).
+decompression (a 10 KB gzip bomb can inflate to gigabytes: :mod:`minicrawl.http.answer` reads it);
+connecting and each read wait at most ``timeout`` seconds; the body must come within
+``deadline`` seconds of the request's start, checked as each piece arrives (a byte a second
+never trips a read time-out; a stalled read can add one ``timeout``; the head is not checked so).
 """
 
 import os
-import re
 import time
 from collections.abc import Mapping
 
 import requests
-import urllib3
 from requests.cookies import extract_cookies_to_jar
-from requests.utils import get_environ_proxies
-from urllib3.response import HTTPResponse
 
 from minicrawl.core.interfaces import Response
-from minicrawl.core.urls import origin
+from minicrawl.http.answer import describe, location_of, read_body
+from minicrawl.http.proxies import Proxies
 
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
-CHUNK = 256 * 1024
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first set is used
-NOT_UNDONE = "is not undone here"  # a body kept as received (the WARC writer asks)
 
 
 class Fetcher:
@@ -43,9 +38,9 @@ class Fetcher:
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent
         # requests reads the proxy and CA variables (and ~/.netrc) for each request, ~0.5 ms: here
-        # the CA bundle is read once, proxies (the session's, else the environment's) per origin.
+        # the CA bundle is read once, proxies per origin (Proxies).
         self.session.verify = next(filter(None, map(os.environ.get, CA_VARIABLES)), True)
-        self._proxies: dict[str, dict[str, str]] = {}
+        self.proxies = Proxies(self.session)
         # One prepared request, copied for each URL: Session.get merges settings anew (¼ of its CPU)
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
 
@@ -60,72 +55,11 @@ class Fetcher:
             # The adapter: Session.send would prepare a redirect's next request, even unfollowed
             with self.session.get_adapter(url).send(request, stream=True, timeout=self.timeout,
                                                     verify=self.session.verify,
-                                                    proxies=self._proxies_for(url)) as answer:
+                                                    proxies=self.proxies.of(url)) as answer:
                 extract_cookies_to_jar(self.session.cookies, request, answer.raw)
-                body, error = self._read_body(answer, start)
+                body, error = read_body(answer, start, self.max_bytes, self.deadline,
+                                        self.read_prefix)
                 return Response(answer.status_code, body, location_of(answer), error,
                                 time.monotonic() - start, answer.raw.headers)
         except (requests.RequestException, OSError, ValueError) as exc:
             return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
-
-    def _proxies_for(self, url: str) -> dict[str, str]:
-        if (proxies := self._proxies.get(key := origin(url))) is None:
-            proxies = self._proxies[key] = self.session.proxies or get_environ_proxies(key)
-        return proxies
-
-    def _read_body(self, answer: requests.Response, start: float) -> tuple[bytes, str | None]:
-        """The decoded body and None, or as much as came (≤ cap) and why it is not all of it."""
-        coding = answer.headers.get("Content-Encoding", "identity").lower()
-        declared = answer.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes and not self.read_prefix:
-            return b"", f"body larger than max_bytes ({self.max_bytes}): Content-Length {declared}"
-        chunks, size, error, decode = [], 0, None, undone(coding)  # else kept as it came
-        try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece
-            while error is None and (chunk := answer.raw.read1(CHUNK, decode_content=decode)):
-                chunks.append(chunk)
-                size += len(chunk)  # the cap counts decoded bytes
-                if size > self.max_bytes:
-                    error = f"body larger than max_bytes ({self.max_bytes})"
-                elif time.monotonic() - start > self.deadline:
-                    error = f"body too slow (over the {self.deadline:g} s deadline)"
-        except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
-            error = describe(exc)
-        if not decode and error is None:  # the body as it came, no page to read links from
-            error = f"DecodeError: Content-Encoding {coding[:40]!r} {NOT_UNDONE}"
-        return b"".join(chunks)[: self.max_bytes], error  # cut short: what came, and why
-
-
-def undone(coding: str) -> bool:
-    """True if urllib3 undoes this Content-Encoding: none, one it knows (br, zstd with their
-    libraries), or a list of them (``gzip, br``: at most 5); not one sent as ``gzip `` (it would
-    hand it over as sent) or a list with another (it would take that one for deflate)."""
-    codings = coding.lower().split(",")
-    if len(codings) == 1:
-        return coding.lower() in ("identity", "", *HTTPResponse.CONTENT_DECODERS)
-    return len(codings) <= 5 and all(c.strip() in HTTPResponse.CONTENT_DECODERS for c in codings)
-
-
-def location_of(answer: requests.Response) -> str | None:
-    """A redirect's Location, its bytes read as UTF-8 as browsers read them (http.client read
-    them as Latin-1); a byte that is no UTF-8 is U+FFFD, as in Chrome (requests would raise)."""
-    if not answer.is_redirect:
-        return None
-    return answer.headers["Location"].encode("latin-1").decode("utf-8", "replace")
-
-
-# Kinds are the names of requests' and urllib3's exceptions, as run.py's records count them.
-_KINDS = {"ReadTimeoutError": "ReadTimeout", "ContentDecodingError": "DecodeError",
-          "ChunkedEncodingError": "ProtocolError"}
-_USERINFO = re.compile(r"(?<=://)[^/\s]*@")  # "user:password@" in a URL an error quotes
-
-
-def describe(exc: BaseException) -> str:
-    """One line for a failed request: its kind, the innermost reason, no URL's user or password."""
-    kind = _KINDS.get(type(exc).__name__, type(exc).__name__)
-    for _ in range(10):  # a bound, in case a chain of causes loops
-        causes = (getattr(exc, "reason", None), exc.__cause__, *exc.args[:1])
-        if (inner := next((c for c in causes if isinstance(c, BaseException)), None)) is None:
-            break
-        exc = inner
-    text = _USERINFO.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
-    return f"{kind}: {text[:200]}"

@@ -22,7 +22,8 @@ import re
 
 import ada_url
 
-from minicrawl.core.encoding import query_encoded
+from minicrawl.html.encoding import query_encoded
+from minicrawl.refused import why_refused
 
 MAX_LENGTH = 2048
 # A path and query that go on the wire as they are: RFC 3986's characters, no "%"…
@@ -30,7 +31,6 @@ _AS_SENT = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*").fullmatch
 # …else each escape, each "%" and each character outside that set is looked at (_one_escape).
 _ESCAPE = re.compile(r"%(?:[0-9A-Fa-f]{2})?|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-\t\n\r]*):")  # tabs, newlines: ignored
 
 
 def canonical(href: str, base: str | None = None, encoding: str = "utf-8",
@@ -44,7 +44,7 @@ def canonical(href: str, base: str | None = None, encoding: str = "utf-8",
     try:
         url = ada_url.join_url(base, href) if base else ada_url.normalize_url(href)
     except ValueError:
-        return None, _why_refused(href, base)
+        return None, why_refused(href, base)
     if not url.startswith(("http://", "https://")):
         return None, "not http(s)"
     url = url.partition("#")[0]
@@ -67,21 +67,9 @@ def resolve(page: str, href: str, encoding: str = "utf-8") -> str | None:
     return canonical(href, page, encoding)[0]
 
 
-def origin_of(url: str) -> str:
-    """``scheme://[user:pass@]host[:port]`` of a canonical URL: a site's key (robots.txt)."""
-    return url[: url.find("/", url.index("//") + 2)]
-
-
 def origin(url: str) -> str:
-    """``scheme://host[:port]/`` of a canonical URL: :func:`origin_of`'s, and a ``/``."""
-    return origin_of(url) + "/"
-
-
-def host_of(url: str) -> str:
-    """The host of a canonical URL (no user, no port; "" for a non-URL): what run.py paces, caps
-    and scopes by (the core's pace and SameHost take the port too, by :func:`origin`)."""
-    host = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
-    return host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
+    """``scheme://[user:pass@]host[:port]/`` of a canonical URL: a site's key (pace, proxies)."""
+    return url[: url.find("/", url.index("//") + 2)] + "/"
 
 
 # A URL's authority: to the first "/", "?", "#" or space; its userinfo to the authority's last @
@@ -106,13 +94,3 @@ def _one_escape(match: re.Match[str]) -> str:
         return f"%{ord(text):02X}"  # "{", "|", "[" … (the parser's answer is ASCII)
     char = chr(int(text[1:], 16))
     return char if char in _UNRESERVED else text.upper()
-
-
-def _why_refused(href: str, base: str | None) -> str:
-    # The parser says only no. In an http(s) URL it refuses nothing but a host or a port (it
-    # percent-encodes the rest), so that is the reason, unless a relative href has no base.
-    scheme = _SCHEME.match(href)
-    name = re.sub(r"[\t\n\r]", "", scheme[1]).lower() if scheme else (base or "").partition(":")[0]
-    if name in ("http", "https"):
-        return "invalid host or port"
-    return "not http(s)" if scheme else "no scheme"

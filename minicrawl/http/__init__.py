@@ -1,4 +1,13 @@
-"""run.py's HTTP, on ``requests`` over the core's fetcher (:mod:`minicrawl.core.fetch`).
+"""HTTP: what the core's fetcher (:mod:`minicrawl.core.fetch`) leans on, and run.py's HTTP on
+``requests`` over that fetcher.
+
+The core's (they import nothing of minicrawl beyond the core: tests/core/test_shape.py):
+
+* :mod:`~minicrawl.http.answer`: how an answer is read — its body bounded, a coding undone or
+  kept as received, a redirect's Location — and a failure named;
+* :mod:`~minicrawl.http.proxies`: the proxies of each origin, looked up once.
+
+run.py's:
 
 * :mod:`~minicrawl.http.fetch`: run.py's ``Fetcher`` and ``FetchResult`` — the crawl's cookie jar,
   ``--proxy``, ``--ca-bundle``, error kinds and retry verdicts, the WARC exchange;

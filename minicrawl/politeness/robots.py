@@ -40,11 +40,12 @@ from typing import TYPE_CHECKING
 
 from protego import Protego
 
-from minicrawl.core.fetch import undone
 from minicrawl.core.interfaces import Item
-from minicrawl.core.urls import host_of, origin_of, resolve
+from minicrawl.core.urls import resolve
+from minicrawl.http.answer import undone
 from minicrawl.http.fetch import Fetcher, FetchResult
 from minicrawl.options import Options
+from minicrawl.origins import host_of, origin_of
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from minicrawl.core.interfaces import Item
-from minicrawl.core.urls import origin_of
 from minicrawl.http.fetch import Fetcher, FetchResult
 from minicrawl.options import Options
+from minicrawl.origins import origin_of
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import RobotsGate, Verdict
 from minicrawl.resolve import canonical_url

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING
 
 from minicrawl.bloom.visited import warn_over_capacity
 from minicrawl.core.door import Door, Entry
-from minicrawl.core.fetch import undone
 from minicrawl.core.interfaces import Item
 from minicrawl.core.links import base_url, extract_links, is_html
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
+from minicrawl.http.answer import undone
 from minicrawl.http.fetch import Fetcher, FetchResult, error_kind
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import RobotsGate, Verdict

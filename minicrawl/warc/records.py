@@ -44,7 +44,7 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from minicrawl.core.fetch import NOT_UNDONE, undone
+from minicrawl.http.answer import NOT_UNDONE, undone
 from minicrawl.http.fetch import FetchResult
 from minicrawl.redact import without_userinfo
 from minicrawl.version import __version__

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from minicrawl.local.site import LocalSite, Resource, Slow, chain
+from tests.core.test_shape import LEANS_ON
 
 HEAVY = ("redis", "numpy", "rich", "warcio", "sqlite3", "mmh3", "protego", "matplotlib")
 
@@ -46,7 +47,8 @@ def test_max_pages_and_threads(server: LocalSite) -> None:
 
 def test_loads_only_the_design_packages(server: LocalSite) -> None:
     """The core's process loads the standard library, requests, lxml and bitarray — none of
-    the wings' packages (bs4 only for a page that declares no encoding and is not ASCII)."""
+    the wings' packages, only what the core leans on (test_shape's LEANS_ON; bs4 only for a
+    page that declares no encoding and is not ASCII)."""
     server.pages.update(chain(3))
     show = ("import atexit, runpy, sys; atexit.register(lambda: print(' '.join(sys.modules), "
             "file=sys.stderr)); sys.argv = ['core', sys.argv[1]]; "
@@ -57,7 +59,9 @@ def test_loads_only_the_design_packages(server: LocalSite) -> None:
     loaded = set(done.stderr.split())
     assert {"requests", "lxml.etree", "bitarray", "minicrawl.core.worker"} <= loaded
     assert not {m for m in loaded if m.split(".")[0] in (*HEAVY, "bs4")}
-    assert not {m for m in loaded if m.startswith("minicrawl.") and not
+    leaned = {m for name in LEANS_ON for m in loaded  # and the packages they are in
+              if m == name or m.startswith(name + ".") or name.startswith(m + ".")}
+    assert not {m for m in loaded if m.startswith("minicrawl.") and m not in leaned and not
                 m.startswith("minicrawl.core") and m not in ("minicrawl.redact",
                                                               "minicrawl.version")}
 

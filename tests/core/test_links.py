@@ -12,10 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl.core import links
 from minicrawl.core.links import Links, base_url, extract_links, is_html
-from minicrawl.core.meta import refresh as _refresh
-from tests.linkcases import cases
 
 HTML = {"Content-Type": "text/html"}
 
@@ -103,17 +100,6 @@ def test_base_url(base: str | None, expected: str) -> None:
 
 
 # --- refresh ------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize(("content", "expected"), [
-    ("0; url=r1", (0, "r1")), ("0;URL='r2'", (0, "r2")), ("0; r3", (0, "r3")),
-    ("1,url=r4", (1, "r4")), ("  5 ; url = \"r5\" x", (5, "r5")), ("0.5; url=r6", (0, "r6")),
-    (".5;url=r7", (0, "r7")), ("0", (0, "")), ("3;", (3, "")), ("0; up.html", (0, "up.html")),
-    ("0; url x", (0, "url x")), ("0; 'quoted'", (0, "quoted")),
-    ("soon; url=x", None), ("", None), ("0x; url=x", None), ("-1; url=x", None),
-])
-def test_refresh_content(content: str, expected: tuple[int, str] | None) -> None:
-    assert _refresh(content) == expected
-
 
 def test_the_soonest_refresh_is_followed_the_later_of_equals() -> None:
     def refresh(*contents: str, header: str | None = None) -> list[str]:
@@ -242,16 +228,6 @@ def test_the_encoding(body: bytes, content_type: str, expected: str) -> None:
     assert extract_links(body, {"Content-Type": content_type}).encoding == expected
 
 
-def test_labels_python_does_not_know_or_reads_otherwise() -> None:
-    from minicrawl.core.encoding import LABELS, lookup
-
-    assert lookup("x-sjis") == "shift_jis" and lookup(" ISO_8859-1:1987 ") == "windows-1252"
-    assert lookup("ks_c_5601-1987") == "euc-kr" and lookup("tis-620") == "windows-874"
-    assert lookup("utf-16") == "utf-16le" and lookup("hz-gb-2312") == "replacement"
-    assert lookup("latin-1") is None and lookup("utf-32") is None and lookup("") is None
-    assert len(LABELS) == 228  # the Encoding Standard's labels (May 2026), each once
-
-
 def test_a_meta_past_the_first_1024_bytes_decodes_the_page_again() -> None:
     """The prescan stops at 1024 bytes; the tree builder still meets the <meta> in <head>."""
     page = ("<html><head><!-- " + "padding " * 140 + "--><meta charset=windows-1251></head>"
@@ -343,59 +319,6 @@ def test_any_bytes_parse_without_exception(prefix: bytes, body: bytes, content_t
     found = extract_links(prefix + body, {"Content-Type": content_type})
     assert isinstance(found.hrefs, list) and all(isinstance(h, str) for h in found.hrefs)
     assert found.base is None or isinstance(found.base, str)
-
-
-# --- big pages: streamed, the same links --------------------------------------------------------
-
-def _padded(body: bytes) -> bytes:
-    """``body`` with filler before its ``</body>`` (or at its end), grown past STREAM_ABOVE."""
-    filler = b"<p>" + b"filler text " * 80 + b"</p>\n"
-    filler *= links.STREAM_ABOVE // len(filler) + 1
-    at = body.rfind(b"</body>")
-    return body[:at] + filler + body[at:] if at >= 0 else body + filler
-
-
-def _both_paths(body: bytes, headers: dict[str, str], chunk: int,
-                monkeypatch: pytest.MonkeyPatch) -> tuple[Links, Links]:
-    """(the page's links from a tree, streamed in pieces of ``chunk`` bytes)."""
-    monkeypatch.setattr(links, "STREAM_ABOVE", 1 << 40)
-    tree = extract_links(body, headers)
-    monkeypatch.setattr(links, "STREAM_ABOVE", 0)
-    monkeypatch.setattr(links, "STREAM_CHUNK", chunk)
-    streamed = extract_links(body, headers)
-    monkeypatch.undo()
-    return tree, streamed
-
-
-@pytest.mark.parametrize("name", list(cases()))
-def test_the_streamed_path_gives_the_tree_s_links(name: str, monkeypatch) -> None:
-    """Each case page through both paths, streamed in pieces small enough to cut its tags and
-    characters in two; and padded past STREAM_ABOVE (where it is streamed unless told)."""
-    case = cases()[name]
-    headers = dict(case.headers)
-    tree, streamed = _both_paths(case.body, headers, 7, monkeypatch)
-    assert streamed == tree
-    if "utf16" not in name:  # (ASCII filler would be no UTF-16)
-        big = _padded(case.body)
-        assert len(big) > links.STREAM_ABOVE
-        tree, streamed = _both_paths(big, headers, links.STREAM_CHUNK, monkeypatch)
-        assert streamed == tree == extract_links(big, headers)
-
-
-def test_a_big_page_is_streamed(monkeypatch) -> None:
-    """Above STREAM_ABOVE the parser is given a target and builds no tree."""
-    targets: list[bool] = []
-    real = links.etree.HTMLParser
-
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        targets.append(kwargs.get("target") is not None)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(links, "_local", links.threading.local())  # no cached tree parser
-    monkeypatch.setattr(links.etree, "HTMLParser", spy)
-    page = _padded(b'<html><body><a href="/x">x</a></body></html>')
-    assert hrefs_of(page) == ["/x"] and hrefs_of(b'<a href="/y">') == ["/y"]
-    assert targets == [True, False]
 
 
 def test_bytes_microsoft_leaves_out_are_c1_controls() -> None:

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import minicrawl.core.links as links_module
 import minicrawl.core.worker as worker_module
+import minicrawl.html.walk as walk_module
 import minicrawl.visit.trip as trip_module
 from minicrawl import Crawler as RunPyCrawler
 from minicrawl.core.crawler import Crawler
@@ -73,13 +74,13 @@ def test_extract_links_has_no_gate_of_its_own(monkeypatch):
     # (a second gate inside it, as many as cores, cost every page a Python semaphore)
     n = (os.cpu_count() or 2) + 1
     met = threading.Barrier(n, timeout=30)
-    tree_parser = links_module._tree_parser
+    tree_parser = walk_module._tree_parser
 
     def meeting():
         met.wait()  # BrokenBarrierError unless all n threads are parsing at once
         return tree_parser()
 
-    monkeypatch.setattr(links_module, "_tree_parser", meeting)
+    monkeypatch.setattr(walk_module, "_tree_parser", meeting)
     with ThreadPoolExecutor(n) as pool:
         found = list(pool.map(lambda _: links_module.extract_links(b'<a href="/x">x</a>').hrefs,
                               range(n)))

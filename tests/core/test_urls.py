@@ -11,15 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl.core.urls import (
-    MAX_LENGTH,
-    canonical,
-    canonicalize,
-    host_of,
-    origin,
-    origin_of,
-    resolve,
-)
+from minicrawl.core.urls import MAX_LENGTH, canonical, canonicalize, origin, resolve
 
 DATA = Path(__file__).parent.parent / "data"
 UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -198,23 +190,6 @@ def test_query_characters_in_other_encodings_as_web_platform_tests_expect() -> N
              if resolve("https://doesnotmatter.invalid/", "?" + text, encoding)
              != our_choices("https://doesnotmatter.invalid/?" + expected)}
     assert len(cases) == 16 and wrong == PERCENT_EXCEPTIONS
-
-
-@pytest.mark.parametrize(("url", "origin_", "host"), [
-    ("http://h.test/", "http://h.test", "h.test"),
-    ("http://h.test/a/b?c=/d/e", "http://h.test", "h.test"),
-    ("https://h.test:8443/a", "https://h.test:8443", "h.test"),
-    ("http://[::1]:8080/x?y=/z", "http://[::1]:8080", "[::1]"),
-    ("http://u:p@[::1]:8080/x", "http://u:p@[::1]:8080", "[::1]"),
-    ("http://u:p@h.test:8080/x", "http://u:p@h.test:8080", "h.test"),
-])
-def test_origin_and_host(url: str, origin_: str, host: str) -> None:
-    assert origin_of(url) == origin_ and origin(url) == origin_ + "/"
-    assert host_of(url) == host
-
-
-def test_a_non_url_has_no_host() -> None:
-    assert host_of("0") == host_of("") == ""
 
 
 # --- properties -------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """What a page says besides its links, in a ``<meta>`` or a header: a refresh (after how long,
 to where) and its word to robots (nofollow, noindex, and whom it addresses).
 
-A first reading can skip this module: :mod:`minicrawl.core.links` asks it what such a content
-means.
+:mod:`minicrawl.html.walk` asks it what such a content means, :mod:`minicrawl.core.links` what
+an X-Robots-Tag or a Refresh header says.
 """
 
 from __future__ import annotations

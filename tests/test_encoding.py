@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.core.encoding import guess, lookup, sniff
 from minicrawl.core.links import extract_links
+from minicrawl.html.encoding import LABELS, guess, lookup, sniff
 from tests.linkcases import cases, truth
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 TOKYO = ("東京は日本の首都であり、世界有数の大都市です。春には上野公園や新宿御苑で桜が咲き、"
          "多くの人々が花見を楽しみます。観光の際は、地下鉄や山手線を利用すると便利です。"
@@ -127,7 +127,7 @@ def test_only_an_undeclared_page_that_is_not_ascii_loads_bs4() -> None:
     """Start-up, and a crawl of pages that declare their encoding (or are ASCII), do not pay
     for beautifulsoup4 and its detector."""
     declared = page(TOKYO, "天気予報").replace("<head>", "<head><meta charset=utf-8>")
-    script = ("import sys\nfrom minicrawl.core.encoding import sniff\n"
+    script = ("import sys\nfrom minicrawl.html.encoding import sniff\n"
               f"sniff({declared.encode('utf-8')!r})\n"
               f"sniff({page('plain', 'x').encode('ascii')!r})\n"
               "print('bs4' in sys.modules)\n"
@@ -136,3 +136,11 @@ def test_only_an_undeclared_page_that_is_not_ascii_loads_bs4() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)
     assert done.stdout.split() == ["False", "True"], done.stderr
+
+
+def test_labels_python_does_not_know_or_reads_otherwise() -> None:
+    assert lookup("x-sjis") == "shift_jis" and lookup(" ISO_8859-1:1987 ") == "windows-1252"
+    assert lookup("ks_c_5601-1987") == "euc-kr" and lookup("tis-620") == "windows-874"
+    assert lookup("utf-16") == "utf-16le" and lookup("hz-gb-2312") == "replacement"
+    assert lookup("latin-1") is None and lookup("utf-32") is None and lookup("") is None
+    assert len(LABELS) == 228  # the Encoding Standard's labels (May 2026), each once

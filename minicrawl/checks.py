@@ -8,8 +8,10 @@ the crawl never asks it anything once it runs.
 * :func:`check_number`: a number within its bounds (run.py's options and the core's command
   line say the same of the same value).
 * :func:`check_crawler`: the core Crawler's arguments, as a library user gives them.
+* :func:`check_core_options`: the core's command line's options (its numbers, its environment).
 """
 
+import argparse
 import math
 import numbers
 import os
@@ -217,3 +219,18 @@ def check_crawler(seeds: object, threads: object, max_pages: object, delay: obje
                             f"{type(value).__name__} {shown(value, 40)}")
         check_number(name, value, low, high)  # type: ignore[arg-type]
     return given
+
+
+def check_core_options(options: argparse.Namespace, user_agent: str,
+                       environ: Mapping[str, str]) -> None:
+    """Raise ``ValueError`` (one line) for the options of the core's command line (``python -m
+    minicrawl.core``, parsed: ``options``): its numbers within run.py's bounds (a NaN delay, a
+    million threads), then the HTTP settings of ``environ`` (its proxies and CA bundle: each
+    wrong one would fail every request)."""
+    for flag, low, high, above in (("--threads", 1, MAX_THREADS, None),
+                                   ("--timeout", None, MAX_SECONDS, 0),
+                                   ("--delay", 0, MAX_SECONDS, None),
+                                   ("--max-pages", 1, MAX_COUNT, None)):
+        if (value := getattr(options, flag[2:].replace("-", "_"))) is not None:
+            check_number(flag, value, low, high, above)
+    check_http(user_agent, environ=environ)

@@ -1,8 +1,9 @@
 """Which encoding a page is in, decided as a browser decides it.
 
-A first reading can skip this module, keeping one idea: a link's query is percent-encoded in
-its page's encoding, as browsers send it (:func:`query_encoded`, which :mod:`minicrawl.core.urls`
-asks). :mod:`minicrawl.core.links` asks :func:`sniff` and decodes with :func:`decode`.
+The core keeps one idea of it: a link's query is percent-encoded in its page's encoding, as
+browsers send it (:func:`query_encoded`, which :mod:`minicrawl.core.urls` asks).
+:mod:`minicrawl.core.links` asks :func:`sniff`; :mod:`minicrawl.html.walk` decodes with
+:func:`decode` and reads a ``<meta>``'s charset with :func:`declared`.
 
 The order is the HTML standard's (13.2.3 "Determining the character encoding"):
 
@@ -356,7 +357,7 @@ def guess(body: bytes) -> str | None:
     return None if name in _LATIN or name in ("utf-8", "replacement", None) else name
 
 
-# -- a link's query in its page's encoding (core/urls.py asks) -----------------------------
+# -- a link's query in its page's encoding (minicrawl/core/urls.py asks) ------------------
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 

@@ -1,0 +1,10 @@
+"""The browser's rules for reading a page, which the core's :mod:`minicrawl.core.links` and
+:mod:`minicrawl.core.urls` lean on (they import this package; it imports nothing of run.py's):
+
+* :mod:`~minicrawl.html.encoding`: which encoding a page is in, decided as a browser decides
+  it, and a link's query percent-encoded in it;
+* :mod:`~minicrawl.html.meta`: what a ``<meta>`` or a header says besides links — a refresh, a
+  word to robots;
+* :mod:`~minicrawl.html.walk`: the parse and the walk of a page's elements that can be links;
+* :mod:`~minicrawl.html.mime`: whether a page of no named type is HTML, as browsers sniff it.
+"""

@@ -1,0 +1,228 @@
+"""The HTML walk: the links a browser follows in a page, and what the page tells robots, found
+by parsing it with lxml and walking the elements that can be links — the details behind
+:func:`minicrawl.core.links.extract_links`'s "parse" and "walk" steps.
+
+libxml2 (2.14+) reads the bytes as the HTML standard says (comments, ``<script>``,
+``<textarea>``, ``&copy=`` in an attribute) and builds its tree without the GIL, so one core
+parses while another crawls. :class:`Walk` mends where libxml2's tree is no browser's: nothing in
+a ``<template>`` or (scripting on) a ``<noscript>`` is an element; an ``<a>`` in MathML is no
+link, in SVG it is; a ``<frame>`` outside a ``<frameset>`` is none.
+
+The links: ``<a href>``, ``<area href>``, an SVG ``<a>``'s ``href`` (or ``xlink:href``),
+``<iframe src>``, ``<frame src>``, ``<link href>`` with rel next, prev, alternate or canonical,
+and a refresh (``<meta http-equiv=refresh>``, the Refresh header: the soonest, as Chromium).
+Hrefs are kept as written, only the fragment cut: the URL parser strips what browsers strip
+(ASCII blanks around, tabs and newlines inside), no more. An HTML link's ``rel=nofollow`` is
+noted (an SVG ``<a>``'s rel is not read). A page over ``STREAM_ABOVE`` bytes once decoded to
+UTF-8 is streamed (libxml2 hands the walk its tags and builds no tree: a tree costs ~10× its
+page); the walk, and so the links, are the same.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+
+from lxml import etree
+
+from minicrawl.html import meta
+from minicrawl.html.encoding import declared, decode
+
+LINK_RELS = frozenset({"next", "prev", "alternate", "canonical"})
+STREAM_ABOVE = 512 * 1024
+STREAM_CHUNK = 256 * 1024  # what a streamed page is fed to the parser in
+
+
+# -- the walk ------------------------------------------------------------------------------------
+
+# The elements a link may be, and those that decide whether one is (see _where).
+LINK_TAGS = ("a", "area", "iframe", "frame", "link", "base", "meta")
+CONTEXT_TAGS = frozenset({"template", "noscript", "svg", "math", "foreignobject", "desc", "title",
+                          "mi", "mo", "mn", "ms", "mtext", "frameset", "body"})
+_INERT = ("template", "noscript")  # what is in them is no element of the page, for a browser
+_FOREIGN = ("template", "noscript", "svg", "math")  # none open: every element is an HTML one
+_HTML_IN_SVG = ("foreignobject", "desc", "title")  # the HTML standard's integration points
+_HTML_IN_MATH = ("mi", "mo", "mn", "ms", "mtext")
+
+
+class Walk:
+    """One page's walk: handed each start and end tag of the elements above (from a tree, or
+    as lxml's parser *target* while it parses), it keeps the links in document order, and
+    what the page's <meta>s tell ``robot``."""
+
+    def __init__(self, robot: str = meta.ROBOT) -> None:
+        self.robots = ("robots", robot.lower())  # the <meta name>s that speak to us
+        self.hrefs: dict[str, bool] = {}  # href → some link to it is followed (not nofollow)
+        self.base: str | None = None
+        self.open: list[str] = []  # the context elements open, outermost first
+        self.foreign = 0  # how many of them are _FOREIGN: none, and every element is HTML
+        self.declared: str | None = None  # the encoding the first <meta> declaring one names
+        self.directives: set[str] = set()  # what the page tells us: nofollow, noindex…
+        self.soonest: tuple[int, str] | None = None  # the refresh to follow: (delay, href)
+
+    def start(self, tag: str, attrib: Mapping[str, str]) -> None:
+        """An element of a streamed page starts: the walk keeps the context elements open."""
+        if tag in CONTEXT_TAGS:
+            self.open.append(tag)
+            self.foreign += tag in _FOREIGN
+        elif tag in LINK_TAGS:
+            self.element(tag, attrib, self.open if self.foreign or tag == "frame" else ())
+
+    def end(self, tag: str) -> None:
+        """An element of a streamed page ends (libxml2 ends every element it starts)."""
+        if tag in CONTEXT_TAGS and tag in self.open:
+            at = len(self.open) - 1 - self.open[::-1].index(tag)
+            self.foreign -= self.open.pop(at) in _FOREIGN
+
+    def close(self) -> Walk:
+        """The end of a streamed page (lxml's parser calls it)."""
+        return self
+
+    def element(self, tag: str, attrib: Mapping[str, str] | etree._Element,
+                within: Sequence[str]) -> None:
+        """An element whose tag is one of LINK_TAGS, ``within`` the elements it is in (their
+        tags, outermost first; () where none of them can matter). ``attrib``: a dict, or the
+        element of a tree, whose ``get`` is its attributes'."""
+        where = _where(within) if within else "html"
+        if where == "html":
+            if tag == "a" or tag == "area":
+                if (href := attrib.get("href")) is not None:
+                    self.link(href, attrib.get("rel"))
+            elif tag == "iframe" or (tag == "frame" and "frameset" in within
+                                     and "body" not in within):  # (else no frame, for a browser)
+                if (src := attrib.get("src")) is not None:
+                    self.link(src)
+            elif tag == "link":
+                rels = set((attrib.get("rel") or "").lower().split())
+                if rels & LINK_RELS and "stylesheet" not in rels \
+                        and (href := attrib.get("href")) is not None:
+                    self.link(href, attrib.get("rel"))
+            elif tag == "base":
+                if self.base is None:
+                    self.base = attrib.get("href")
+            elif tag == "meta":
+                self.meta(attrib)
+        elif where == "svg" and tag == "a":  # SVG 2: href, else SVG 1's xlink:href
+            if (href := attrib.get("href", attrib.get("xlink:href"))) is not None:
+                self.link(href)
+
+    def link(self, href: str, rel: str | None = None) -> None:
+        """One link: its href (the fragment cut), followed unless its rel says nofollow."""
+        if "#" in href:
+            href = href[: href.index("#")]
+        followed = not (rel and "nofollow" in rel.lower().split())
+        self.hrefs[href] = self.hrefs.get(href, False) or followed
+
+    def meta(self, attrib: Mapping[str, str] | etree._Element) -> None:
+        """A <meta>: a charset declaration, a word to robots, or a refresh."""
+        http_equiv, content = attrib.get("http-equiv"), attrib.get("content")
+        if self.declared is None:
+            self.declared = declared(attrib.get("charset"), http_equiv, content)
+        if content is not None and (attrib.get("name") or "").strip().lower() in self.robots:
+            self.directives |= meta.directives(content)
+        if content is not None and (http_equiv or "").strip().lower() == "refresh":
+            self.refresh(content)
+
+    def refresh(self, content: str, first: bool = False) -> None:
+        """A refresh's content (``5; url=…``): kept if no other is sooner (the Refresh header
+        comes ``first``; a later <meta> of the same delay replaces it, as in Chromium)."""
+        parsed = meta.refresh(content)
+        if parsed is not None and (self.soonest is None or parsed[0] < self.soonest[0]
+                                   or parsed[0] == self.soonest[0] and not first):
+            self.soonest = parsed
+
+    def heard(self, headers: Sequence[tuple[str, str]]) -> None:
+        """The answer's ``headers`` (names lower-cased, repeats kept): an X-Robots-Tag speaks to
+        robots as a <meta> does; a Refresh header is met before the page's <meta>s."""
+        for name, value in headers:
+            if name == "x-robots-tag":
+                self.directives |= meta.x_robots_tag(value, self.robots[1])
+            elif name == "refresh":
+                self.refresh(value, first=True)
+
+    def found(self) -> tuple[list[str], frozenset[str]]:
+        """The hrefs, each once in first-met order (the refresh to follow last), and those only
+        ever met with rel=nofollow."""
+        if self.soonest is not None:
+            self.link(self.soonest[1])
+        return list(self.hrefs), frozenset(h for h, followed in self.hrefs.items() if not followed)
+
+    def says(self, word: str) -> bool:
+        """Whether the page's robots <meta>s (or X-Robots-Tag) say ``word`` to us: ``nofollow``,
+        ``noindex`` (``none`` says both)."""
+        return word in self.directives or "none" in self.directives
+
+
+def _where(within: Sequence[str]) -> str | None:
+    """The namespace of an element ``within`` these — "html", "svg" or "math" — or None if it
+    is in a <template> or <noscript>: where the HTML standard's tree builder puts it."""
+    namespace = "html"
+    for tag in within:
+        if tag in _INERT:
+            return None
+        if namespace == "html":
+            if tag == "svg" or tag == "math":
+                namespace = tag
+        elif tag in (_HTML_IN_SVG if namespace == "svg" else _HTML_IN_MATH):
+            namespace = "html"
+    return namespace
+
+
+# -- parsing -------------------------------------------------------------------------------------
+
+# Parsed in the worker's own thread (handing each page to a parser thread cost 25–40 µs), in the
+# crawl's parsing slot: one page at a time (Trip.links_of); the C heaps threads leave are kept
+# few by the crawler's keep_heaps_small.
+_OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remove_pis": True,
+            "collect_ids": False, "default_doctype": False, "encoding": "utf-8"}
+_local = threading.local()
+_ASCII_IS_NOT_ASCII = ("iso-2022-jp", "utf-16be", "utf-16le", "replacement")  # (escapes, pairs)
+
+
+def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
+    """The walk of the page ``body`` in ``encoding``: parsed (as UTF-8: libxml2 is given no
+    other) and walked, its <meta>s read for ``robot``."""
+    data = _utf8(body, encoding)
+    page = Walk(robot)
+    try:
+        if len(data) > STREAM_ABOVE:
+            parser = etree.HTMLParser(target=page, **_OPTIONS)
+            for at in range(0, len(data), STREAM_CHUNK):
+                parser.feed(data[at:at + STREAM_CHUNK])
+            parser.close()
+        elif (root := etree.fromstring(data, _tree_parser())) is not None:
+            for top in (root, *root.itersiblings()):  # after </html>: more <html>s
+                # Only what is in a _FOREIGN element (and a frame) needs its ancestors.
+                aside = {e for f in top.iter(*_FOREIGN) for e in f.iter(*LINK_TAGS)}
+                for element in top.iter(*LINK_TAGS):
+                    tag = element.tag
+                    within = [e.tag for e in element.iterancestors()][::-1] \
+                        if tag == "frame" or element in aside else ()
+                    page.element(tag, element, within)
+    except (etree.LxmlError, ValueError):
+        pass  # what was found before the damage stands
+    return page
+
+
+def _utf8(body: bytes, encoding: str) -> bytes:
+    """The page as UTF-8, as a browser decodes it (each invalid byte sequence one U+FFFD):
+    ASCII and valid UTF-8 as they are (not decoded), anything else through Python's codecs."""
+    if body.isascii() and encoding not in _ASCII_IS_NOT_ASCII:
+        return body
+    if encoding == "utf-8":
+        try:
+            body.decode("utf-8-sig")  # valid: libxml2 reads it as it is (without a BOM)
+            return body[3:] if body.startswith(b"\xef\xbb\xbf") else body
+        except UnicodeDecodeError:
+            pass  # libxml2 would make each bad byte a U+FFFD: browsers make a sequence one
+    return decode(body, encoding).encode("utf-8")
+
+
+def _tree_parser() -> etree.HTMLParser:
+    """This thread's parser: a parser parses one page at a time (threads sharing one would
+    take turns on its lock), and making one costs more than a small page's parse."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = etree.HTMLParser(**_OPTIONS)
+    return parser
+

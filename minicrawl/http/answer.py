@@ -1,0 +1,79 @@
+"""How the core's fetcher reads an answer (:class:`minicrawl.core.fetch.Fetcher` calls
+:func:`read_body`, :func:`location_of`, and :func:`describe` for a request that failed): the
+body in pieces, each timed, cut at a cap counted *after* decompression (a 10 KB gzip bomb can
+inflate to gigabytes), a Content-Encoding undone or the body kept as received (:func:`undone`:
+run.py's robots.txt reader and trip ask it too; the WARC writer looks for :data:`NOT_UNDONE` in
+an error); a redirect's Location read as browsers read it.
+"""
+
+import re
+import time
+
+import requests
+import urllib3
+from urllib3.response import HTTPResponse
+
+CHUNK = 256 * 1024
+NOT_UNDONE = "is not undone here"  # a body kept as received (the WARC writer asks)
+
+
+def read_body(answer: requests.Response, start: float, max_bytes: int, deadline: float,
+              prefix: bool = False) -> tuple[bytes, str | None]:
+    """The decoded body of ``answer`` (a request sent at ``start``, ``time.monotonic``) and
+    None, or as much as came (≤ ``max_bytes``) and why it is not all of it: over the cap, not
+    all in by ``deadline`` seconds, cut short. A body declared over the cap is not read, unless
+    ``prefix``: then it is read up to the cap."""
+    coding = answer.headers.get("Content-Encoding", "identity").lower()
+    declared = answer.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > max_bytes and not prefix:
+        return b"", f"body larger than max_bytes ({max_bytes}): Content-Length {declared}"
+    chunks, size, error, decode = [], 0, None, undone(coding)  # else kept as it came
+    try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece
+        while error is None and (chunk := answer.raw.read1(CHUNK, decode_content=decode)):
+            chunks.append(chunk)
+            size += len(chunk)  # the cap counts decoded bytes
+            if size > max_bytes:
+                error = f"body larger than max_bytes ({max_bytes})"
+            elif time.monotonic() - start > deadline:
+                error = f"body too slow (over the {deadline:g} s deadline)"
+    except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
+        error = describe(exc)
+    if not decode and error is None:  # the body as it came, no page to read links from
+        error = f"DecodeError: Content-Encoding {coding[:40]!r} {NOT_UNDONE}"
+    return b"".join(chunks)[: max_bytes], error  # cut short: what came, and why
+
+
+def undone(coding: str) -> bool:
+    """True if urllib3 undoes this Content-Encoding: none, one it knows (br, zstd with their
+    libraries), or a list of them (``gzip, br``: at most 5); not one sent as ``gzip `` (it would
+    hand it over as sent) or a list with another (it would take that one for deflate)."""
+    codings = coding.lower().split(",")
+    if len(codings) == 1:
+        return coding.lower() in ("identity", "", *HTTPResponse.CONTENT_DECODERS)
+    return len(codings) <= 5 and all(c.strip() in HTTPResponse.CONTENT_DECODERS for c in codings)
+
+
+def location_of(answer: requests.Response) -> str | None:
+    """A redirect's Location, its bytes read as UTF-8 as browsers read them (http.client read
+    them as Latin-1); a byte that is no UTF-8 is U+FFFD, as in Chrome (requests would raise)."""
+    if not answer.is_redirect:
+        return None
+    return answer.headers["Location"].encode("latin-1").decode("utf-8", "replace")
+
+
+# Kinds are the names of requests' and urllib3's exceptions, as run.py's records count them.
+_KINDS = {"ReadTimeoutError": "ReadTimeout", "ContentDecodingError": "DecodeError",
+          "ChunkedEncodingError": "ProtocolError"}
+_USERINFO = re.compile(r"(?<=://)[^/\s]*@")  # "user:password@" in a URL an error quotes
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a failed request: its kind, the innermost reason, no URL's user or password."""
+    kind = _KINDS.get(type(exc).__name__, type(exc).__name__)
+    for _ in range(10):  # a bound, in case a chain of causes loops
+        causes = (getattr(exc, "reason", None), exc.__cause__, *exc.args[:1])
+        if (inner := next((c for c in causes if isinstance(c, BaseException)), None)) is None:
+            break
+        exc = inner
+    text = _USERINFO.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
+    return f"{kind}: {text[:200]}"
