@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 
 import regex
 
-# The bounds the core's command line shares (MAX_THREADS, MAX_SECONDS, MAX_COUNT) and their check
+# The bounds the core's command line shares (MAX_THREADS, MAX_SECONDS, MAX_COUNT,
+# MAX_BODY_BYTES) and their check
 from minicrawl.core.checks import (
     MAX_COUNT,
     MAX_SECONDS,
@@ -34,6 +35,7 @@ from minicrawl.core.checks import (
     finite,
     shown,
 )
+from minicrawl.core.fetch import MAX_BODY_BYTES
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 
@@ -47,7 +49,6 @@ MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
 MAX_URL_LENGTH_LIMIT = 2 * 1024 * 1024  # the longest URL browsers take (Chrome: 2 MiB)
 MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
 REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
-MAX_BODY_BYTES = 2**30  # each worker holds its page's body in memory
 MAX_FRONTIER_MB = 1024 * 1024  # a TiB: past any machine's memory, so "all in memory"
 
 

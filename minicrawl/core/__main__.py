@@ -17,7 +17,7 @@ from typing import TextIO
 
 from minicrawl.core.checks import MAX_COUNT, MAX_SECONDS, MAX_THREADS, check_http, check_number
 from minicrawl.core.crawler import Crawler
-from minicrawl.core.fetch import USER_AGENT, Fetcher
+from minicrawl.core.fetch import MAX_BODY_BYTES, USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
 from minicrawl.core.todo import ToDo
@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-pages", type=int, help="fetch at most this many pages")
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="seconds to connect, and to wait for each read (10)")
+    ap.add_argument("--max-bytes", type=int, default=10 * 2**20,
+                    help="largest body read, after decompression; a longer one is cut (10 MiB)")
     ap.add_argument("--ignore-nofollow", action="store_true",
                     help="follow the links a page says not to follow (rel=nofollow, robots "
                          "<meta>, X-Robots-Tag)")
@@ -89,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         # and CA bundle (each wrong one would fail every request): one line, exit status 2
         for flag, low, high, above in (("--threads", 1, MAX_THREADS, None), ("--timeout", None,
                                         MAX_SECONDS, 0), ("--delay", 0, MAX_SECONDS, None),
-                                       ("--max-pages", 1, MAX_COUNT, None)):
+                                       ("--max-pages", 1, MAX_COUNT, None),
+                                       ("--max-bytes", 1, MAX_BODY_BYTES, None)):
             if (value := getattr(args, flag[2:].replace("-", "_"))) is not None:
                 check_number(flag, value, low, high, above)
         check_http(USER_AGENT, environ=os.environ)
@@ -97,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(e))
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
                       max_pages=args.max_pages, admission=[SameHost(args.seeds)],
-                      observers=[printer], fetcher=lambda: Fetcher(timeout=args.timeout),
-                      ignore_nofollow=args.ignore_nofollow)
+                      observers=[printer], ignore_nofollow=args.ignore_nofollow,
+                      fetcher=lambda: Fetcher(timeout=args.timeout, max_bytes=args.max_bytes))
     for seed in crawler.bad_seeds:
         print(redact(f"skipped seed {seed!r}: not a crawlable http(s) URL"), file=sys.stderr)
     if not crawler.seeds:

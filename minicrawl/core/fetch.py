@@ -29,6 +29,7 @@ from minicrawl.core.urls import origin
 
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
 CHUNK = 256 * 1024
+MAX_BODY_BYTES = 2**30  # the highest cap a crawl may set: each worker holds its page's body
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the first set is used
 NOT_UNDONE = "is not undone here"  # a body kept as received (the WARC writer asks)
 

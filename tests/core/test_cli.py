@@ -66,6 +66,8 @@ def test_loads_only_the_design_packages(server: LocalSite) -> None:
     (["--threads", "0"], "--threads must be at least 1, got 0"),  # run.py's words and bounds
     (["--delay", "-1"], "--delay must be at least 0, got -1.0"),
     (["--max-pages", "x"], "--max-pages"),
+    (["--max-bytes", "0"], "--max-bytes must be at least 1, got 0"),
+    (["--max-bytes", str(2**30 + 1)], "--max-bytes must be at most 1073741824, got 1073741825"),
 ])
 def test_wrong_options_one_line_exit_2(args: list[str], message: str) -> None:
     done = core("http://127.0.0.1:9/", *args)
