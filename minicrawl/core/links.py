@@ -33,6 +33,8 @@ from lxml import etree
 
 from minicrawl.core import meta
 from minicrawl.core.encoding import declared, decode, sniff
+from minicrawl.core.fetch import undone
+from minicrawl.core.interfaces import Page
 from minicrawl.core.urls import resolve
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -69,6 +71,19 @@ def is_html(content_type: str | None, body: bytes = b"") -> bool:
     if essence in ("", "unknown/unknown", "application/unknown", "*/*"):  # to be sniffed
         return _HTML_SIGNATURE.match(body[:512]) is not None
     return essence in HTML_TYPES
+
+
+def follows_links(page: Page) -> bool:
+    """True if ``page``'s links are followed: the one rule of both crawlers. A page's links are
+    followed when it answered 200, is HTML (by its Content-Type, or sniffed when it has none:
+    :func:`is_html`), and its body is the page as sent with its content coding undone — whole,
+    or cut short (the size cap, a slow drip, a lost connection: the links up to the cut are
+    real links, as a browser shows a page cut short). A body kept as received because its
+    coding is not undone (br without brotli) gives none; so does an empty one (declared over
+    the cap by its Content-Length, it is not read). run.py adds, outside this rule: a page its
+    state finds unchanged (recrawl) or a duplicate of one recorded gives none."""
+    return page.status == 200 and bool(page.body) and is_html(page.content_type, page.body) \
+        and undone(page.headers.get("content-encoding", ""))
 
 
 # The MIME Sniffing standard's HTML patterns (7.1, "identifying an unknown MIME type").

@@ -20,7 +20,7 @@ from minicrawl.core.interfaces import (
     SeenSet,
     Visitor,
 )
-from minicrawl.core.links import base_url, extract_links, is_html
+from minicrawl.core.links import base_url, extract_links, follows_links
 from minicrawl.core.urls import origin, resolve
 
 
@@ -99,7 +99,7 @@ class Trip:
         if location is not None:
             page.redirect = resolve(page.url, location)
             return [page.redirect] if page.redirect else []
-        if page.status != 200 or page.error or not is_html(page.content_type, page.body):
+        if not follows_links(page):
             return []
         # Parsing is CPU work, and Python runs one thread's code at a time (the GIL): workers
         # that parse at once only hand the GIL to each other, each hand-off a switch between

@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING
 
 from minicrawl.admission import refusal
 from minicrawl.bloom.visited import warn_over_capacity
-from minicrawl.core.fetch import undone
 from minicrawl.core.interfaces import Admission, Item
-from minicrawl.core.links import base_url, extract_links, is_html
+from minicrawl.core.links import base_url, extract_links, follows_links
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
 from minicrawl.http.fetch import Fetcher, FetchResult, error_kind
@@ -215,11 +214,7 @@ class CrawlTrip:
             counts["errors"] = 1
             counts["error_" + error_kind(page.error)] = 1
         new: list[Item] = []
-        # A body cut short (size cap, slow drip, connection lost) still has links up to the cut;
-        # one in a coding not undone (br without brotli) is kept as it came, no page to parse.
-        if page.status == 200 and page.body and is_html(page.content_type, page.body) \
-                and page.change != UNCHANGED and page.duplicate_of is None \
-                and undone(page.headers.get("content-encoding", "")):
+        if follows_links(page) and page.change != UNCHANGED and page.duplicate_of is None:
             new = self._follow_links(page, counts)  # an unchanged page has no new links
         self.crawl.stats.add(counts)
         keep(self.crawl.events, self.crawl.todo, page, new)
