@@ -11,6 +11,7 @@ connection), not those of an error page, a binary one or a body whose coding is 
 
 from __future__ import annotations
 
+import base64
 import gzip
 import subprocess
 import sys
@@ -73,10 +74,12 @@ def unsized(body: bytes, headers: dict[str, str] | None = None) -> Resource:
 class Case:
     """A site (path → answer; ``{port}`` in a header is the site's port) and the requests a
     crawl of it from ``/`` makes (``host/path?query`` as sent, the host only when not the
-    seed's)."""
+    seed's). With ``userinfo`` (``user:password``) in the seed, the site asks for it (Basic):
+    a request without it is answered 401."""
 
     pages: dict[str, Resource]
     expected: tuple[str, ...]
+    userinfo: str = ""
 
 
 CASES: dict[str, Case] = {
@@ -138,17 +141,25 @@ CASES: dict[str, Case] = {
     "sniffed as HTML": Case({
         "/": Resource(links("/sniffed"), headers={}),
     }, ("/", "/sniffed")),
+    # A seed's user:password@, sent to its origin with every request (the URLs hold none).
+    "password in the seed": Case({
+        "/": page("/locked"), "/locked": page("/locked/deeper"), "/locked/deeper": page(),
+    }, ("/", "/locked", "/locked/deeper"), userinfo="user:pw"),
 }
 
 
 class TableSite(LocalSite):
     """Serves a case's pages (a 404 for any other path), ``{port}`` in headers filled in."""
 
-    def __init__(self, pages: dict[str, Resource]) -> None:
+    def __init__(self, pages: dict[str, Resource], userinfo: str = "") -> None:
         super().__init__()
         self.table = pages
+        self.password = "Basic " + base64.b64encode(userinfo.encode()).decode() \
+            if userinfo else None
 
     def resolve(self, request: Request) -> Resource:
+        if self.password and request.headers.get("authorization") != self.password:
+            return Resource(links("/from-401"), 401, {**HTML, "WWW-Authenticate": "Basic"})
         answer = self.table.get(request.path)
         if answer is None:
             return Resource(b"not found", 404, {"Content-Type": "text/plain"})
@@ -168,9 +179,10 @@ class TableSite(LocalSite):
                        and r.path != "/robots.txt" and "sitemap" not in r.path)
 
 
-def crawl_both(site: TableSite) -> dict[str, Counter[str]]:
-    """Both crawlers crawl ``site`` from its ``/`` at once: what each requested."""
-    seed = site.url("/")
+def crawl_both(site: TableSite, userinfo: str = "") -> dict[str, Counter[str]]:
+    """Both crawlers crawl ``site`` from its ``/`` (as ``userinfo``) at once: what each
+    requested."""
+    seed = site.url("/").replace("://", f"://{userinfo}@" if userinfo else "://")
     procs = {name: subprocess.Popen(command(seed), cwd=ROOT, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
              for name, command in CRAWLERS.items()}
@@ -185,7 +197,7 @@ def crawl_both(site: TableSite) -> dict[str, Counter[str]]:
 @pytest.mark.parametrize("name", CASES)
 def test_both_crawlers_request_the_same_urls(name: str) -> None:
     case = CASES[name]
-    with TableSite(case.pages) as site:
-        requested = crawl_both(site)
+    with TableSite(case.pages, case.userinfo) as site:
+        requested = crawl_both(site, case.userinfo)
     expected = Counter(case.expected)
     assert requested == {"run.py": expected, "core": expected}

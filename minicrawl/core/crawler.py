@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from minicrawl.core.checks import check_crawler
-from minicrawl.core.fetch import Fetcher
+from minicrawl.core.fetch import Fetcher, seed_credentials
 from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet, Visitor
 from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
@@ -57,7 +57,8 @@ class Crawler:
     Any part can be replaced: ``todo``, ``visited``, ``admission`` rules, the hosts' ``pace`` (else
     a ``delay``), ``fetcher`` (one per worker's Trip), worker n's ``visitor(n)`` (a :class:`Trip`),
     the ``runner`` (:meth:`run_threads`); ``observers`` are told after the crawl's :class:`Summary`.
-    run.py's crawler is this one, given its own. ``ignore_nofollow``: follow what pages forbid."""
+    run.py's crawler is this one, given its own. ``ignore_nofollow``: follow what pages forbid.
+    A seed's ``user:password@`` leaves its URL, sent to its origin by each fetcher (Basic auth)."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,
@@ -68,7 +69,7 @@ class Crawler:
                  runner: Callable[[list[Worker]], None] | None = None,
                  ignore_nofollow: bool = False) -> None:
         given = check_crawler(seeds, threads, max_pages, delay)  # each wrong one named
-        self.seeds = [url for url in map(canonicalize, given) if url is not None]
+        self.seeds, self.credentials = seed_credentials(filter(None, map(canonicalize, given)))
         self.bad_seeds = [seed for seed in given if canonicalize(seed) is None]
         self.threads, self.admission = threads, admission
         self.todo = todo if todo is not None else ToDo()
@@ -86,7 +87,9 @@ class Crawler:
 
     def trip(self, n: int) -> Trip:
         """Worker ``n``'s visitor: the core's :class:`Trip`, with a fetcher of its own."""
-        return Trip(self.todo, self.visited, self.make_fetcher(), self.admission, self.pace,
+        fetcher = self.make_fetcher()
+        fetcher.credentials = self.credentials
+        return Trip(self.todo, self.visited, fetcher, self.admission, self.pace,
                     self.ignore_nofollow, self.parsing)
 
     def run(self) -> Summary:

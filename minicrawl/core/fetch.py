@@ -13,10 +13,12 @@ checked as each piece arrives (a byte a second never trips a read time-out; a st
 add one ``timeout``; the head is not checked so).
 """
 
+import base64
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from urllib.parse import unquote
 
 import requests
 import urllib3
@@ -25,7 +27,7 @@ from requests.utils import get_environ_proxies
 from urllib3.response import HTTPResponse
 
 from minicrawl.core.interfaces import Response
-from minicrawl.core.urls import origin
+from minicrawl.core.urls import origin, origin_of
 
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
 CHUNK = 256 * 1024
@@ -41,6 +43,7 @@ class Fetcher:
                  deadline: float = 60.0, max_bytes: int = 10 * 2**20) -> None:
         self.timeout, self.deadline, self.max_bytes = timeout, deadline, max_bytes
         self.read_prefix = False  # True: a body declared over the cap is read up to it, not skipped
+        self.credentials: Mapping[str, str] = {}  # origin → Authorization (seed_credentials)
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent
         # requests reads the proxy and CA variables (and ~/.netrc) for each request, ~0.5 ms: here
@@ -58,6 +61,8 @@ class Fetcher:
             request.prepare_url(url, None)
             request.prepare_cookies(self.session.cookies)
             request.headers.update(headers or {})
+            if auth := authorization(url, self.credentials):
+                request.headers["Authorization"] = auth
             # The adapter: Session.send would prepare a redirect's next request, even unfollowed
             with self.session.get_adapter(url).send(request, stream=True, timeout=self.timeout,
                                                     verify=self.session.verify,
@@ -104,6 +109,35 @@ def undone(coding: str) -> bool:
     if len(codings) == 1:
         return coding.lower() in ("identity", "", *HTTPResponse.CONTENT_DECODERS)
     return len(codings) <= 5 and all(c.strip() in HTTPResponse.CONTENT_DECODERS for c in codings)
+
+
+def seed_credentials(seeds: Iterable[str]) -> tuple[list[str], dict[str, str]]:
+    """``seeds`` (canonical) without their ``user:password@``, each once, and the Authorization
+    value each origin is sent with every request, as its seed's URL asked (Basic, as browsers
+    send a URL's; the first seed of an origin gives it): no URL of the crawl holds a password."""
+    stripped, credentials = [], {}
+    for seed in seeds:
+        scheme, _, rest = seed.partition("://")
+        authority, slash, path = rest.partition("/")
+        userinfo, at, host = authority.rpartition("@")
+        if at:
+            seed = f"{scheme}://{host}{slash}{path}"
+            credentials.setdefault(origin_of(seed), basic_auth(userinfo))
+        stripped.append(seed)
+    return list(dict.fromkeys(stripped)), credentials
+
+
+def authorization(url: str, credentials: Mapping[str, str]) -> str | None:
+    """The Authorization value a request for the canonical ``url`` carries: Basic for its own
+    ``user:password@``, else its origin's in ``credentials`` (:func:`seed_credentials`)."""
+    userinfo, at, _ = url.partition("://")[2].partition("/")[0].rpartition("@")
+    return basic_auth(userinfo) if at else credentials.get(origin_of(url))
+
+
+def basic_auth(userinfo: str) -> str:
+    """The Authorization value for a URL's percent-encoded ``user:password``."""
+    pair = ":".join(map(unquote, userinfo.partition(":")[::2])).encode("latin-1", "replace")
+    return "Basic " + base64.b64encode(pair).decode("ascii")
 
 
 def location_of(answer: requests.Response) -> str | None:

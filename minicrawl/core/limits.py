@@ -15,9 +15,11 @@ class SameHost:
     reason = "out_of_scope"
 
     def __init__(self, seeds: Iterable[str]) -> None:
-        origins = {origin(url) for url in map(canonicalize, seeds) if url}
-        # Canonical URLs spell an origin one way, so a prefix test is the whole check.
-        self.prefixes = tuple(s + o[o.index(":"):] for o in origins for s in ("http", "https"))
+        # Canonical URLs spell an origin one way, so a prefix test is the whole check (a seed's
+        # user:password@ is no part of its host: the crawler sends it apart, seed_credentials).
+        hosts = {origin(url).partition("://")[2].rpartition("@")[2]
+                 for url in map(canonicalize, seeds) if url}
+        self.prefixes = tuple(f"{s}://{h}" for h in hosts for s in ("http", "https"))
 
     def admits(self, url: str, depth: int) -> bool:
         """True if ``url`` (canonical) is on a seed's host."""

@@ -43,12 +43,13 @@ def test_core_is_about_800_lines() -> None:
     # .flush; argparse's own print passes over a failed write: exit 0), to 1236; --max-bytes on
     # the core's command line, run.py's cap and bound, to compare both on a page cut (issue 45):
     # 1240; one rule for whose links are followed, both crawlers' (links.follows_links: a body
-    # cut short has the links up to the cut), to 1255.
+    # cut short has the links up to the cut), to 1255; a seed's user:password@ sent to its
+    # origin by the core's crawler too (fetch.seed_credentials, run.py's, moved here), to 1294.
     for name in SKIPPABLE:
         assert "A first reading can skip" in ast.get_docstring(ast.parse((CORE / name)
                                                                          .read_text())), name
     sitting = [f for f in FILES if f.name not in SKIPPABLE]
-    assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1255
+    assert sum(len(f.read_text().splitlines()) for f in sitting) <= 1294
 
 
 def test_core_imports_nothing_from_the_rest_of_minicrawl() -> None:
