@@ -4,12 +4,13 @@ Stays on the seeds' hosts; reads no robots.txt (run.py does). Each line is ``sta
 new`` and, if any, why (``---`` and the error when no answer came; ``→ target`` for a redirect to
 a crawlable URL, shown instead of an error; a body cut short); a summary goes to stderr. Exit
 status: 0 done (also when the reader of stdout left: ``| head``), 1 stdout could not be written
-(``> /dev/full``), 2 no usable seed or a wrong option, 130 interrupted (each worker visits the
-item it holds first).
+(``> /dev/full``), 2 no usable seed or a wrong option, 130 interrupted by Ctrl-C or SIGTERM (each
+worker visits the item it holds first).
 """
 
 import argparse
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -107,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if not crawler.seeds:
         print("no seed to crawl", file=sys.stderr)
         return 2
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C, as run.py does
     try:
         summary = crawler.run()
     except KeyboardInterrupt:

@@ -104,7 +104,9 @@ def test_a_seeds_password_is_sent_to_its_origin_and_never_shown(server: LocalSit
     assert "pw" not in done.stdout + done.stderr and "Traceback" not in done.stderr
 
 
-def test_ctrl_c_finishes_pages_in_flight_and_exits_130(server: LocalSite) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])  # SIGTERM: as run.py's
+def test_ctrl_c_or_sigterm_finishes_pages_in_flight_and_exits_130(server: LocalSite,
+                                                                   sig: signal.Signals) -> None:
     slow = Slow(Resource(b'<a href="/next">n</a>'), 0.5)
     server.pages.update({"/": Resource(b"".join(b'<a href="/%d">x</a>' % n for n in range(50))),
                          **{f"/{n}": slow for n in range(50)}})
@@ -114,9 +116,9 @@ def test_ctrl_c_finishes_pages_in_flight_and_exits_130(server: LocalSite) -> Non
     deadline = time.monotonic() + 20
     while slow.busy < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGINT)
+    os.kill(proc.pid, sig)
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert "interrupted after" in err and "Traceback" not in err
     # every request the server answered is a line: the pages in flight were finished
     assert len(out.splitlines()) == len(server.requests) < 51
