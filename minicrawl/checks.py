@@ -28,6 +28,7 @@ from minicrawl.core.fetch import CA_VARIABLES  # the fetcher reads the first one
 MAX_THREADS = 1024  # each worker is an OS thread with its own stack and connection pool
 MAX_SECONDS = 86_400.0  # a day
 MAX_COUNT = 10**12  # counts kept in SQLite and Redis (64-bit; exact as Lua numbers)
+MAX_BODY_BYTES = 2**30  # the highest body cap a crawl may set: each worker holds its page's body
 
 
 def check_http(user_agent: str, proxy: str | None = None, ca_bundle: str | None = None,
@@ -230,7 +231,8 @@ def check_core_options(options: argparse.Namespace, user_agent: str,
     for flag, low, high, above in (("--threads", 1, MAX_THREADS, None),
                                    ("--timeout", None, MAX_SECONDS, 0),
                                    ("--delay", 0, MAX_SECONDS, None),
-                                   ("--max-pages", 1, MAX_COUNT, None)):
+                                   ("--max-pages", 1, MAX_COUNT, None),
+                                   ("--max-bytes", 1, MAX_BODY_BYTES, None)):
         if (value := getattr(options, flag[2:].replace("-", "_"))) is not None:
             check_number(flag, value, low, high, above)
     check_http(user_agent, environ=environ)

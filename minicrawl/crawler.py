@@ -46,7 +46,8 @@ from minicrawl.core.worker import Worker
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
-from minicrawl.http.fetch import crawl_cookies, seed_credentials
+from minicrawl.http.credentials import seed_credentials
+from minicrawl.http.fetch import crawl_cookies
 from minicrawl.options import Options, OptionValue
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
@@ -106,7 +107,7 @@ class Crawler:
             raise NoValidSeeds("no valid seed URL" + (
                 ": " + "; ".join(self.seed_problems) if self.seed_problems else ""))
         # A seed's user:password@ is sent to its origin with every request, and written down
-        # nowhere: no URL of the crawl holds it (see minicrawl.http.fetch.seed_credentials).
+        # nowhere: no URL of the crawl holds it (see minicrawl.http.credentials).
         self.seeds, self.credentials = seed_credentials(self.seeds)
         # Everything that can be refused is refused before anything is created: the outputs
         # (against the seed files and each other: see minicrawl.outpaths), the HTTP settings
@@ -313,7 +314,7 @@ class Crawler:
             self.options, self.todo, self.door, self.resolver, self.politeness, self.chains,
             self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
             self.page_count, self._lastmod, self._fail, self._over_capacity, self._parsing), n)
-        trip.fetcher.credentials = self.credentials
+        trip.fetcher.core.credentials = self.credentials  # the core's fetcher sends them
         return trip
 
     def _visitor(self, n: int) -> CrawlTrip:
@@ -446,7 +447,7 @@ class Crawler:
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
         ToDo at depth 0, like the seeds; record each sitemap file."""
         reader = SitemapReader(self.options, self.politeness, self.stats, now)
-        reader.fetcher.credentials = self.credentials  # a locked site's sitemaps too
+        reader.fetcher.core.credentials = self.credentials  # a locked site's sitemaps too
         if self.archive is not None:  # sitemap fetches are archived like pages
             reader.fetcher.on_exchange = self.archive.exchange
         try:

@@ -25,6 +25,7 @@ import regex
 
 # The bounds the core's command line shares (MAX_THREADS, MAX_SECONDS, MAX_COUNT) and their check
 from minicrawl.checks import (
+    MAX_BODY_BYTES,
     MAX_COUNT,
     MAX_SECONDS,
     MAX_THREADS,
@@ -47,7 +48,6 @@ MIN_URL_LENGTH = 16  # "http://host.tld/" is 16 characters
 MAX_URL_LENGTH_LIMIT = 2 * 1024 * 1024  # the longest URL browsers take (Chrome: 2 MiB)
 MAX_RETRIES = 100  # the backoff doubles per retry: 2**1024 seconds overflows a float
 REDIS_CLUSTER_SLOTS = 16384  # the most shards that can land in distinct slots
-MAX_BODY_BYTES = 2**30  # each worker holds its page's body in memory
 MAX_FRONTIER_MB = 1024 * 1024  # a TiB: past any machine's memory, so "all in memory"
 
 

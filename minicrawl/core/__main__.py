@@ -4,12 +4,13 @@ Stays on the seeds' hosts; reads no robots.txt (run.py does). Each line is ``sta
 new`` and, if any, why (``---`` and the error when no answer came; ``→ target`` for a redirect to
 a crawlable URL, shown instead of an error; a body cut short); a summary goes to stderr. Exit
 status: 0 done (also when the reader of stdout left: ``| head``), 1 stdout could not be written
-(``> /dev/full``), 2 no usable seed or a wrong option, 130 interrupted (each worker visits the
-item it holds first).
+(``> /dev/full``), 2 no usable seed or a wrong option, 130 interrupted by Ctrl-C or SIGTERM (each
+worker visits the item it holds first).
 """
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -49,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-pages", type=int, help="fetch at most this many pages")
     ap.add_argument("--timeout", type=float, default=10.0,
                     help="seconds to connect, and to wait for each read (10)")
+    ap.add_argument("--max-bytes", type=int, default=10 * 2**20,
+                    help="largest body read, after decompression; a longer one is cut (10 MiB)")
     ap.add_argument("--ignore-nofollow", action="store_true",
                     help="follow the links a page says not to follow (rel=nofollow, robots "
                          "<meta>, X-Robots-Tag)")
@@ -65,13 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(e))
     crawler = Crawler(args.seeds, threads=args.threads, delay=args.delay, todo=todo,
                       max_pages=args.max_pages, admission=[SameHost(args.seeds)],
-                      observers=[printer], fetcher=lambda: Fetcher(timeout=args.timeout),
-                      ignore_nofollow=args.ignore_nofollow)
+                      observers=[printer], ignore_nofollow=args.ignore_nofollow,
+                      fetcher=lambda: Fetcher(timeout=args.timeout, max_bytes=args.max_bytes))
     for seed in crawler.bad_seeds:
         print(redact(f"skipped seed {seed!r}: not a crawlable http(s) URL"), file=sys.stderr)
     if not crawler.seeds:
         print("no seed to crawl", file=sys.stderr)
         return 2
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C, as run.py does
     try:
         summary = crawler.run()
     except KeyboardInterrupt:

@@ -20,6 +20,7 @@ from minicrawl.core.todo import ToDo
 from minicrawl.core.urls import canonicalize
 from minicrawl.core.visited import BloomVisited
 from minicrawl.core.worker import Trip, Worker
+from minicrawl.http.credentials import seed_credentials
 
 
 @dataclass
@@ -60,7 +61,8 @@ class Crawler:
     it wraps), the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per worker's Trip),
     worker n's ``visitor(n)`` (a :class:`Trip`), the ``runner`` (:meth:`run_threads`);
     ``observers`` are told after the crawl's :class:`Summary`. run.py's crawler is this one,
-    given its own. ``ignore_nofollow``: follow what pages forbid."""
+    given its own. ``ignore_nofollow``: follow what pages forbid. A seed's ``user:password@``
+    leaves its URL, sent to its origin by each fetcher (Basic auth)."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,
@@ -71,7 +73,7 @@ class Crawler:
                  runner: Callable[[list[Worker]], None] | None = None,
                  ignore_nofollow: bool = False, door: Door | None = None) -> None:
         given = check_crawler(seeds, threads, max_pages, delay)  # each wrong one named
-        self.seeds = [url for url in map(canonicalize, given) if url is not None]
+        self.seeds, self.credentials = seed_credentials(filter(None, map(canonicalize, given)))
         self.bad_seeds = [seed for seed in given if canonicalize(seed) is None]
         self.threads = threads
         self.todo = todo if todo is not None else ToDo()
@@ -91,8 +93,9 @@ class Crawler:
 
     def trip(self, n: int) -> Trip:
         """Worker ``n``'s visitor: the core's :class:`Trip`, with a fetcher of its own."""
-        return Trip(self.door, self.make_fetcher(), self.pace, self.ignore_nofollow,
-                    self.parsing)
+        fetcher = self.make_fetcher()
+        fetcher.credentials = self.credentials
+        return Trip(self.door, fetcher, self.pace, self.ignore_nofollow, self.parsing)
 
     def run(self) -> Summary:
         """Crawl until done, or Ctrl-C: each worker visits the item it holds (even one waiting

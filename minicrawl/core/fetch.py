@@ -22,6 +22,7 @@ from requests.cookies import extract_cookies_to_jar
 
 from minicrawl.core.interfaces import Response
 from minicrawl.http.answer import describe, location_of, read_body
+from minicrawl.http.credentials import authorization
 from minicrawl.http.proxies import Proxies
 
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
@@ -35,6 +36,7 @@ class Fetcher:
                  deadline: float = 60.0, max_bytes: int = 10 * 2**20) -> None:
         self.timeout, self.deadline, self.max_bytes = timeout, deadline, max_bytes
         self.read_prefix = False  # True: a body declared over the cap is read up to it, not skipped
+        self.credentials: Mapping[str, str] = {}  # origin → Authorization (seed_credentials)
         self.session = requests.Session()
         self.session.headers["User-Agent"] = user_agent
         # requests reads the proxy and CA variables (and ~/.netrc) for each request, ~0.5 ms: here
@@ -52,6 +54,8 @@ class Fetcher:
             request.prepare_url(url, None)
             request.prepare_cookies(self.session.cookies)
             request.headers.update(headers or {})
+            if auth := authorization(url, self.credentials):
+                request.headers["Authorization"] = auth
             # The adapter: Session.send would prepare a redirect's next request, even unfollowed
             with self.session.get_adapter(url).send(request, stream=True, timeout=self.timeout,
                                                     verify=self.session.verify,

@@ -13,9 +13,11 @@ class SameHost:
     """Admits a URL on a seed's host (and its port, if one is given), by http or https."""
 
     def __init__(self, seeds: Iterable[str]) -> None:
-        origins = {origin(url) for url in map(canonicalize, seeds) if url}
-        # Canonical URLs spell an origin one way, so a prefix test is the whole check.
-        self.prefixes = tuple(s + o[o.index(":"):] for o in origins for s in ("http", "https"))
+        # Canonical URLs spell an origin one way, so a prefix test is the whole check (a seed's
+        # user:password@ is no part of its host: the crawler sends it apart, seed_credentials).
+        hosts = {origin(url).partition("://")[2].rpartition("@")[2]
+                 for url in map(canonicalize, seeds) if url}
+        self.prefixes = tuple(f"{s}://{h}" for h in hosts for s in ("http", "https"))
 
     def refuses(self, url: str, depth: int) -> str | None:
         """None if ``url`` (canonical) is on a seed's host, else "out_of_scope"."""

@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from minicrawl.core.interfaces import Page
 from minicrawl.core.urls import resolve
 from minicrawl.html.encoding import sniff
 from minicrawl.html.meta import ROBOT
 from minicrawl.html.mime import sniffs_html
 from minicrawl.html.walk import walk
+from minicrawl.http.answer import undone
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -54,6 +56,17 @@ def is_html(content_type: str | None, body: bytes = b"") -> bool:
     if essence in ("", "unknown/unknown", "application/unknown", "*/*"):  # to be sniffed
         return sniffs_html(body)
     return essence in HTML_TYPES
+
+
+def follows_links(page: Page) -> bool:
+    """True if ``page``'s links are followed, the one rule of both crawlers: it answered 200, is
+    HTML (:func:`is_html`), and its body is the page as sent, its coding undone — whole or cut
+    short (the size cap, a slow drip, a lost connection: the links up to the cut are real, as a
+    browser shows a page cut short). A body kept as received (br without brotli) or empty (over
+    the cap by its Content-Length: not read) gives none. run.py adds, outside this rule: a page
+    its state finds unchanged (recrawl) or a duplicate of one recorded gives none."""
+    return page.status == 200 and bool(page.body) and is_html(page.content_type, page.body) \
+        and undone(page.headers.get("content-encoding", ""))
 
 
 def extract_links(body: bytes, headers: Mapping[str, str] | None = None,

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager, nullcontext
 from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Frontier, Item, Observer, Pace, Page, Response, Visitor
-from minicrawl.core.links import base_url, extract_links, is_html
+from minicrawl.core.links import base_url, extract_links, follows_links
 from minicrawl.core.urls import origin, resolve
 
 
@@ -84,12 +84,12 @@ class Trip:
 
     def links_of(self, page: Page, location: str | None) -> list[str]:
         """The canonical URLs the answer leads to: a redirect's target (``location``, kept as
-        ``page.redirect``), or those a 200 HTML page's links lead to (less those it says not
-        to follow), resolved against its base."""
+        ``page.redirect``), or, if its links are followed (``follows_links``), those they lead
+        to, less those it says not to follow, resolved against its base."""
         if location is not None:
             page.redirect = resolve(page.url, location)
             return [page.redirect] if page.redirect else []
-        if page.status != 200 or page.error or not is_html(page.content_type, page.body):
+        if not follows_links(page):
             return []
         # Parsing is CPU work, and Python runs one thread's code at a time (the GIL): workers
         # that parse at once only hand the GIL to each other, each hand-off a switch between

@@ -13,19 +13,17 @@ line as received, both kept by the transport adapter).
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.cookiejar import DefaultCookiePolicy
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from requests.cookies import RequestsCookieJar
 
 from minicrawl.core.fetch import Fetcher as CoreFetcher
 from minicrawl.http.transport import mount
 from minicrawl.options import Options
-from minicrawl.redact import without_userinfo
 
 _SSL_SOURCE = re.compile(r" \(_ssl\.c:\d+\)$")  # where in CPython's C the error was raised
 TRANSIENT = ("ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError", "ProxyError")
@@ -72,9 +70,6 @@ class Fetcher:
                  cookies: RequestsCookieJar | None = None) -> None:
         self.options = options
         self.on_exchange = on_exchange  # hears every finished fetch (the WARC archive)
-        # origin → Authorization value: the seeds' credentials, taken out of their URLs
-        # (seed_credentials) so that no URL the crawl writes down holds them
-        self.credentials: Mapping[str, str] = {}
         self.core = CoreFetcher(options.user_agent, timeout=options.timeout,
                                 deadline=3 * options.timeout, max_bytes=options.max_bytes)
         session = self.core.session
@@ -91,9 +86,6 @@ class Fetcher:
         # An explicit max_bytes asks for the body's first bytes whatever its size (robots.txt)
         self.core.max_bytes = self.options.max_bytes if max_bytes is None else max_bytes
         self.core.read_prefix = max_bytes is not None
-        if auth := url_auth(url) or (self.credentials
-                                     and _given(self.credentials.get(credentials_key(url)))):
-            headers = {**(headers or {}), **auth}
         self.adapter.last_request = None  # set again if the request goes out
         answer = self.core.fetch(url, headers)
         if answer.error and error_kind(answer.error) == "SSLError":  # which host, and why
@@ -138,42 +130,3 @@ def error_kind(error: str) -> str:
 def host_header(url: str) -> str:
     """The Host header sent for ``url``: its authority without userinfo."""
     return url.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
-
-
-def url_auth(url: str) -> dict[str, str]:
-    """The Authorization header for a URL's ``user:password@`` (HTTP basic auth, as browsers
-    send it), or none."""
-    authority = url.partition("://")[2].split("/", 1)[0]
-    return {"Authorization": basic_auth(authority.rpartition("@")[0])} if "@" in authority else {}
-
-
-def seed_credentials(seeds: list[str]) -> tuple[list[str], dict[str, str]]:
-    """``seeds`` without their ``user:password@``, and the Authorization value each origin
-    (:func:`credentials_key`) gets with every request, as the seed's URL asked (Basic, as
-    browsers send it): the crawl's URLs — in ToDo, Visited, the state, Redis, every output —
-    never hold a password. The first seed of an origin with credentials gives them."""
-    stripped: list[str] = []
-    credentials: dict[str, str] = {}
-    for seed in seeds:
-        if auth := url_auth(seed):
-            seed = without_userinfo(seed)
-            credentials.setdefault(credentials_key(seed), auth["Authorization"])
-        stripped.append(seed)
-    return list(dict.fromkeys(stripped)), credentials
-
-
-def credentials_key(url: str) -> str:
-    """``scheme://host[:port]`` of an absolute URL, without userinfo: whose credentials."""
-    scheme, _, rest = url.partition("://")
-    return f"{scheme.lower()}://{rest.split('/', 1)[0].rpartition('@')[2].lower()}"
-
-
-def _given(value: str | None) -> dict[str, str]:
-    return {"Authorization": value} if value else {}
-
-
-def basic_auth(userinfo: str) -> str:
-    """The Authorization value for a URL's percent-encoded ``user:password``."""
-    user, _, password = userinfo.partition(":")
-    pair = f"{unquote(user)}:{unquote(password)}".encode("latin-1", "replace")
-    return "Basic " + base64.b64encode(pair).decode("ascii")

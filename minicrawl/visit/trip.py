@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING
 from minicrawl.bloom.visited import warn_over_capacity
 from minicrawl.core.door import Door, Entry
 from minicrawl.core.interfaces import Item
-from minicrawl.core.links import base_url, extract_links, is_html
+from minicrawl.core.links import base_url, extract_links, follows_links
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.http.answer import undone
 from minicrawl.http.fetch import Fetcher, FetchResult, error_kind
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import RobotsGate, Verdict
@@ -216,11 +215,7 @@ class CrawlTrip:
             counts["error_" + error_kind(page.error)] = 1
         links: list[str] = []
         decisions: LinkDecisions | None = None
-        # A body cut short (size cap, slow drip, connection lost) still has links up to the cut;
-        # one in a coding not undone (br without brotli) is kept as it came, no page to parse.
-        if page.status == 200 and page.body and is_html(page.content_type, page.body) \
-                and page.change != UNCHANGED and page.duplicate_of is None \
-                and undone(page.headers.get("content-encoding", "")):
+        if follows_links(page) and page.change != UNCHANGED and page.duplicate_of is None:
             links, decisions = self._links_of(page, counts)  # an unchanged page has none new
 
         def kept(entry: Entry) -> None:

@@ -17,8 +17,10 @@ LEANS_ON = (
     "minicrawl.checks",  # what a user gives, checked
     "minicrawl.html",  # the browser's rules: a page's encoding, its <meta>s, the walk, sniffing
     "minicrawl.http.answer",  # how an answer is read: its body bounded, its Location, a failure
+    "minicrawl.http.credentials",  # a seed's user:password@, sent to its origin
     "minicrawl.http.proxies",  # the proxies of each origin
     "minicrawl.lines",  # the command line's lines, to a stream that may fail
+    "minicrawl.origins",  # a canonical URL's origin and host, as run.py keys them
     "minicrawl.refused",  # why the URL parser refused a link
 )
 
