@@ -39,12 +39,12 @@ class Door:
         entry = Entry()
         admitted = []
         for url in urls:
-            why = next((why for rule in self.admission if (why := rule.refuses(url, depth))),
-                       None)
-            if why is None:
-                admitted.append(url)
+            for rule in self.admission:  # the first rule that refuses says why
+                if why := rule.refuses(url, depth):
+                    entry.refused[url] = why
+                    break
             else:
-                entry.refused[url] = why
+                admitted.append(url)
         if admitted:
             entry.new = [Item(url, depth, referrer) for url in self.visited.add_new(admitted)]
         return self._put(entry, keep)
