@@ -26,7 +26,6 @@ from minicrawl.http.transport import mount
 from minicrawl.options import Options
 
 _SSL_SOURCE = re.compile(r" \(_ssl\.c:\d+\)$")  # where in CPython's C the error was raised
-TRANSIENT = ("ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError", "ProxyError")
 
 
 @dataclass
@@ -94,7 +93,7 @@ class Fetcher:
         fields = list(answer.headers.items())  # as received: repeated names kept
         result = FetchResult(url, answer.status, answer.headers,
                           answer.body, round(answer.elapsed * 1000, 1), answer.error,
-                          transient=error_kind(answer.error or "") in TRANSIENT,
+                          transient=answer.transient,
                           location=answer.location)
         if self.on_exchange is not None and (sent := self.adapter.last_request) is not None:
             parts = urlsplit(url)
