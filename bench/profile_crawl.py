@@ -40,7 +40,8 @@ sys.path.insert(0, str(REPO))  # profile the working tree's minicrawl, not an in
 
 import minicrawl.visit.trip as trip_module  # noqa: E402
 from minicrawl import Crawler  # noqa: E402
-from minicrawl.http.fetch import Fetcher, FetchResult  # noqa: E402
+from minicrawl.core.interfaces import Response  # noqa: E402
+from minicrawl.http.fetch import Fetcher  # noqa: E402
 from minicrawl.options import Options  # noqa: E402
 
 
@@ -72,11 +73,11 @@ class DiskFetcher(Fetcher):
 
     root: Path = Path()
 
-    def fetch(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:
+    def fetch(self, url: str, headers: dict[str, str] | None = None) -> Response:
         started = time.monotonic()
         path = "/" + url.split("://", 1)[1].partition("/")[2].split("?", 1)[0]
         file = self.root / path.lstrip("/")
-        result = FetchResult(url)
+        result = Response(url, None)
         if path.endswith("/"):
             file = file / "index.html"
         if file.is_file():
@@ -91,7 +92,7 @@ class DiskFetcher(Fetcher):
             result.status = 404
             result.headers = {"content-type": "text/html"}
             result.body = b"<html><body>404</body></html>"
-        result.elapsed_ms = round((time.monotonic() - started) * 1000, 1)
+        result.elapsed = time.monotonic() - started
         return result
 
 

@@ -46,8 +46,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from minicrawl.core.interfaces import Item
-    from minicrawl.http.fetch import FetchResult
+    from minicrawl.core.interfaces import Item, Response
     from minicrawl.page import Page
     from minicrawl.stats import Stats, StatsSnapshot
 
@@ -93,7 +92,7 @@ class CrawlObserver:
     def taken(self, worker: int, item: Item) -> None:
         """Worker ``worker`` took ``item``, admitted and counted: its request starts now."""
 
-    def fetched(self, worker: int, response: FetchResult) -> None:
+    def fetched(self, worker: int, response: Response) -> None:
         """Worker ``worker``'s request came back: answered, or failed (``response.error``)."""
 
     def retrying(self, worker: int, item: Item, attempts: int, wait: float) -> None:
@@ -153,7 +152,7 @@ class Events:
     resumed: Callable[[Sequence[Item]], None]
     seeds_queued: Callable[[Sequence[str], Sequence[str]], None]
     taken: Callable[[int, Item], None]
-    fetched: Callable[[int, FetchResult], None]
+    fetched: Callable[[int, Response], None]
     retrying: Callable[[int, Item, int, float], None]
     redirected: Callable[[str, str, str], None]
     refused: Callable[[int, str, str, str], None]

@@ -12,13 +12,13 @@ import random
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from minicrawl.http.fetch import FetchResult
+from minicrawl.core.interfaces import Response
 
 # 501 (not implemented) and 505 (HTTP version) say "never", not "not now".
 _PERMANENT_5XX = frozenset({501, 505})
 
 
-def is_retryable(response: FetchResult) -> bool:
+def is_retryable(response: Response) -> bool:
     """True for network failures (reset, refused, timeout), 408, 429 and 5xx answers."""
     if response.error is not None:
         return response.transient
@@ -49,7 +49,7 @@ def backoff(attempt: int, base: float, cap: float, rng: random.Random | None = N
     return nominal / 2 + (rng or random).uniform(0, nominal / 2)
 
 
-def wait_before_retry(response: FetchResult, attempt: int, base: float, cap: float) -> float:
+def wait_before_retry(response: Response, attempt: int, base: float, cap: float) -> float:
     """Seconds to wait before retrying ``response``'s URL: Retry-After if given, else backoff."""
     asked = retry_after(response.headers) if response.status in (429, 503) else None
     if asked is not None:
@@ -57,13 +57,13 @@ def wait_before_retry(response: FetchResult, attempt: int, base: float, cap: flo
     return backoff(attempt, base, cap)
 
 
-def failure_reason(response: FetchResult, attempts: int) -> str:
+def failure_reason(response: Response, attempts: int) -> str:
     """The error recorded when a URL is given up: what went wrong, and how often we tried."""
     what = response.error or f"HTTP {response.status}"
     return f"{what} (gave up after {attempts} attempt{'s' if attempts != 1 else ''})"
 
 
-def host_pause(response: FetchResult | None, cap: float) -> float:
+def host_pause(response: Response | None, cap: float) -> float:
     """Seconds the whole host asked to be left alone (429 or 503 with Retry-After), capped."""
     if response is None or response.status not in (429, 503):
         return 0.0

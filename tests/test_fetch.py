@@ -18,7 +18,8 @@ import pytest
 from rawserver import RawSocketServer, read_head, read_request
 
 from minicrawl import Crawler
-from minicrawl.http.fetch import Fetcher
+from minicrawl.core.interfaces import Response
+from minicrawl.http.fetch import Fetcher, Wire
 from minicrawl.local.site import Resource
 from minicrawl.options import Options
 
@@ -200,8 +201,9 @@ def test_one_connection_serves_a_workers_requests_to_an_origin():
 
 def test_the_request_on_the_wire_is_the_one_the_archive_is_told_of():
     server = KeepAliveServer()
-    told = []
-    fetcher = Fetcher(Options(timeout=5, user_agent="bot/1"), on_exchange=told.append)
+    told: list[Wire | None] = []
+    fetcher = Fetcher(Options(timeout=5, user_agent="bot/1"),
+                      on_exchange=lambda response, wire: told.append(wire))
     try:
         fetcher.fetch(f"http://user:p%40ss@127.0.0.1:{server.port}/x?q=1#frag",
                       headers={"If-None-Match": '"v1"'})
@@ -278,20 +280,20 @@ class RepeatedHeadersServer(RawSocketServer):
 
 def test_the_response_head_is_kept_as_received_for_the_archive():
     server = RepeatedHeadersServer()
-    told = []
-    fetcher = Fetcher(Options(timeout=5), on_exchange=told.append)
+    told: list[tuple[Response, Wire | None]] = []
+    fetcher = Fetcher(Options(timeout=5), on_exchange=lambda *heard: told.append(heard))
     try:
         response = fetcher.fetch(server.url("/"))
     finally:
         fetcher.close()
         server.close()
-    assert told == [response]
-    assert (response.http_version, response.status, response.reason) == ("HTTP/1.1", 200, "Fine")
+    [(heard, wire)] = told
+    assert heard is response and wire is not None
+    assert (wire.http_version, response.status, wire.reason) == ("HTTP/1.1", 200, "Fine")
     # Each field line is kept; urllib3 groups a repeated name under its first spelling.
-    assert response.raw_headers == [("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"),
-                                    ("X-Other", "o"), ("Content-Length", "2")]
+    assert list(response.headers.items()) == [("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"),
+                                              ("X-Other", "o"), ("Content-Length", "2")]
     # The header map is the core's: any case, each repeat kept (two X-Robots-Tag are two)
-    assert list(response.headers.items()) == response.raw_headers
     assert response.headers["set-cookie"] == "a=1, b=2" and response.headers["x-other"] == "o"
 
 
@@ -309,15 +311,16 @@ def test_tls_to_a_plain_http_port_is_an_ssl_error_not_worth_a_retry(server):
 def test_headers_are_lower_cased_and_repeats_kept_for_the_archive(server) -> None:
     server.pages["/p"] = Resource(b"<p>x</p>", 200, {"Content-Type": "text/html",
                                                       "ETag": '"v1"', "X-Two": "a"})
-    exchanges = []
-    fetcher = Fetcher(Options(), on_exchange=exchanges.append)
+    exchanges: list[tuple[Response, Wire | None]] = []
+    fetcher = Fetcher(Options(), on_exchange=lambda *heard: exchanges.append(heard))
     response = fetcher.fetch(server.url("/p"), headers={"If-None-Match": '"v0"'})
-    assert response.headers["etag"] == '"v1"' and response.content_type == "text/html"
-    assert exchanges == [response]
-    assert response.request_line == "GET /p HTTP/1.1"
-    assert ("If-None-Match", '"v0"') in response.request_headers
-    assert response.request_headers[0] == ("Host", server.origin.split("//")[1])
-    assert ("ETag", '"v1"') in response.raw_headers and response.reason == "OK"
+    assert response.headers["etag"] == '"v1"' and response.headers["content-type"] == "text/html"
+    [(heard, wire)] = exchanges
+    assert heard is response and wire is not None
+    assert wire.request_line == "GET /p HTTP/1.1"
+    assert ("If-None-Match", '"v0"') in wire.request_headers
+    assert wire.request_headers[0] == ("Host", server.origin.split("//")[1])
+    assert ("ETag", '"v1"') in response.headers.items() and wire.reason == "OK"
     assert server.requests[-1].headers["if-none-match"] == '"v0"'
 
 
@@ -367,18 +370,41 @@ class WireServer(RawSocketServer):
 
 def test_the_archive_gets_the_exchange_as_sent_and_received() -> None:
     server = WireServer()
-    exchanges = []
-    fetcher = Fetcher(Options(timeout=5), on_exchange=exchanges.append)
+    exchanges: list[tuple[Response, Wire | None]] = []
+    fetcher = Fetcher(Options(timeout=5), on_exchange=lambda *heard: exchanges.append(heard))
     try:
         fetcher.fetch(server.url("/a?q=1"))
         fetcher.fetch(server.url("/b"), headers={"If-None-Match": '"v0"'})
     finally:
         server.close()
-    for exchange, head in zip(exchanges, server.heads, strict=True):
+    for (response, wire), head in zip(exchanges, server.heads, strict=True):
         lines = head.decode().split("\r\n")
-        assert exchange.request_line == lines[0]
-        assert [f"{k}: {v}" for k, v in exchange.request_headers] == lines[1:]
-        assert (exchange.http_version, exchange.reason) == ("HTTP/1.0", "Fine")
-        assert exchange.raw_headers[:4] == [("Set-Cookie", "s=1; Path=/"), ("X-Two", "a"),
-                                            ("X-Two", "b"), ("Content-Length", "2")]
+        assert wire is not None and wire.request_line == lines[0]
+        assert [f"{k}: {v}" for k, v in wire.request_headers] == lines[1:]
+        assert (wire.http_version, wire.reason) == ("HTTP/1.0", "Fine")
+        assert list(response.headers.items())[:4] == [("Set-Cookie", "s=1; Path=/"),
+                                                      ("X-Two", "a"), ("X-Two", "b"),
+                                                      ("Content-Length", "2")]
     assert "Cookie: s=1" in server.heads[1].decode().split("\r\n")  # the cookie went back
+
+
+def test_the_archive_hears_a_fetch_that_got_no_answer_with_what_went_out() -> None:
+    """A refused connection: the answer (no status) with the request as it was to be sent and
+    no status line; a URL no request could be made of: the answer alone (no Wire)."""
+    with socket.socket() as probe:  # a port nothing listens on: bound, then let go
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    heard: list[tuple[Response, Wire | None]] = []
+    fetcher = Fetcher(Options(timeout=5), on_exchange=lambda *exchange: heard.append(exchange))
+    try:
+        refused = fetcher.fetch(f"http://127.0.0.1:{port}/r")
+        unparsable = fetcher.fetch("http://[::1/")
+    finally:
+        fetcher.close()
+    assert [response for response, _ in heard] == [refused, unparsable]
+    assert refused.status is None and refused.transient and refused.url.endswith("/r")
+    wire = heard[0][1]
+    assert wire is not None and wire.request_line == "GET /r HTTP/1.1"
+    assert (wire.http_version, wire.reason) == ("", "")
+    assert unparsable.error.startswith("InvalidURL") and not unparsable.transient
+    assert heard[1][1] is None

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.http.fetch import FetchResult
+from minicrawl.core.interfaces import Response
 from minicrawl.local.site import LocalSite, Resource, Slow, hang, reset, sequence
 from minicrawl.politeness.robots import robots_token
 from minicrawl.retry import backoff, is_retryable, retry_after, wait_before_retry
@@ -217,7 +217,7 @@ def test_max_pages_per_host(server):
     (None, "SSLError: bad cert", False, False), (200, "body larger than max_bytes", False, False),
 ])
 def test_what_is_retried(status, error, transient, retry):
-    assert is_retryable(FetchResult("http://h/", status, error=error, transient=transient)) is retry
+    assert is_retryable(Response("http://h/", status, error=error, transient=transient)) is retry
 
 
 def test_retry_after_in_seconds_or_as_an_http_date():
@@ -226,7 +226,7 @@ def test_retry_after_in_seconds_or_as_an_http_date():
     date = format_datetime(now + timedelta(seconds=90), usegmt=True)
     assert retry_after({"retry-after": date}, now=now) == 90.0
     assert retry_after({"retry-after": "soon"}) is None and retry_after({}) is None
-    capped = FetchResult("http://h/", 429, headers={"retry-after": "86400"})
+    capped = Response("http://h/", 429, headers={"retry-after": "86400"})
     assert wait_before_retry(capped, 0, base=1.0, cap=60.0) == 60.0
 
 

@@ -22,7 +22,8 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from minicrawl import Crawler
-from minicrawl.http.fetch import Fetcher, FetchResult
+from minicrawl.core.interfaces import Response
+from minicrawl.http.fetch import Fetcher
 from minicrawl.local.site import Request, Resource, reset, sequence
 from minicrawl.options import Options
 from minicrawl.page import Page
@@ -291,15 +292,15 @@ def test_a_page_recorded_as_a_duplicate_is_archived_as_a_revisit_of_the_first(se
 
 
 def test_a_response_without_the_wire_fields_is_still_archived(server, tmp_path):
-    """A fetcher that fills only url, status, headers and body (the wire fields are optional):
+    """A fetch heard without its Wire (the request and status line as on the wire: optional):
     the request is rebuilt from the URL, the reason phrase from the status."""
     server.pages["/x?q=1"] = Resource(b"<p>x</p>", 200, HTML)
     url = server.url("/x?q=1")
     full = Fetcher(Options()).fetch(url)  # a real answer, then stripped to the basic fields
-    basic = FetchResult(url, status=full.status, headers=full.headers, body=full.body)
+    basic = Response(url, full.status, full.body, headers=full.headers)
     warc = tmp_path / "basic.warc.gz"
     archive = WarcArchive(Options(warc=str(warc), warc_max_size=0), [url]).start()
-    archive.exchange(basic)
+    archive.exchange(basic, None)
     archive.close()
     assert warcio("check", str(warc)).returncode == 0
     recs = records(warc)

@@ -21,7 +21,7 @@ import requests
 from requests.cookies import extract_cookies_to_jar
 
 from minicrawl.core.interfaces import Response
-from minicrawl.http.answer import describe, location_of, read_body
+from minicrawl.http.answer import describe, location_of, read_body, transient
 from minicrawl.http.credentials import authorization
 from minicrawl.http.proxies import Proxies
 
@@ -63,7 +63,9 @@ class Fetcher:
                 extract_cookies_to_jar(self.session.cookies, request, answer.raw)
                 body, error = read_body(answer, start, self.max_bytes, self.deadline,
                                         self.read_prefix)
-                return Response(answer.status_code, body, location_of(answer), error,
-                                time.monotonic() - start, answer.raw.headers)
+                return Response(url, answer.status_code, body, location_of(answer), error,
+                                transient(error), time.monotonic() - start, answer.raw.headers)
         except (requests.RequestException, OSError, ValueError) as exc:
-            return Response(None, error=describe(exc), elapsed=time.monotonic() - start)
+            error = describe(exc)
+            return Response(url, None, error=error, transient=transient(error),
+                            elapsed=time.monotonic() - start)

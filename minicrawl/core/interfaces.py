@@ -20,14 +20,16 @@ class Item:
 
 @dataclass(slots=True)
 class Response:
-    """What one GET brought back. ``status`` is None when no answer came (then ``error`` says
-    why); with an answer, ``error`` says why the body is not all of it (what was read is kept:
-    nothing, for a body declared over the cap or in an unknown Content-Encoding)."""
+    """What one GET of ``url`` brought back. ``status`` is None when no answer came (then
+    ``error`` says why); with an answer, ``error`` says why the body is not all of it (what was
+    read is kept: nothing, for a body declared over the cap or in an unknown Content-Encoding)."""
 
+    url: str  # whose answer: the URL asked (a redirect is not followed)
     status: int | None
     body: bytes = b""
     location: str | None = None  # a 3xx answer's Location header, as sent (read as UTF-8)
     error: str | None = None
+    transient: bool = False  # the error was the network's (reset, time-out): worth a retry
     elapsed: float = 0.0  # seconds, request to last byte
     # A case-insensitive mapping, as the fetcher's (urllib3's HTTPHeaderDict: repeats in items())
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -52,18 +54,15 @@ class Page:
     error: str | None = None
     redirect: str | None = None  # a 3xx answer's Location, made absolute (the page's one link)
     noindex: bool = False  # the page asks robots not to index it (it is crawled all the same)
-    # The core leaves the rest empty; run.py notes when and by which worker, and its parts
-    # outside the core (minicrawl/state, --save-pages, digests, sitemaps) note the state's
-    # verdict (new, changed, unchanged, gone), the saved copy, the first URL that had this
-    # body and its MD5, a sitemap file read rather than a page. One record for both crawlers
-    # is what lets run.py's observers be the core's.
+    # The core leaves the rest empty; run.py and its parts outside the core fill them: one
+    # record for both crawlers is what lets run.py's observers be the core's.
     fetched_at: str = ""  # when the fetch began (ISO 8601, UTC)
     worker: int = 0  # which worker (1…N)
-    change: str | None = None
-    saved: str | None = None
-    duplicate_of: str | None = None
-    digest: str | None = None
-    sitemap: bool = False
+    change: str | None = None  # the state's verdict: new, changed, unchanged, gone
+    saved: str | None = None  # the copy --save-pages wrote
+    duplicate_of: str | None = None  # the first URL that had this body (digests)
+    digest: str | None = None  # the body's MD5
+    sitemap: bool = False  # a sitemap file read, not a page
 
     @property
     def content_type(self) -> str | None:

@@ -9,8 +9,9 @@ The core's (they import nothing of minicrawl beyond the core: tests/core/test_sh
 
 run.py's:
 
-* :mod:`~minicrawl.http.fetch`: run.py's ``Fetcher`` and ``FetchResult`` — the crawl's cookie jar,
-  ``--proxy``, ``--ca-bundle``, error kinds and retry verdicts, the WARC exchange;
+* :mod:`~minicrawl.http.fetch`: run.py's ``Fetcher`` (it answers the core's ``Response``) and
+  the ``Wire`` it hands the WARC archive — the crawl's cookie jar, ``--proxy``, ``--ca-bundle``,
+  error kinds, the request and status line as on the wire;
 * :mod:`~minicrawl.http.transport`: the ``requests`` adapter for what urllib3 does not do — a
   host name lookup bounded by the time-out, 1xx answers read past, the request as sent;
 * :mod:`~minicrawl.http.dns`: the bounded lookup itself.

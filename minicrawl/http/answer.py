@@ -1,9 +1,10 @@
 """How the core's fetcher reads an answer (:class:`minicrawl.core.fetch.Fetcher` calls
-:func:`read_body`, :func:`location_of`, and :func:`describe` for a request that failed): the
-body in pieces, each timed, cut at a cap counted *after* decompression (a 10 KB gzip bomb can
-inflate to gigabytes), a Content-Encoding undone or the body kept as received (:func:`undone`:
-run.py's robots.txt reader and trip ask it too; the WARC writer looks for :data:`NOT_UNDONE` in
-an error); a redirect's Location read as browsers read it.
+:func:`read_body`, :func:`location_of`, :func:`describe` for a request that failed and
+:func:`transient` for whether a retry is worth it): the body in pieces, each timed, cut at a cap
+counted *after* decompression (a 10 KB gzip bomb can inflate to gigabytes), a Content-Encoding
+undone or the body kept as received (:func:`undone`: run.py's robots.txt reader and trip ask it
+too; the WARC writer looks for :data:`NOT_UNDONE` in an error); a redirect's Location read as
+browsers read it.
 """
 
 import re
@@ -65,6 +66,10 @@ def location_of(answer: requests.Response) -> str | None:
 _KINDS = {"ReadTimeoutError": "ReadTimeout", "ContentDecodingError": "DecodeError",
           "ChunkedEncodingError": "ProtocolError"}
 _USERINFO = re.compile(r"(?<=://)[^/\s]*@")  # "user:password@" in a URL an error quotes
+# The kinds that are the network's (reset, refused, timed out, a proxy down), not the server's
+# word or the page's: the same request may well succeed later.
+TRANSIENT = frozenset({"ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError",
+                       "ProxyError"})
 
 
 def describe(exc: BaseException) -> str:
@@ -77,3 +82,10 @@ def describe(exc: BaseException) -> str:
         exc = inner
     text = _USERINFO.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
     return f"{kind}: {text[:200]}"
+
+
+def transient(error: str | None) -> bool:
+    """True if ``error`` (an answer's, as :func:`describe` or :func:`read_body` wrote it) was
+    the network's: worth a retry. A body over the cap or too slow, a coding not undone, a
+    certificate refused are not; nor is None (no error)."""
+    return error is not None and error.partition(":")[0] in TRANSIENT

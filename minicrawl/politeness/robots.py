@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 
 from protego import Protego
 
-from minicrawl.core.interfaces import Item
+from minicrawl.core.interfaces import Item, Response
 from minicrawl.core.urls import resolve
 from minicrawl.http.answer import undone
-from minicrawl.http.fetch import Fetcher, FetchResult
+from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
 from minicrawl.origins import host_of, origin_of
 from minicrawl.retry import backoff, retry_after
@@ -268,7 +268,7 @@ class RobotsGate:
         started = time.monotonic()
         rules: Protego | None = None
         unreachable: str | None = "robots.txt fetch failed"  # unless it gets further
-        response: FetchResult | None = None
+        response: Response | None = None
         try:
             response = self._get_robots(origin, fetcher)
             unreachable = _unreachable(response)
@@ -278,7 +278,7 @@ class RobotsGate:
             self._robots_done(origin, started, rules, unreachable, response)
             self.pacer.release(item, host, self.gap(origin), 0.0)
 
-    def _get_robots(self, origin: str, fetcher: Fetcher) -> FetchResult | None:
+    def _get_robots(self, origin: str, fetcher: Fetcher) -> Response | None:
         """The robots.txt response after redirects, or None if they went on too long (or to a
         bad location): then there is no usable robots.txt, like a 404."""
         url = origin + "/robots.txt"
@@ -292,7 +292,7 @@ class RobotsGate:
                 return None
         return None
 
-    def _parse(self, response: FetchResult | None, origin: str) -> Protego | None:
+    def _parse(self, response: Response | None, origin: str) -> Protego | None:
         """The rules of a reachable robots.txt; None (allow all) unless it answered 2xx."""
         if response is None or not 200 <= (response.status or 0) < 300:
             return None
@@ -306,7 +306,7 @@ class RobotsGate:
             return None
 
     def _robots_done(self, origin: str, started: float, rules: Protego | None,
-                     unreachable: str | None, response: FetchResult | None) -> None:
+                     unreachable: str | None, response: Response | None) -> None:
         now = time.monotonic()
         with self._lock:
             robots = self._entry(origin)
@@ -341,7 +341,7 @@ class RobotsGate:
         return float(gap)
 
 
-def _unreachable(response: FetchResult | None) -> str | None:
+def _unreachable(response: Response | None) -> str | None:
     """Why robots.txt counts as unreachable (nothing allowed for now), or None if it answered.
 
     RFC 9309 2.3.1: 4xx means "no robots.txt": everything is allowed; 5xx and network failures

@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from minicrawl.core.interfaces import Item
-from minicrawl.http.fetch import Fetcher, FetchResult
+from minicrawl.core.interfaces import Item, Response
+from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
 from minicrawl.origins import origin_of
 from minicrawl.page import Page, now
@@ -63,7 +63,7 @@ class SitemapFile:
 
     url: str
     referrer: str | None
-    response: FetchResult | None = None
+    response: Response | None = None
     error: str | None = None
     urls: int = 0  # URLs (or sitemaps) it listed
     fetched_at: str = ""
@@ -101,7 +101,8 @@ def file_records(found: Found, queued: Sequence[Item]) -> list[Page]:
         r = f.response
         records.append(Page(f.url, 0, f.referrer, r.url if r else f.url,
                             status=r.status if r else None, headers=r.headers if r else {},
-                            body=r.body if r else b"", elapsed_ms=r.elapsed_ms if r else 0.0,
+                            body=r.body if r else b"",
+                            elapsed_ms=round(r.elapsed * 1000, 1) if r else 0.0,
                             fetched_at=f.fetched_at, error=f.error, sitemap=True,
                             links=[""] * f.urls, new=new[f.url]))
     return records
@@ -224,7 +225,7 @@ class SitemapReader:
             log.warning("sitemap %s: %s", url, error)
         return record, parsed
 
-    def _get(self, url: str) -> tuple[FetchResult | None, str | None]:
+    def _get(self, url: str) -> tuple[Response | None, str | None]:
         """GET ``url`` as a worker would (robots.txt, pacing, retries, redirects): the final
         response, or None and why not."""
         opts = self.options
@@ -238,7 +239,7 @@ class SitemapReader:
                 continue
             if answer.verdict is Verdict.DENY:
                 return None, answer.reason
-            response: FetchResult | None = None
+            response: Response | None = None
             try:
                 response = self.fetcher.fetch(url, max_bytes=MAX_BYTES + 1)
             finally:

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from minicrawl.resolve import canonical_url
 
 if TYPE_CHECKING:
-    from minicrawl.core.interfaces import Item
-    from minicrawl.http.fetch import FetchResult
+    from minicrawl.core.interfaces import Item, Response
     from minicrawl.state.recrawl import Prior
 
 MAX_REDIRECTS = 10
@@ -56,7 +55,7 @@ class Chains:
         self._by_target.pop(url, None)
 
 
-def next_hop(chain: Chain, url: str, response: FetchResult, *, sort_query: bool,
+def next_hop(chain: Chain, url: str, response: Response, *, sort_query: bool,
              max_length: int, cookies: bool = False) -> tuple[str, str | None]:
     """(canonical target, None) for ``response``'s redirect from ``url``, or (target, error)
     when the chain must end there: a bad Location, a loop, more than ``MAX_REDIRECTS`` hops.

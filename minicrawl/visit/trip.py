@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING
 
 from minicrawl.bloom.visited import warn_over_capacity
 from minicrawl.core.door import Door, Entry
-from minicrawl.core.interfaces import Item
+from minicrawl.core.interfaces import Item, Response
 from minicrawl.core.links import base_url, extract_links, follows_links
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.http.fetch import Fetcher, FetchResult, error_kind
+from minicrawl.http.fetch import Fetcher, error_kind
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import RobotsGate, Verdict
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
@@ -137,7 +137,7 @@ class CrawlTrip:
             return None
         if answer.verdict is Verdict.DENY:
             return self._refuse(item, chain, answer.reason, {answer.kind: 1})
-        response: FetchResult | None = None
+        response: Response | None = None
         try:  # the item's slot on the host (admit() said GO) is released whatever happens
             if not self._reserve_fetch():
                 if chain is not None:
@@ -168,7 +168,7 @@ class CrawlTrip:
                 return
             error = failure_reason(response, item.attempt + 1)
         chain.urls.append(item.url)
-        chain.elapsed_ms += response.elapsed_ms
+        chain.elapsed_ms += response.elapsed * 1000
         final_url = item.url
         if error is None and response.location is not None:
             final_url, error, queued = self._redirect(chain, item, response)
@@ -230,7 +230,7 @@ class CrawlTrip:
         return page
 
     def _redirect(self, chain: Chain, item: Item,
-                  response: FetchResult) -> tuple[str, str | None, bool]:
+                  response: Response) -> tuple[str, str | None, bool]:
         """Offer ``response``'s redirect target to Visited like a link; if it was never seen it
         goes to ToDo and carries the chain on. Returns (final URL, error, whether the target was
         queued). A chain ends without an error at a target out of scope or already seen."""

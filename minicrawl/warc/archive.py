@@ -32,11 +32,13 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO
 
+from minicrawl.core.interfaces import Response
 from minicrawl.core.links import is_html
 from minicrawl.events import CrawlObserver
-from minicrawl.http.fetch import FetchResult
+from minicrawl.http.fetch import Wire
 from minicrawl.options import Options
 from minicrawl.redact import without_userinfo
 from minicrawl.stats import StatsSnapshot
@@ -120,24 +122,25 @@ class WarcArchive(CrawlObserver):
 
     # -- called by workers ---------------------------------------------------------------------
 
-    def exchange(self, response: FetchResult) -> None:
-        """A fetch has ended (the ``Fetcher`` hook): archive it, or hold a 200 answer back
-        until its page is recorded."""
+    def exchange(self, response: Response, wire: Wire | None) -> None:
+        """A fetch has ended (the ``Fetcher`` hook: the answer, and its request and status line
+        as on the wire): archive it, or hold a 200 answer back until its page is recorded."""
         if response.status is None:
             self._count(warc_no_response=1)
             return
         if self._closed:  # a worker still fetching after the crawl gave up waiting for it
             self._count(warc_dropped_after_close=1)
             return
-        started = time.time() - response.elapsed_ms / 1000
-        exchange = Exchange(response, warc_date(started), record_id())
+        started = time.time() - response.elapsed
+        exchange = Exchange(response, wire, warc_date(started), record_id())
         me = threading.get_ident()
         held = self._held.pop(me, None)
         if held is not None:  # this worker fetched again without recording a page
             self._put(held)
         if response.status == 200 and not response.error:
             self._held[me] = exchange
-            if is_html(response.content_type, response.body):  # maybe a duplicate's first copy
+            content_type = response.headers.get("content-type")
+            if is_html(content_type, response.body):  # maybe a duplicate's first copy
                 self._remember(response.url, exchange)
         else:
             self._put(exchange)
@@ -152,9 +155,9 @@ class WarcArchive(CrawlObserver):
         if first and held.response.url == page.final_url:
             with self._firsts_lock:
                 refers_to = self._firsts.get(first, (first, None, None))
-            held = Exchange(held.response, held.date, held.response_id, refers_to)
+            held = replace(held, refers_to=refers_to)
         elif page.url != held.response.url \
-                and is_html(held.response.content_type, held.response.body):
+                and is_html(held.response.headers.get("content-type"), held.response.body):
             self._remember(page.url, held)  # a duplicate names the URL its chain started at
         self._put(held)
 

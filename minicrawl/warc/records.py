@@ -44,8 +44,9 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from minicrawl.core.interfaces import Response
 from minicrawl.http.answer import NOT_UNDONE, undone
-from minicrawl.http.fetch import FetchResult
+from minicrawl.http.fetch import Wire
 from minicrawl.redact import without_userinfo
 from minicrawl.version import __version__
 
@@ -64,9 +65,11 @@ HeaderFilter: TypeAlias = Callable[[tuple[str, str]], tuple[str, str] | None]
 
 @dataclass(frozen=True)
 class Exchange:
-    """One fetch to archive: the response (with its request), when it started, and how."""
+    """One fetch to archive: the answer, its request and status line as on the wire (None: not
+    known, rebuilt from the URL and status), when it started, and how."""
 
-    response: FetchResult
+    response: Response
+    wire: Wire | None
     date: str  # WARC-Date: when the request was sent
     response_id: str  # WARC-Record-ID of its response or revisit record, chosen at fetch time
     refers_to: tuple[str, str | None, str | None] | None = None  # a duplicate's first copy:
@@ -117,13 +120,13 @@ class RecordMaker:
 
     def exchange(self, exchange: Exchange, warcinfo_id: str) -> bytes:
         """The request record and the response (or revisit) record of one fetch."""
-        response = exchange.response
+        response, wire = exchange.response, exchange.wire
         uri = without_userinfo(response.url)  # as on the wire: credentials are never archived
         common = {"WARC-Date": exchange.date, "WARC-Warcinfo-ID": warcinfo_id}
         headers, body, truncated = _recorded(response)
-        reason = response.reason or _phrase(response.status)
-        status = _WireHeaders(f"{response.status} {reason}".rstrip(), headers,
-                              protocol=response.http_version or "HTTP/1.1")
+        version, reason = (wire.http_version, wire.reason) if wire is not None else ("", "")
+        status = _WireHeaders(f"{response.status} {reason or _phrase(response.status)}".rstrip(),
+                              headers, protocol=version or "HTTP/1.1")
         fields = {**common, "WARC-Record-ID": exchange.response_id}
         if response.status == 304 or exchange.refers_to is not None:
             if response.status == 304:  # no payload came back: say what was revisited
@@ -154,7 +157,7 @@ class RecordMaker:
                                                    warc_headers_dict=fields)
         request = self._writer.create_warc_record(
             uri, "request",
-            http_headers=_WireHeaders(*_request(response), is_http_request=True),
+            http_headers=_WireHeaders(*_request(response.url, wire), is_http_request=True),
             warc_headers_dict={**common, "WARC-Concurrent-To": exchange.response_id})
         return self._compress([main, request])
 
@@ -170,14 +173,14 @@ class RecordMaker:
         return b"".join(out)
 
 
-def _request(response: FetchResult) -> tuple[str, list[tuple[str, str]]]:
+def _request(url: str, wire: Wire | None) -> tuple[str, list[tuple[str, str]]]:
     """The request line and headers as sent, but the credentials (``Authorization``,
     ``Proxy-Authorization``: sent as the server asked, never written down); rebuilt from the
     URL (a GET with its Host) if the fetcher did not say."""
-    if response.request_line:
-        return response.request_line, [(name, value) for name, value in response.request_headers
-                                       if name.lower() not in CREDENTIALS]
-    parts = urlsplit(response.url)
+    if wire is not None:
+        return wire.request_line, [(name, value) for name, value in wire.request_headers
+                                   if name.lower() not in CREDENTIALS]
+    parts = urlsplit(url)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return f"GET {target} HTTP/1.1", [("Host", parts.netloc.rpartition("@")[2])]
 
@@ -189,10 +192,10 @@ def _phrase(status: int | None) -> str:
         return ""
 
 
-def _recorded(response: FetchResult) -> tuple[list[tuple[str, str]], bytes, str | None]:
+def _recorded(response: Response) -> tuple[list[tuple[str, str]], bytes, str | None]:
     """(headers, body, WARC-Truncated value) as the response record holds them: see the module
     docstring for what is rewritten when the fetcher undid a coding."""
-    headers = response.raw_headers or [(k, v) for k, v in response.headers.items()]
+    headers = list(response.headers.items())  # as received: each field line, in order
     body = response.body
     lower = {name.lower(): value for name, value in headers}
     decoded = undone(lower.get("content-encoding", ""))

@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, TextIO
 from minicrawl.events import CrawlObserver, LinkDecisions
 
 if TYPE_CHECKING:
-    from minicrawl.core.interfaces import Item
-    from minicrawl.http.fetch import FetchResult
+    from minicrawl.core.interfaces import Item, Response
     from minicrawl.page import Page
     from minicrawl.stats import StatsSnapshot
 
@@ -136,7 +135,7 @@ class Tracer(CrawlObserver):
     def taken(self, worker: int, item: Item) -> None:
         self.write([f"WORKER {worker} TAKES {item.url} (depth {item.depth})"])
 
-    def fetched(self, worker: int, response: FetchResult) -> None:
+    def fetched(self, worker: int, response: Response) -> None:
         what = (f"{response.status} {len(response.body)} bytes" if response.status is not None
                 else "no response")
         error = f" ({response.error})" if response.error else ""

@@ -130,7 +130,9 @@ def test_a_page_comes_back_with_its_body_and_content_type(server):
     server.pages["/page"] = Resource(b"<p>hello</p>", 200,
                                      {"Content-Type": "text/html; charset=iso-8859-1"})
     response, _ = fetch(server.url("/page"))
+    assert response.url == server.url("/page")  # whose answer
     assert (response.status, response.body, response.error) == (200, b"<p>hello</p>", None)
+    assert not response.transient
     assert response.headers["content-type"] == "text/html; charset=iso-8859-1"
     assert response.location is None
     # Sent as "Content-Type": the headers are case-insensitive, as Page.content_type needs
@@ -151,8 +153,8 @@ def test_a_redirect_is_handed_back_as_sent_and_not_followed(server):
     server.pages["/old"] = Resource(b"moved", 301, {"Location": "../new page?q=%7e&x=1#top"})
     server.pages["/new page"] = Resource(b"new")
     response, _ = fetch(server.url("/old"))
-    assert (response.status, response.location, response.error) == (
-        301, "../new page?q=%7e&x=1#top", None)
+    assert (response.url, response.status, response.location, response.error) == (
+        server.url("/old"), 301, "../new page?q=%7e&x=1#top", None)
     assert [r.path for r in server.requests] == ["/old"]
 
 
@@ -233,6 +235,7 @@ def test_a_declared_length_over_the_cap_is_refused_without_reading(server):
     response, took = fetch(server.url("/big"), max_bytes=1000, deadline=3.0)
     assert (response.status, response.body) == (200, b"")
     assert response.error == "body larger than max_bytes (1000): Content-Length 10000000"
+    assert not response.transient  # the same answer next time
     assert took < 0.5
 
 
@@ -342,7 +345,7 @@ def test_a_body_that_does_not_inflate_is_an_error(server):
                                                                "Content-Encoding": "gzip"})
     response, _ = fetch(server.url("/bad"))
     assert (response.status, response.body) == (200, b"")
-    assert response.error.startswith("DecodeError: ")
+    assert response.error.startswith("DecodeError: ") and not response.transient
     assert_one_line(response.error)
 
 
@@ -350,9 +353,10 @@ def test_a_body_that_does_not_inflate_is_an_error(server):
 
 
 def test_nothing_listening_is_no_answer_and_one_line():
-    response, took = fetch(f"http://127.0.0.1:{closed_port()}/")
-    assert (response.status, response.body) == (None, b"")
-    assert response.error.startswith("ConnectionError: ")
+    url = f"http://127.0.0.1:{closed_port()}/"
+    response, took = fetch(url)
+    assert (response.url, response.status, response.body) == (url, None, b"")
+    assert response.error.startswith("ConnectionError: ") and response.transient
     assert_one_line(response.error)
     assert took < 1
 
@@ -381,6 +385,7 @@ def test_a_connection_never_accepted_is_a_connect_timeout():
             for filler in fillers:
                 filler.close()
     assert response.status is None and response.error.startswith("ConnectTimeout: ")
+    assert response.transient
     assert_one_line(response.error)
     assert 0.4 < took < 2
 
@@ -389,6 +394,7 @@ def test_a_server_that_never_answers_is_a_read_timeout(server):
     server.pages["/hang"] = hang(20)
     response, took = fetch(server.url("/hang"), timeout=0.5)
     assert response.status is None and response.error.startswith("ReadTimeout: ")
+    assert response.transient  # the network's: worth a retry
     assert_one_line(response.error)
     assert 0.4 < took < 2
 
@@ -410,7 +416,7 @@ def test_a_drip_is_cut_at_the_deadline(server):
     response, took = fetch(server.url("/drip"), timeout=2.0, deadline=1.0)
     assert response.status == 200 and 3 <= len(response.body) <= 7  # a byte every 0.2 s
     assert response.body == b"x" * len(response.body)
-    assert response.error == "body too slow (over the 1 s deadline)"
+    assert response.error == "body too slow (over the 1 s deadline)" and not response.transient
     assert 1 <= took < 2
 
 
@@ -431,7 +437,7 @@ def test_a_body_cut_short_is_an_error_not_a_page(server):
     server.pages["/cut"] = truncated(b"<p>seventeen b</p>", 1000)
     response, _ = fetch(server.url("/cut"))
     assert (response.status, response.body) == (200, b"<p>seventeen b</p>")
-    assert response.error.startswith("ProtocolError: ")
+    assert response.error.startswith("ProtocolError: ") and response.transient
     assert_one_line(response.error)
 
 
@@ -542,6 +548,7 @@ def test_https_is_verified_against_the_bundle_in_the_environment(monkeypatch, tm
     finally:
         site.close()
     assert untrusted.status is None and untrusted.error.startswith("SSLError: ")
+    assert not untrusted.transient  # a certificate refused is refused next time too
     assert_one_line(untrusted.error)
     assert (trusted.status, trusted.body, trusted.error) == (200, b"secure", None)
 
