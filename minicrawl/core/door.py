@@ -1,12 +1,12 @@
-"""The door: the one way a URL enters ToDo — seeds, links, redirect targets, sitemap URLs.
+"""The door: the one way a new URL enters ToDo — seeds, links, redirect targets, sitemap URLs.
 
-Three questions, in this order, for every URL offered: may it be crawled at all (the admission
-rules: scope, depth, traps…)? was it ever put in ToDo (Visited's test-and-set, one atomic step
-per URL: of two workers offering one link, one is told "new")? and, for the new ones, is the
-crawl's record of them written (``keep``: a crawl that survives a kill journals them first)?
-Only then are they put in ToDo. A refused URL takes no room in Visited; a URL is in ToDo only
-once kept. An item taken from ToDo that goes back (to wait, to be retried) is ToDo's own
-business: it passed the door once.
+Three questions, in this order (:meth:`Door.enter`): may it be crawled at all (the admission
+rules: scope, depth, traps…; a seed, the user's word, is not asked: :meth:`Door.seed`)? was it
+ever put in ToDo (Visited's test-and-set, atomic per URL: of two workers offering one link, one
+is told "new")? and, for the new ones, is the crawl's record of them written (``keep``: run.py
+journals them)? Only then are they put in ToDo. A refused URL takes no room in Visited. An item
+that passed the door once and goes back — to wait, to be retried, a resumed journal
+(:meth:`Door.back`) — is not asked again.
 """
 
 from collections.abc import Callable, Sequence
