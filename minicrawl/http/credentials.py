@@ -28,6 +28,8 @@ def seed_credentials(seeds: Iterable[str]) -> tuple[list[str], dict[str, str]]:
 def authorization(url: str, credentials: Mapping[str, str]) -> str | None:
     """The Authorization value a request for the canonical ``url`` carries: Basic for its own
     ``user:password@``, else its origin's in ``credentials`` (:func:`seed_credentials`)."""
+    if not credentials and "@" not in url:  # every request asks: most crawls have none
+        return None
     userinfo, at, _ = url.partition("://")[2].partition("/")[0].rpartition("@")
     return basic_auth(userinfo) if at else credentials.get(origin_of(url))
 
