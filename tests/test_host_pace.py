@@ -113,3 +113,27 @@ def test_a_retry_after_holds_back_a_url_handed_out_before_it_came():
     started = time.monotonic()
     assert todo.take() == a
     assert time.monotonic() - started > 0.3
+
+
+# -- one host key: what politeness paces by ------------------------------------------------------
+
+def test_http_and_https_of_a_host_and_port_share_a_pace_and_credentials_make_no_other_host(
+        make_pace):
+    """The pace goes by ``host[:port]`` (core.urls.host_of): a request by https, or with a
+    user:password@, waits for the gap after one by http to the same server; another port does
+    not (another server), nor does a host's other name."""
+    from minicrawl.http.fetch import Fetcher
+    from minicrawl.options import Options
+    from minicrawl.politeness.robots import RobotsGate, Verdict
+    from minicrawl.stats import Stats
+
+    opts = Options(ignore_robots=True, delay=5.0, per_host=4)
+    gate, fetcher = RobotsGate(opts, Stats(), make_pace(4)), Fetcher(opts)
+    try:
+        assert gate.admit(Item("http://h.test:8080/a"), fetcher).verdict is Verdict.GO
+        for same in ("https://h.test:8080/b", "http://user:pw@h.test:8080/c"):
+            assert gate.admit(Item(same), fetcher).verdict is Verdict.WAIT, same
+        for other in ("http://h.test:8081/", "https://h.test/", "http://www.h.test:8080/"):
+            assert gate.admit(Item(other), fetcher).verdict is Verdict.GO, other
+    finally:
+        fetcher.close()

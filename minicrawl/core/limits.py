@@ -6,20 +6,18 @@ import time
 from collections.abc import Iterable
 
 from minicrawl.core.interfaces import Item
-from minicrawl.core.urls import canonicalize, origin
+from minicrawl.core.urls import canonicalize, host_of
 
 
 class SameHost:
     """Admits a URL on a seed's host (and its port, if one is given), by http or https."""
 
     def __init__(self, seeds: Iterable[str]) -> None:
-        origins = {origin(url) for url in map(canonicalize, seeds) if url}
-        # Canonical URLs spell an origin one way, so a prefix test is the whole check.
-        self.prefixes = tuple(s + o[o.index(":"):] for o in origins for s in ("http", "https"))
+        self.hosts = {host_of(url) for url in map(canonicalize, seeds) if url}
 
     def refuses(self, url: str, depth: int) -> str | None:
         """None if ``url`` (canonical) is on a seed's host, else "out_of_scope"."""
-        return None if url.startswith(self.prefixes) else "out_of_scope"
+        return None if host_of(url) in self.hosts else "out_of_scope"
 
 
 class Politeness:

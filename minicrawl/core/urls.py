@@ -68,8 +68,16 @@ def resolve(page: str, href: str, encoding: str = "utf-8") -> str | None:
 
 
 def origin(url: str) -> str:
-    """``scheme://[user:pass@]host[:port]/`` of a canonical URL: a site's key (pace, proxies)."""
+    """``scheme://[user:pass@]host[:port]/`` of a canonical URL: a site's key (robots, proxies)."""
     return url[: url.find("/", url.index("//") + 2)] + "/"
+
+
+def host_of(url: str) -> str:
+    """``host[:port]`` of a canonical URL ("" for a non-URL): what "a host" is to the pace, the
+    caps and the scope. One server is its host and port: http and https of it are one host (a
+    canonical URL drops a default port, so http://h/ and https://h/ are too), and a URL's
+    user:password@ is not part of it: credentials must not make one server two, each paced alone."""
+    return url.partition("://")[2].partition("/")[0].rpartition("@")[2]
 
 
 # A URL's authority: to the first "/", "?", "#" or space; its userinfo to the authority's last @

@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING
 from protego import Protego
 
 from minicrawl.core.interfaces import Item
-from minicrawl.core.urls import resolve
+from minicrawl.core.urls import host_of, resolve
 from minicrawl.http.answer import undone
 from minicrawl.http.fetch import Fetcher, FetchResult
 from minicrawl.options import Options
-from minicrawl.origins import host_of, origin_of
+from minicrawl.origins import origin_of
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
 

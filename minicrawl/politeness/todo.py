@@ -33,7 +33,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from minicrawl.core.interfaces import Item
-from minicrawl.origins import host_of
+from minicrawl.core.urls import host_of
 from minicrawl.politeness.hosts import Hosts, HostState
 
 

@@ -96,7 +96,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from minicrawl.core.interfaces import Item
-from minicrawl.origins import host_of
+from minicrawl.core.urls import host_of
 from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.todo import ToDo
 from minicrawl.spill.disk import DiskLines
