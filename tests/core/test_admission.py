@@ -79,7 +79,7 @@ def full_host_cap(full: str) -> HostCap:
     hosts = Hosts()
     for n in range(2):
         item = Item(f"http://{full}/{n}")
-        assert hosts.take(item, full, 0.0, 2) == 0.0
+        assert hosts.take_turn(item, full, 0.0, 2).go
         hosts.release(item, full)
     return HostCap(RobotsGate(opts, Stats(), hosts))
 
