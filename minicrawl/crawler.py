@@ -57,6 +57,7 @@ from minicrawl.politeness.robots import RobotsGate
 from minicrawl.politeness.todo import ToDo
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
+from minicrawl.seams import HostPace, PageCap, PoliteFrontier, Redirects
 from minicrawl.seeds import NoValidSeeds, SeedFeed, Seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.speed.turns import TakingTurns
@@ -145,11 +146,18 @@ class Crawler:
         # --warc: every fetch (the fetchers hand it over), written by one thread; opened last
         # of the outputs that can be refused (a new archive replaces an earlier one's files)
         self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
-        # The hosts' pace: this process's host states, or kept in Redis if shared.
-        self.pace = self.shared.host_gate if self.shared else Hosts(opts.per_host, opts.delay)
-        # ToDo: the polite one, keeping --frontier-memory MB in memory and the rest on disk
-        self.todo = self.shared.todo if self.shared else SpillingToDo(
-            ToDo(self.pace), opts.frontier_memory * MB)
+        # The hosts' pace and ToDo: this process's host states, and the polite ToDo keeping
+        # --frontier-memory MB in memory and the rest on disk (closed at the end: its disk part
+        # goes); or, if shared, kept in Redis.
+        self._spilling: SpillingToDo | None = None
+        self.pace: HostPace
+        self.todo: PoliteFrontier
+        if self.shared:
+            self.pace, self.todo = self.shared.host_gate, self.shared.todo
+        else:
+            hosts = Hosts(opts.per_host, opts.delay)
+            self._spilling = SpillingToDo(ToDo(hosts), opts.frontier_memory * MB)
+            self.pace, self.todo = hosts, self._spilling
         if visited_filter is None:  # (not `or`: an empty filter is falsy)
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
@@ -166,8 +174,7 @@ class Crawler:
                                      budget=None if self.shared else self.visited.__len__)
         self.stats = self.shared.stats if self.shared else Stats()
         # robots.txt, and each request asks the hosts' pace for a slot
-        self.politeness = RobotsGate(opts, self.stats, self.pace,
-                                     self.shared.host_gate if self.shared else None)
+        self.politeness = RobotsGate(opts, self.stats, self.pace)
         # The one way into ToDo for every new URL: the admission rules (the depth; the
         # resolver, which keeps the verdicts of the rules that answer from the URL alone; the
         # host cap, whose answer changes as the crawl goes), then Visited, then ToDo.
@@ -176,7 +183,7 @@ class Crawler:
             rules.append(HostCap(self.politeness))
         self.door = Door(self.todo, self.visited, rules)
         # Redirect chains waiting at their targets: in Redis if shared (any process takes on)
-        self.chains = self.shared.chains if self.shared else Chains()
+        self.chains: Redirects = self.shared.chains if self.shared else Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
         # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.
         self.duplicates = open_duplicates(opts, self.state,
@@ -193,7 +200,7 @@ class Crawler:
         self.watched = Watched(self.stats, self.todo, self.visited, self.workers, opts, self.seeds)
         self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order
         self._parsing: AbstractContextManager[object] = nullcontext()  # the core's, once it runs
-        self.page_count = self.shared.pages if self.shared else PageCount()
+        self.page_count: PageCap = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
         self._running = threading.Lock()  # held by the one run()
         self._over_capacity = threading.Event()  # told once, by whichever worker sees it first
@@ -237,8 +244,8 @@ class Crawler:
         finally:
             self._end_feeding(feeders)
             stats = self.summary()
-            if isinstance(self.todo, SpillingToDo):  # its disk part goes (Ctrl-C, SIGTERM too)
-                self.todo.close()
+            if self._spilling is not None:  # its disk part goes (Ctrl-C, SIGTERM too)
+                self._spilling.close()
             if self.duplicates is not None:  # its scratch file goes too
                 self.duplicates.close()
             if not self.events.observers:  # making them failed: close what __init__ opened
@@ -340,8 +347,8 @@ class Crawler:
     def summary(self) -> StatsSnapshot:
         """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left (in
         memory and on disk, and the disk it took)."""
-        todo = self.todo.figures() if isinstance(self.todo, SpillingToDo) else {}
-        return self.stats.snapshot(todo_left=len(self.todo), **todo, **describe(self.visited))
+        return self.stats.snapshot(todo_left=len(self.todo), **self.todo.figures(),
+                                   **describe(self.visited))
 
     def _observers(self) -> list[CrawlObserver]:
         """Who hears the crawl, in order: the keepers first (the saver names the file the

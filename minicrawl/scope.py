@@ -1,9 +1,10 @@
 """Scope: which canonical URLs this crawl may follow.
 
-By default a crawl stays on its seeds' hosts (any port, either scheme); ``--allow-domain`` adds a
-host and its subdomains (``example.org`` or ``*.example.org``, in any case, an IDN as typed or
-in punycode: each is the host the core's canonicalizer makes of it); ``--include`` /
-``--exclude`` regexes narrow it further.
+By default a crawl stays on its seeds' hosts (a host is its name and port, by http or https:
+:func:`~minicrawl.core.urls.host_of`, as the core's ``SameHost``); ``--allow-domain`` adds a
+domain and its subdomains, on any port (``example.org`` or ``*.example.org``, in any case, an
+IDN as typed or in punycode: each is the name the core's canonicalizer makes of it);
+``--include`` / ``--exclude`` regexes narrow it further.
 
 The regexes are matched by the ``regex`` module with a time limit (``MATCH_TIMEOUT``) and the GIL
 released: Python's ``re`` can take hours on one URL with a pattern like ``(a|a)*$`` (catastrophic
@@ -25,8 +26,7 @@ from collections.abc import Iterable
 
 import regex
 
-from minicrawl.core.urls import canonicalize
-from minicrawl.origins import host_of
+from minicrawl.core.urls import canonicalize, host_of
 
 log = logging.getLogger("minicrawl")
 
@@ -46,6 +46,11 @@ def allowed_host(domain: str) -> str | None:
         return None
     url = canonicalize(f"http://{name}/")
     return host_of(url) if url is not None else None
+
+
+def name_of(host: str) -> str:
+    """The name of ``host`` (``host[:port]``) without its port: what a domain is matched on."""
+    return host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
 
 
 def compile_pattern(pattern: str | re.Pattern[str]) -> regex.Pattern[str]:
@@ -77,11 +82,12 @@ class Scope:
         self._lock = threading.Lock()
 
     def allows_host(self, host: str) -> bool:
-        """True if pages of ``host`` belong to this crawl."""
+        """True if pages of ``host`` (``host[:port]``) belong to this crawl."""
         known = self._host_cache.get(host)
         if known is None:
+            name = name_of(host)
             known = host in self.hosts or any(
-                host == d or host.endswith("." + d) for d in self.domains)
+                name == d or name.endswith("." + d) for d in self.domains)
             if not known and not self.complete.is_set():
                 self.complete.wait()  # a seed not read yet may name it (a second or so)
                 known = host in self.hosts

@@ -33,11 +33,12 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
-from minicrawl.core.interfaces import Frontier, Item
+from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import canonical
 from minicrawl.options import shown
 from minicrawl.origins import origin_of
 from minicrawl.redact import redact, without_userinfo
+from minicrawl.seams import PoliteFrontier
 
 CHUNK = 1000  # seeds offered to Visited and put in ToDo at once (a page's links are ~10-100)
 # What reading a seed file can raise after it opened: a truncated or corrupt compressed file, a
@@ -201,7 +202,7 @@ class SeedFeed:
     memory. Seeds read later therefore queue behind the links found meanwhile (per host, first
     in first out), not before them; a ToDo that spills to disk could take them all at once."""
 
-    def __init__(self, todo: Frontier, lead: int = LEAD) -> None:
+    def __init__(self, todo: PoliteFrontier, lead: int = LEAD) -> None:
         self.todo, self.lead = todo, lead
         lock = threading.Lock()
         self._changed = threading.Condition(lock)  # workers wait here for seeds
@@ -228,7 +229,7 @@ class SeedFeed:
                 with self._changed:
                     self._waiting -= 1
                     self._room.notify()
-            if item is not None or finished or getattr(self.todo, "stopped", False):
+            if item is not None or finished or self.todo.stopped:
                 return item  # (ToDo stopped by whoever holds it: the crawl is over)
             with self._changed:  # ToDo caught up with the feed: wait for it
                 while self._chunks == chunks and not self._finished:

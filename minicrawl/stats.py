@@ -10,6 +10,8 @@ import threading
 import time
 from collections import Counter
 
+from minicrawl.seams import Grant
+
 StatValue = int | float | str | bool | None
 """One value of a stats snapshot: a counter, a time or a rate, ``visited_kind``, Visited's
 ``over_capacity``, or None for a figure that does not apply (an exact set's fill ratio). Each is a
@@ -27,14 +29,14 @@ class PageCount:
         self._count = 0
         self._lock = threading.Lock()
 
-    def take(self, cap: int) -> int:
-        """Count one fetch: the count with it (``cap`` for the last one allowed), or 0 once the
-        cap is reached."""
+    def take(self, cap: int) -> Grant:
+        """Count one fetch against ``cap``: GO, LAST (the ``cap``-th), or NONE once it was
+        reached (a :class:`~minicrawl.seams.PageCap`)."""
         with self._lock:
             if self._count >= cap:
-                return 0
+                return Grant.NONE
             self._count += 1
-            return self._count
+            return Grant.LAST if self._count == cap else Grant.GO
 
 
 class Stats:

@@ -68,11 +68,11 @@ def test_a_host_is_handed_out_once_its_gap_is_over_and_others_meanwhile():
     todo = ToDo(hosts)
     todo.put_many([Item("http://a/1", 0), Item("http://a/2", 0), Item("http://b/1", 0)])
     assert (a1 := todo.take()).url == "http://a/1"
-    assert hosts.take(a1, "a", 0.2, None) == 0.0  # the slot take() gave: the request starts
+    assert hosts.take(a1, "a", 0.2) == 0.0  # the slot take() gave: the request starts
     hosts.release(a1, "a", 0.2, 0.0)
     todo.done(a1)
     assert (b1 := todo.take()).url == "http://b/1"  # a must wait its gap; b need not
-    hosts.take(b1, "b", 0.2, None)
+    hosts.take(b1, "b", 0.2)
     hosts.release(b1, "b", 0.2, 0.0)
     todo.done(b1)
     started = time.monotonic()
@@ -107,10 +107,10 @@ def test_a_url_put_back_keeps_its_turn_and_an_unused_slot_costs_no_gap():
     assert (again := todo.take()).url == "http://a/0"  # at once (no request was made), first
     todo.done(again)  # refused (robots.txt disallows): again no gap
     assert (a1 := todo.take()).url == "http://a/1"
-    assert hosts.take(a1, "a", 5.0, None) == 0.0
+    assert hosts.take(a1, "a", 5.0) == 0.0
     hosts.release(a1, "a", 5.0, 0.0)
     todo.done(a1)
-    assert hosts.take(Item("http://a/x"), "a", 5.0, None) > 4.9  # now the host's gap runs
+    assert hosts.take(Item("http://a/x"), "a", 5.0) > 4.9  # now the host's gap runs
 
 
 def test_an_item_put_back_rejoins_its_line_when_its_worker_is_done_not_before():

@@ -288,16 +288,16 @@ def test_delayed_items_wait_for_their_time(redis_server):
 def test_host_gate_books_slots_in_turn_across_clients(redis_server):
     name = crawl_name()
     gates = [RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(3)]
-    assert gates[0].take(Item("u0"), "example.org", 0.1, None) == 0.0
-    first = gates[1].take(Item("u1"), "example.org", 0.1, None)  # busy: booked the next slot
-    second = gates[2].take(Item("u2"), "example.org", 0.1, None)  # booked one gap after that
+    assert gates[0].take(Item("u0"), "example.org", 0.1) == 0.0
+    first = gates[1].take(Item("u1"), "example.org", 0.1)  # busy: booked the next slot
+    second = gates[2].take(Item("u2"), "example.org", 0.1)  # booked one gap after that
     assert 0.05 < first <= 0.1 and 0.09 <= second - first <= 0.11
     gates[0].release(Item("u0"), "example.org", 0.1, 0.0)
     # A URL without a booking may not jump the line while others are booked, even once free.
     time.sleep(0.25)
-    assert gates[0].take(Item("late"), "example.org", 0.1, None) > 0
-    assert gates[1].take(Item("u1"), "example.org", 0.1, None) == 0.0  # its slot: go
-    assert gates[2].take(Item("u2"), "example.org", 0.1, None) > 0  # the gap after u1 first
+    assert gates[0].take(Item("late"), "example.org", 0.1) > 0
+    assert gates[1].take(Item("u1"), "example.org", 0.1) == 0.0  # its slot: go
+    assert gates[2].take(Item("u2"), "example.org", 0.1) > 0  # the gap after u1 first
     assert gates[1].in_flight("example.org") == 1
 
 
@@ -306,21 +306,22 @@ def test_a_refused_url_gives_up_its_booking_at_once(redis_server):
     turn goes at once, not after the grace time (3 s), so the host's other URLs do not wait."""
     name = crawl_name()
     gate, other = (RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(2))
-    assert gate.take(Item("first"), "h", 0.05, None) == 0.0
+    assert gate.take(Item("first"), "h", 0.05) == 0.0
     assert other.book(Item("pending"), "h", 0.05) > 0  # waits for robots.txt, its turn kept
     gate.release(Item("first"), "h", 0.05, 0.0)
     time.sleep(0.15)  # the host is free and past its gap
     other.forget(Item("pending"), "h")  # robots.txt disallows it: it never comes back
-    assert gate.take(Item("next"), "h", 0.05, None) == 0.0  # no one booked ahead of it any more
+    assert gate.take(Item("next"), "h", 0.05) == 0.0  # no one booked ahead of it any more
     gate.release(Item("next"), "h", 0.0, 0.0)
     # Refused for the host's page cap: the booking goes in the same step.
     assert other.book(Item("capped"), "h", 0.0) > 0
-    assert gate.take(Item("capped"), "h", 0.0, 0) == -1.0
+    assert gate.take_turn(Item("capped"), "h", 0.0, 0).full
     assert other._shared.client.zcard(gate.key("book", "h")) == 0
 
 
 def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
     """RobotsGate tells the shared gate when robots.txt refuses a URL that booked a turn."""
+    from minicrawl.core.urls import host_of
     from minicrawl.http.fetch import Fetcher
     from minicrawl.local.site import Resource
     from minicrawl.politeness.robots import RobotsGate, Verdict
@@ -330,9 +331,9 @@ def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
     with LocalSite({"/robots.txt": robots}) as site:
         gate = RedisHostGate(SharedRedis(redis_server.url, crawl_name()))
         opts = Options(delay=0.0)
-        politeness, fetcher = RobotsGate(opts, Stats(), gate, gate), Fetcher(opts)
+        politeness, fetcher = RobotsGate(opts, Stats(), gate), Fetcher(opts)
         url = site.url("/private/x")
-        host = url.split("/")[2].split(":")[0]
+        host = host_of(url)  # what politeness keys a host by: its name and port
         assert gate.book(Item(url), host, 0.0) > 0  # as when it waited for robots.txt
         try:
             assert politeness.admit(Item(url), fetcher).verdict is Verdict.DENY
@@ -345,32 +346,33 @@ def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server):
     name = crawl_name()
     live = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)
     dead = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)
-    assert dead.take(Item("a"), "h", 0.0, 3) == 0.0 and dead.take(Item("b"), "h", 0.0, 3) == 0.0
-    assert live.take(Item("c"), "h", 0.0, 3) > 0  # two in flight, by another process
+    assert dead.take_turn(Item("a"), "h", 0.0, 3).go and dead.take_turn(Item("b"), "h", 0.0, 3).go
+    assert live.take_turn(Item("c"), "h", 0.0, 3).wait > 0  # two in flight, by another process
     dead._held.clear()  # as if killed: its leases are no longer renewed
     time.sleep(1.2)
     assert live.in_flight("h") == 0
-    assert live.take(Item("c"), "h", 0.0, 3) == 0.0  # the booked URL, once the dead slots lapsed
+    assert live.take_turn(Item("c"), "h", 0.0, 3).go  # the booked URL, once the dead slots lapsed
     live.release(Item("c"), "h", 0.0, 0.0)
-    assert live.take(Item("d"), "h", 0.0, 3) == -1.0 and live.full("h", 3)  # 3 pages: the cap
+    assert live.take_turn(Item("d"), "h", 0.0, 3).full and live.full("h", 3)  # 3 pages: the cap
 
 
 def test_page_counts_survive_a_retried_call(redis_server):
     """A script call whose answer was lost (a dropped connection) is sent again by the retry
     loop: the page caps must count it once, or the crawl would stop short of its cap."""
+    from minicrawl.seams import Grant
     from minicrawl.shared.caps import RedisPageCap
     from minicrawl.shared.gate import TAKE_SCRIPT
 
     shared = SharedRedis(redis_server.url, crawl_name())
     cap = RedisPageCap(shared)
-    assert [cap.take(3, token="a"), cap.take(3, token="a"), cap.take(3)] == [1, 1, 2]
-    assert [cap.take(3), cap.take(3), cap.take(3, token="a")] == [3, 0, 1]
+    assert [cap.take(3, token="a"), cap.take(3, token="a"), cap.take(3)] == [Grant.GO] * 3
+    assert [cap.take(3), cap.take(3), cap.take(3, token="a")] == [Grant.LAST, Grant.NONE, Grant.GO]
     gate = RedisHostGate(shared, per_host=4)
     keys = [gate.key(kind, "h") for kind in ("host", "lease", "book", "pages")]
     args = [0, 4, 30_000, "http://h/x", "lease-1", 2, 3000, "page"]
     assert [shared.eval("t", TAKE_SCRIPT, keys, args) for _ in range(2)] == [0, 0]
-    assert gate.take(Item("http://h/y"), "h", 0.0, 2) == 0.0  # the second page, not the third
-    assert gate.take(Item("http://h/z"), "h", 0.0, 2) == -1.0
+    assert gate.take_turn(Item("http://h/y"), "h", 0.0, 2).go  # the second page, not the third
+    assert gate.take_turn(Item("http://h/z"), "h", 0.0, 2).full
 
 
 # --------------------------------------------------------------------------- whole crawls

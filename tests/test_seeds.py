@@ -137,7 +137,7 @@ def test_a_link_to_a_seed_host_not_read_yet_waits_for_the_pass():
     asking.start()
     asking.join(0.2)
     assert answers == []  # waiting
-    scope.learned(["http://b.test:8080"])
+    scope.learned(["https://b.test"])  # its host by either scheme
     asking.join(5)
     assert answers == [True]
     assert scope.admits("http://a.test/y") and not scope.admits("http://c.test/")

@@ -99,7 +99,7 @@ def test_a_host_whose_urls_are_on_disk_is_still_seen_by_politeness(spill_dir: st
     todo.put_many([Item(f"http://b.test/{i:03d}") for i in range(50)])
     assert todo.figures()["todo_in_memory"] == 11  # a's first ten, b's first one
     a0 = todo.take()
-    hosts.take(a0, "a.test", 5.0, None)
+    hosts.take(a0, "a.test", 5.0)
     hosts.release(a0, "a.test", 5.0, 0.0)
     todo.done(a0)
     got = []
@@ -107,7 +107,7 @@ def test_a_host_whose_urls_are_on_disk_is_still_seen_by_politeness(spill_dir: st
     for _ in range(3):
         item = todo.take()
         got.append(item.url)
-        hosts.take(item, "b.test", 0.0, None)
+        hosts.take(item, "b.test", 0.0)
         hosts.release(item, "b.test", 0.0, 0.0)
         todo.done(item)
     assert got == ["http://b.test/000", "http://b.test/001", "http://b.test/002"]

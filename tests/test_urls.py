@@ -14,8 +14,8 @@ from minicrawl import Crawler
 from minicrawl.admission import repeated_segments
 from minicrawl.core.crawler import Crawler as CoreCrawler
 from minicrawl.core.limits import SameHost
-from minicrawl.core.urls import canonical, origin
-from minicrawl.origins import host_of, origin_of
+from minicrawl.core.urls import canonical, canonicalize, host_of, origin
+from minicrawl.origins import origin_of
 from minicrawl.resolve import canonical_url
 from minicrawl.seeds import read_seeds
 
@@ -169,15 +169,16 @@ def test_a_location_not_in_utf8_is_followed_as_chrome_follows_it(crawler: str) -
     assert server.paths[-1] == "/caf%EF%BF%BD"
 
 
-# --- a URL's origin and host: the keys run.py groups URLs by (minicrawl/origins.py) ----------
+# --- a URL's origin (minicrawl/origins.py) and its host, the one key of a host (core/urls.py) --
 
 @pytest.mark.parametrize(("url", "origin_", "host"), [
     ("http://h.test/", "http://h.test", "h.test"),
     ("http://h.test/a/b?c=/d/e", "http://h.test", "h.test"),
-    ("https://h.test:8443/a", "https://h.test:8443", "h.test"),
-    ("http://[::1]:8080/x?y=/z", "http://[::1]:8080", "[::1]"),
-    ("http://u:p@[::1]:8080/x", "http://u:p@[::1]:8080", "[::1]"),
-    ("http://u:p@h.test:8080/x", "http://u:p@h.test:8080", "h.test"),
+    ("https://h.test:8443/a", "https://h.test:8443", "h.test:8443"),
+    ("http://[::1]:8080/x?y=/z", "http://[::1]:8080", "[::1]:8080"),
+    ("http://u:p@[::1]:8080/x", "http://u:p@[::1]:8080", "[::1]:8080"),
+    ("http://u:p@h.test:8080/x", "http://u:p@h.test:8080", "h.test:8080"),
+    ("http://u:p%40q@h.test/x", "http://u:p%40q@h.test", "h.test"),
 ])
 def test_origin_and_host(url: str, origin_: str, host: str) -> None:
     assert origin_of(url) == origin_ and origin(url) == origin_ + "/"
@@ -186,3 +187,13 @@ def test_origin_and_host(url: str, origin_: str, host: str) -> None:
 
 def test_a_non_url_has_no_host() -> None:
     assert host_of("0") == host_of("") == ""
+
+
+@pytest.mark.parametrize("other", ["https://H.test:8080/b", "http://user:pw@h.test:8080/c",
+                                   "https://u@h.test:8080/"])
+def test_one_server_is_one_host_by_either_scheme_and_whatever_the_credentials(other) -> None:
+    """A host is its name and port: http and https of it, with or without user:password@, are
+    one host (one pace, one page cap, one scope); another port is another server."""
+    assert host_of(canonicalize(other)) == host_of("http://h.test:8080/a") == "h.test:8080"
+    assert host_of("http://h.test:8081/") != "h.test:8080"
+    assert host_of("http://h.test/") == host_of("https://h.test/") == "h.test"  # default ports

@@ -50,8 +50,7 @@ class Door:
         return self._put(entry, keep)
 
     def seed(self, urls: list[str], keep: Callable[[Entry], None] | None = None) -> Entry:
-        """Offer seeds: the user's word, so no rule refuses them (the rules decide what is
-        followed from them); Visited still drops a repeat."""
+        """Offer seeds: the user's word, so no rule refuses them; Visited still drops a repeat."""
         entry = Entry([Item(url) for url in self.visited.add_new(urls)])
         return self._put(entry, keep)
 

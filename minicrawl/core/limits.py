@@ -6,22 +6,18 @@ import time
 from collections.abc import Iterable
 
 from minicrawl.core.interfaces import Item
-from minicrawl.core.urls import canonicalize, origin
+from minicrawl.core.urls import canonicalize, host_of
 
 
 class SameHost:
     """Admits a URL on a seed's host (and its port, if one is given), by http or https."""
 
     def __init__(self, seeds: Iterable[str]) -> None:
-        # Canonical URLs spell an origin one way, so a prefix test is the whole check (a seed's
-        # user:password@ is no part of its host: the crawler sends it apart, seed_credentials).
-        hosts = {origin(url).partition("://")[2].rpartition("@")[2]
-                 for url in map(canonicalize, seeds) if url}
-        self.prefixes = tuple(f"{s}://{h}" for h in hosts for s in ("http", "https"))
+        self.hosts = {host_of(url) for url in map(canonicalize, seeds) if url}
 
     def refuses(self, url: str, depth: int) -> str | None:
         """None if ``url`` (canonical) is on a seed's host, else "out_of_scope"."""
-        return None if url.startswith(self.prefixes) else "out_of_scope"
+        return None if host_of(url) in self.hosts else "out_of_scope"
 
 
 class Politeness:
@@ -33,8 +29,7 @@ class Politeness:
         self._lock = threading.Lock()
 
     def take(self, item: Item, host: str, gap: float = 0.0) -> float:
-        """0.0 if ``host``'s gap is over (the next start is then booked a gap on), else the
-        seconds left."""
+        """0.0 if ``host``'s gap is over (its next start is then booked), else the seconds left."""
         with self._lock:
             now = time.monotonic()
             if (wait := self._next_start.get(host, 0.0) - now) > 0:

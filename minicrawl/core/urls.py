@@ -68,8 +68,14 @@ def resolve(page: str, href: str, encoding: str = "utf-8") -> str | None:
 
 
 def origin(url: str) -> str:
-    """``scheme://[user:pass@]host[:port]/`` of a canonical URL: a site's key (pace, proxies)."""
+    """``scheme://[user:pass@]host[:port]/`` of a canonical URL: a site's key (robots, proxies)."""
     return url[: url.find("/", url.index("//") + 2)] + "/"
+
+
+def host_of(url: str) -> str:
+    """``host[:port]`` of a canonical URL ("" if none), one server: the key of pace, caps, scope.
+    Its http and https are one host; user:password@ is no part (one server is paced once)."""
+    return url.partition("://")[2].partition("/")[0].rpartition("@")[2]
 
 
 # A URL's authority: to the first "/", "?", "#" or space; its userinfo to the authority's last @

@@ -12,7 +12,7 @@ from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Frontier, Item, Observer, Pace, Page, Response, Visitor
 from minicrawl.core.links import base_url, extract_links, follows_links
-from minicrawl.core.urls import origin, resolve
+from minicrawl.core.urls import host_of, resolve
 
 
 class Worker:
@@ -74,7 +74,7 @@ class Trip:
         """GET the item's URL once its host's pace allows (http and https of a host share it)."""
         if self.pace is None:
             return self.fetcher.fetch(item.url)
-        host = origin(item.url).partition(":")[2]  # "//[user@]host[:port]/", either scheme
+        host = host_of(item.url)  # "host[:port]": either scheme, without user:password@
         while (wait := self.pace.take(item, host)) > 0:
             time.sleep(wait)
         try:

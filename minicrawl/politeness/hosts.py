@@ -13,9 +13,10 @@ when it hands the item out (the host was READY), and the item's first request â€
 the page â€” uses it. A slot handed back unused (robots.txt refused the URL, the URL went back to
 ToDo) is unbooked: a URL that made no request costs its host no gap.
 
-:class:`Hosts` is one process's pace (the core's :class:`~minicrawl.core.interfaces.Pace`); the
-ToDo asks it "may this host be fetched now?" (:meth:`Hosts.state`) and is told when a host's
-state changes. The two share one lock: choosing an item and booking its host's slot are one step.
+:class:`Hosts` is one process's pace (a :class:`~minicrawl.seams.HostPace`: the core's ``Pace``
+and more); the ToDo asks it "may this host be fetched now?" (:meth:`Hosts.state`) and is told
+when a host's state changes. The two share one lock: choosing an item and booking its host's
+slot are one step.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ from dataclasses import dataclass
 from enum import Enum
 
 from minicrawl.core.interfaces import Item
+from minicrawl.seams import FULL, GO, Turn
 
 MAX_HOSTS = 50_000  # idle host records kept at most (a hundred bytes each)
-FULL = -1.0  # what take answers when the host had its max_pages_per_host
+# All of a host's slots are in flight: ask again in this many seconds (a request ends when it
+# ends; the polite ToDo is told at once, a caller that sleeps polls: the shared gate's poll too)
+BUSY_POLL = 0.01
 
 
 class HostState(Enum):
@@ -109,13 +113,18 @@ class Hosts:
             host.in_flight += 1
             self._slots.setdefault(item, []).append(Slot(name, prev, host.next_start))
 
-    # -- the Pace: asked by politeness for each request ----------------------------------------
+    # -- the HostPace: asked by politeness for each request ------------------------------------
 
-    def take(self, item: Item, host: str, gap: float = 0.0, cap: int | None = None,
-             robots: bool = False) -> float:
-        """A request for ``item`` starts on ``host`` now: 0.0 if ``item`` holds an unused slot
-        on it or one is free (taken), else the seconds to wait (a tiny number when BUSY), or
-        :data:`FULL` when ``cap`` pages were had (not counted for ``robots``)."""
+    def take(self, item: Item, host: str, gap: float = 0.0) -> float:
+        """The core's Pace: 0.0 if a request for ``item`` starts on ``host`` now, else the
+        seconds to wait (:meth:`take_turn` without a cap)."""
+        return self.take_turn(item, host, gap).wait
+
+    def take_turn(self, item: Item, host: str, gap: float = 0.0, cap: int | None = None,
+                  robots: bool = False) -> Turn:
+        """A request for ``item`` on ``host``: go if ``item`` holds an unused slot on it or one
+        is free (taken); else wait while the host rests (or, BUSY, :data:`BUSY_POLL`); full
+        once it had ``cap`` pages (not counted for ``robots``)."""
         with self.lock:
             if not robots and cap is not None and self._pages.get(host, 0) >= cap:
                 return FULL
@@ -124,14 +133,14 @@ class Hosts:
             record.gap = gap = max(gap, self.delay)
             slot = next((s for s in self._slots.get(item, ()) if s.host == host and not s.used),
                         None)
-            if slot is not None and record.quiet_until > now:
-                return record.quiet_until - now  # booked before a Retry-After came: it waits
+            if slot is not None and record.quiet_until > now:  # booked before a Retry-After
+                return Turn(False, record.quiet_until - now)
             if slot is None:
                 state = self.state(host, now)
                 if state is HostState.BUSY:
-                    return 1e-6
+                    return Turn(False, BUSY_POLL)
                 if state is HostState.RESTING:
-                    return record.next_start - now
+                    return Turn(False, record.next_start - now)
                 record.in_flight += 1
                 slot = Slot(host, record.next_start, now + gap)
                 self._slots.setdefault(item, []).append(slot)
@@ -139,7 +148,7 @@ class Hosts:
             record.next_start = max(record.next_start, now + gap)
             if not robots and cap is not None:
                 self._pages[host] = self._pages.get(host, 0) + 1
-            return 0.0
+            return GO
 
     def release(self, item: Item, host: str, gap: float = 0.0, pause: float = 0.0) -> None:
         """``item``'s request to ``host`` is over: the slot is free. The next start is ``pause``
@@ -179,6 +188,14 @@ class Hosts:
     def full(self, host: str, cap: int) -> bool:
         """True once ``host`` had ``cap`` pages."""
         return self._pages.get(host, 0) >= cap
+
+    def book(self, item: Item, host: str, gap: float = 0.0) -> float:
+        """0.0: nothing to book here: ``item`` keeps its turn in its host's line in the polite
+        ToDo (put back, it returns to the head of the line)."""
+        return 0.0
+
+    def forget(self, item: Item, host: str) -> None:
+        """Nothing booked here (see :meth:`book`): a slot ``item`` holds goes with ``done``."""
 
     # -- records -------------------------------------------------------------------------------
 

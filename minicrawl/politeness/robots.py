@@ -15,11 +15,12 @@ DENY with a reason (recorded, never fetched).
   the origin's URLs as "robots.txt unreachable"; up to 5 redirects followed. Rules are kept 24
   hours, for the ``max_origins`` most recently used origins (an origin forgotten and seen again
   is asked again).
-* per host, the pace is kept by a pacer (the core's ``Pace``): a request starts at least the
-  gap after the previous one started, and with ``per_host=1`` (one at a time) after the
-  previous one ended, so the server sees every gap whole; at most ``per_host`` in flight; a
-  Retry-After keeps the whole host quiet; at most ``max_pages_per_host`` requests in all. The gap
-  is ``delay``, raised by the site's Crawl-delay or Request-rate, capped at ``max_crawl_delay``.
+* per host (``host[:port]``), the pace is kept by a pacer (a :class:`~minicrawl.seams.HostPace`):
+  a request starts at least the gap after the previous one started, and with ``per_host=1``
+  (one at a time) after the previous one ended, so the server sees every gap whole; at most
+  ``per_host`` in flight; a Retry-After keeps the whole host quiet; at most
+  ``max_pages_per_host`` requests in all. The gap is ``delay``, raised by the site's
+  Crawl-delay or Request-rate, capped at ``max_crawl_delay``.
   In one process the pacer is :class:`minicrawl.politeness.hosts.Hosts`, whose host states the
   polite ToDo asks before it hands a URL out, so a URL waits in its host's line, in its turn, and
   starts when its host is READY. In a shared crawl it is
@@ -41,21 +42,16 @@ from typing import TYPE_CHECKING
 from protego import Protego
 
 from minicrawl.core.interfaces import Item, Response
-from minicrawl.core.urls import resolve
+from minicrawl.core.urls import host_of, resolve
 from minicrawl.http.answer import undone
 from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
-from minicrawl.origins import host_of, origin_of
+from minicrawl.origins import origin_of
 from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
 
 if TYPE_CHECKING:
-    from minicrawl.politeness.hosts import Hosts
-    from minicrawl.shared.gate import RedisHostGate
-
-    # The core's Pace (take, release), and what both of these have besides: a turn kept
-    # (book) and given up (forget) for a URL that waits, and the page cap per host (full).
-    Pacer = Hosts | RedisHostGate
+    from minicrawl.seams import HostPace
 
 log = logging.getLogger("minicrawl")
 
@@ -115,11 +111,10 @@ class _Robots:
 class RobotsGate:
     """Decides, for each URL a worker takes from ToDo, whether it may be fetched now."""
 
-    def __init__(self, options: Options, stats: Stats, pacer: Pacer,
-                 bookings: RedisHostGate | None = None) -> None:
-        """``pacer``: the hosts' pace; ``bookings``: in a shared crawl, the gate that keeps a
-        URL's turn on its host while robots.txt is fetched elsewhere (a local ToDo keeps it in
-        the host's line: None)."""
+    def __init__(self, options: Options, stats: Stats, pacer: HostPace) -> None:
+        """``pacer``: the hosts' pace (which keeps a URL's turn on its host while robots.txt is
+        fetched elsewhere: a shared crawl's gate books it; a local ToDo keeps it in the host's
+        line)."""
         if options.per_host < 1:
             raise ValueError("per_host must be at least 1")
         if options.delay < 0 or options.max_crawl_delay < 0:
@@ -128,7 +123,6 @@ class RobotsGate:
         self.stats = stats
         self.obey_robots = not options.ignore_robots
         self.pacer = pacer
-        self.bookings = bookings
         self.token = robots_token(options.user_agent)
         self.max_origins = MAX_ORIGINS
         # Guards the robots cache; held for bookkeeping only, never while fetching, matching
@@ -152,28 +146,22 @@ class RobotsGate:
                 rules, answer, claimed = self._robots_state(origin, host, item)
             if answer is not None:
                 if answer.kind == ROBOTS_PENDING:  # another worker fetches it: keep the turn
-                    booked = 0.0 if self.bookings is None else \
-                        self.bookings.book(item, host, self.gap(origin))
+                    booked = self.pacer.book(item, host, self.gap(origin))
                     return Answer(Verdict.WAIT, max(answer.not_before,
                                                        time.monotonic() + booked))
                 if answer.verdict is Verdict.DENY:  # unreachable: a turn kept meanwhile goes
-                    self._forget(item, host)
+                    self.pacer.forget(item, host)
                 return answer
             if rules is not None and not rules.can_fetch(url, self.token):
-                self._forget(item, host)
+                self.pacer.forget(item, host)
                 return Answer(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
-        wait = self.pacer.take(item, host, self.gap(origin),
-                               self.options.max_pages_per_host if page else None)
-        if wait == 0:
+        turn = self.pacer.take_turn(item, host, self.gap(origin),
+                                    self.options.max_pages_per_host if page else None)
+        if turn.go:
             return _GO
-        if wait < 0:
+        if turn.full:
             return _HOST_FULL
-        return Answer(Verdict.WAIT, time.monotonic() + wait)
-
-    def _forget(self, item: Item, host: str) -> None:
-        """``item`` is refused: a turn booked for it in a shared crawl goes now."""
-        if self.bookings is not None:
-            self.bookings.forget(item, host)
+        return Answer(Verdict.WAIT, time.monotonic() + turn.wait)
 
     def done(self, item: Item, pause: float = 0.0) -> None:
         """The GO request for ``item`` is over; ``pause`` (a Retry-After) keeps the whole host
@@ -248,18 +236,18 @@ class RobotsGate:
             robots.fetching = True
         # Fetching robots.txt is a request to the host: it needs a slot like any other.
         try:
-            wait = self.pacer.take(item, host, self.gap(origin), None, robots=True)
+            turn = self.pacer.take_turn(item, host, self.gap(origin), robots=True)
         except BaseException:
             with self._lock:
                 robots.fetching = False
             raise
-        if wait == 0:
+        if turn.go:
             return None, None, True
         with self._lock:
             robots.fetching = False
             if robots.known:  # a stale copy serves until the host has a slot for the refetch
                 return robots.rules, None, False
-        return None, Answer(Verdict.WAIT, time.monotonic() + wait), False
+        return None, Answer(Verdict.WAIT, time.monotonic() + turn.wait), False
 
     def _fetch_robots(self, origin: str, host: str, item: Item, fetcher: Fetcher) -> None:
         """Fetch and parse ``origin``'s robots.txt (this worker claimed it), then record the

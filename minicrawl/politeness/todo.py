@@ -1,7 +1,7 @@
 """The polite ToDo: URLs waiting to be fetched, a line per host, and how the crawl knows it is over.
 
-It is the core's ``Frontier`` (:mod:`minicrawl.core.interfaces`: ``put``, ``take``, ``done``,
-``stop``; its contract suite is ``tests/core/test_todo.py``) with what a polite crawler needs
+It is run.py's ``PoliteFrontier`` (:mod:`minicrawl.seams`: the core's ``Frontier`` and more; its
+contract suite is ``tests/core/test_todo.py``) with what a polite crawler needs
 (the Mercator design: one FIFO line per host, and hosts ordered by the time they may next be
 asked). When a host may be asked is not its business: it asks the hosts' pace
 (:class:`minicrawl.politeness.hosts.Hosts`, each host READY, RESTING or BUSY), which tells it
@@ -33,7 +33,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from minicrawl.core.interfaces import Item
-from minicrawl.origins import host_of
+from minicrawl.core.urls import host_of
 from minicrawl.politeness.hosts import Hosts, HostState
 
 
@@ -237,3 +237,7 @@ class ToDo:
     def stopped(self) -> bool:
         """True once :meth:`stop` was called (every ``take`` answers None)."""
         return self._closed
+
+    def figures(self) -> dict[str, int]:
+        """Where the waiting items are: all in memory."""
+        return {"todo_in_memory": len(self)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 
+from minicrawl.seams import Grant
 from minicrawl.shared.conn import SharedRedis, reply_int
 
 TAKE_SCRIPT = """
@@ -32,10 +33,14 @@ class RedisPageCap:
         self._shared = shared
         self._key = shared.key("pages")
 
-    def take(self, cap: int, token: str | None = None) -> int:
-        """Count one more page: the crawl's count with it (at most ``cap``), or 0 (refused).
-        The same ``token`` (one per call unless given) always gets the same answer."""
+    def take(self, cap: int, token: str | None = None) -> Grant:
+        """Count one more page against ``cap``: GO, LAST (the crawl's ``cap``-th), or NONE
+        (refused: the cap was reached). The same ``token`` (one per call unless given) always
+        gets the same answer (a :class:`~minicrawl.seams.PageCap`)."""
         token_key = self._shared.key(f"pages:token:{token or uuid.uuid4().hex}")
         ttl_ms = round((self._shared.retry_for + 60) * 1000)  # outlives the call's retries
-        return reply_int(self._shared.eval("counting a page", TAKE_SCRIPT, [self._key, token_key],
-                                     [cap, ttl_ms]))
+        count = reply_int(self._shared.eval("counting a page", TAKE_SCRIPT,
+                                            [self._key, token_key], [cap, ttl_ms]))
+        if count == 0:  # (the script's word for refused)
+            return Grant.NONE
+        return Grant.LAST if count == cap else Grant.GO

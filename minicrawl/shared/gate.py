@@ -2,7 +2,7 @@
 
 A per-process delay is not polite when ten processes crawl the same host: each waits its delay and
 the host sees ten times the rate. :class:`RedisHostGate` is the pace
-(:class:`~minicrawl.core.interfaces.Pace`) of a shared crawl: every request of every process to a
+(:class:`~minicrawl.seams.HostPace`) of a shared crawl: every request of every process to a
 host asks it first, atomically, in one Lua script on the host's keys (Redis's clock, so machines
 need not agree on the time):
 
@@ -23,7 +23,7 @@ need not agree on the time):
   lease id: counted in the same script that takes the slot, so the cap holds exactly across
   processes, and a call retried after a lost answer (a dropped connection) counts once.
 
-run.py's worker never sleeps on the gate: a non-zero answer is a WAIT until ``now + answer``
+run.py's worker never sleeps on the gate: an answer to wait is a WAIT until ``now + wait``
 (the item goes back to ToDo until then; the core's worker, given a pace, sleeps instead).
 """
 
@@ -37,6 +37,7 @@ import uuid
 
 from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
+from minicrawl.seams import FULL, GO, Turn
 from minicrawl.shared.conn import SharedRedis, reply_int
 
 log = logging.getLogger("minicrawl")
@@ -149,20 +150,25 @@ class RedisHostGate:
         tag: a host's keys share a cluster slot, hosts spread over nodes."""
         return f"mc:{self._shared.name}:{kind}:{{{host.lower()}}}"
 
-    def take(self, item: Item, host: str, gap: float = 0.0, cap: int | None = None,
-             robots: bool = False) -> float:
-        """0.0: a request for ``item`` (or, with ``robots``, for its robots.txt first) may start
-        now (slot leased to the item, page counted against ``cap``); -1.0: the host had its
-        ``cap`` pages; else the seconds until the slot booked for its URL (the caller puts the
-        item back in ToDo until then)."""
+    def take(self, item: Item, host: str, gap: float = 0.0) -> float:
+        """The core's Pace: 0.0 if a request for ``item`` starts on ``host`` now, else the
+        seconds to wait (:meth:`take_turn` without a cap)."""
+        return self.take_turn(item, host, gap).wait
+
+    def take_turn(self, item: Item, host: str, gap: float = 0.0, cap: int | None = None,
+                  robots: bool = False) -> Turn:
+        """Go: a request for ``item`` (or, with ``robots``, for its robots.txt first) starts now
+        (slot leased to the item, page counted against ``cap``); full: the host had its ``cap``
+        pages; else wait the seconds until the slot booked for its URL (the caller puts the item
+        back in ToDo until then)."""
         return self._ask(item, host, gap, cap, "robots" if robots else "page")
 
     def book(self, item: Item, host: str, gap: float = 0.0) -> float:
         """Book ``item`` its turn on ``host`` while it waits for something else (its robots.txt,
         fetched by another worker): the seconds until its slot."""
-        return self._ask(item, host, gap, None, "book")
+        return self._ask(item, host, gap, None, "book").wait
 
-    def _ask(self, item: Item, host: str, gap: float, cap: int | None, mode: str) -> float:
+    def _ask(self, item: Item, host: str, gap: float, cap: int | None, mode: str) -> Turn:
         url = item.url
         lease_id = f"{self._prefix}:{next(self._ids)}"
         keys = [self.key(kind, host) for kind in ("host", "lease", "book", "pages")]
@@ -175,11 +181,11 @@ class RedisHostGate:
             with self._lock:
                 self._leases.setdefault((item, host), []).append(lease_id)
                 self._held[lease_id] = host
-            return 0.0
-        if answer < 0:
+            return GO
+        if answer < 0:  # (the script's word for full)
             self._full.add(host)
-            return -1.0
-        return answer / 1000
+            return FULL
+        return Turn(False, answer / 1000)
 
     def forget(self, item: Item, host: str) -> None:
         """``item`` was refused (robots.txt): the slot booked for it goes now, not after the

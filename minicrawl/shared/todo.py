@@ -1,8 +1,8 @@
 """ToDo in Redis: one queue for many processes, nothing lost when one of them dies.
 
-:class:`RedisToDo` is the core's ``Frontier`` (``put``, ``take``, ``done``, ``stop``; its contract
-suite is ``tests/core/test_todo.py``) with :class:`minicrawl.politeness.todo.ToDo`'s additions
-(``put_many``, ``len``, ``unfinished``), so the crawl loop does not know which one it
+:class:`RedisToDo` is run.py's ``PoliteFrontier`` (:mod:`minicrawl.seams`: the core's ``Frontier``
+and more; its contract suite is ``tests/core/test_todo.py``), as
+:class:`minicrawl.politeness.todo.ToDo` is, so the crawl loop does not know which one it
 has. Two differences the contract allows for: an item a killed process held is handed out again
 (to be fetched again; the replay tokens of :mod:`minicrawl.shared.conn` keep its effects from
 doubling), and ``stop`` stops this process only: the queue stays for the others.
@@ -377,3 +377,7 @@ class RedisToDo:
     def stopped(self) -> bool:
         """True once this process stopped taking items (``stop()``, or Redis lost)."""
         return self._closed.is_set()
+
+    def figures(self) -> dict[str, int]:
+        """Nothing: the items wait in Redis, not in this process's memory or on its disk."""
+        return {}

@@ -96,7 +96,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from minicrawl.core.interfaces import Item
-from minicrawl.origins import host_of
+from minicrawl.core.urls import host_of
 from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.todo import ToDo
 from minicrawl.spill.disk import DiskLines
@@ -126,8 +126,8 @@ class SpillingToDo:
     scratch file under ``temp_dir`` (default: ``TMPDIR``), made at the first spill (if the disk
     fails: in memory, said once, ``failure`` says why).
 
-    It is the polite ToDo's interface (``put``, ``put_many``, ``put_back``, ``take``, ``done``,
-    ``stop``, ``len``, ``unfinished``): a ``Frontier``. Call :meth:`close` at the end.
+    It is the polite ToDo's interface, a ``PoliteFrontier`` (:mod:`minicrawl.seams`). Call
+    :meth:`close` at the end.
     """
 
     def __init__(self, todo: ToDo | None = None, memory_bytes: float = 64 * MB,

@@ -34,10 +34,11 @@ from minicrawl.http.fetch import Fetcher, error_kind
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import RobotsGate, Verdict
 from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
+from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
-from minicrawl.visit.redirects import Chain, Chains, next_hop
+from minicrawl.visit.redirects import Chain, next_hop
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -47,13 +48,10 @@ if TYPE_CHECKING:
     from minicrawl.digests import Duplicates
     from minicrawl.options import Options
     from minicrawl.resolve import LinkResolver
-    from minicrawl.shared.caps import RedisPageCap
-    from minicrawl.shared.chains import RedisChains
-    from minicrawl.shared.todo import RedisToDo
-    from minicrawl.spill.todo import SpillingToDo
+    from minicrawl.seams import PageCap, PoliteFrontier, Redirects
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
-    from minicrawl.stats import PageCount, Stats
+    from minicrawl.stats import Stats
     from minicrawl.warc.archive import WarcArchive
 
 log = logging.getLogger("minicrawl")
@@ -64,20 +62,20 @@ class Parts:
     """What the workers use, built by the crawler and shared by all of its workers."""
 
     options: Options
-    todo: SpillingToDo | RedisToDo  # this process's, or the shared crawl's: the trip gives an
+    todo: PoliteFrontier  # this process's, or the shared crawl's: the trip gives an
     # item back to it (to wait, to be retried); the workers take from it in turns, through
     # speed/turns.py's TakingTurns around it
     door: Door  # the one way in for new URLs: admission, Visited, ToDo (over ``todo``)
     resolver: LinkResolver
     politeness: RobotsGate
-    chains: Chains | RedisChains  # this process's, or the shared crawl's
+    chains: Redirects  # this process's, or the shared crawl's
     cookies: RequestsCookieJar  # the crawl's, shared by its workers' fetchers
     state: CrawlState | NoState  # NoState without --state
     stats: Stats
     events: Events
     duplicates: Duplicates | None
     archive: WarcArchive | None
-    page_count: PageCount | RedisPageCap  # .take(cap): this process's fetches, or all's
+    page_count: PageCap  # .take(cap): this process's fetches, or all's
     lastmod: dict[str, datetime]  # --sitemaps with --recrawl: URL → <lastmod>
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
     over_capacity_told: threading.Event  # Visited's over-capacity warning given: once a crawl
@@ -319,10 +317,10 @@ class CrawlTrip:
         cap = self.crawl.options.max_pages
         if cap is None:
             return True
-        count = self.crawl.page_count.take(cap)
-        if count in (0, cap):
+        grant = self.crawl.page_count.take(cap)
+        if grant is not Grant.GO:
             self.crawl.todo.stop()  # the fetches in flight finish; no new one starts
-        return count > 0
+        return grant is not Grant.NONE
 
     def _sitemap_unchanged(self, item: Item) -> Page | None:
         """With --recrawl: record ``item`` unchanged, without a request, if its sitemap

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from minicrawl.bloom.visited import Visited
     from minicrawl.options import Options
-    from minicrawl.shared.todo import RedisToDo
+    from minicrawl.seams import PoliteFrontier
     from minicrawl.speed.workers import Workers
-    from minicrawl.spill.todo import SpillingToDo
     from minicrawl.stats import Stats
 
 
@@ -28,7 +27,7 @@ class Watched:
     Crawler (``crawler.watched``), so watch/ never imports the crawler that imports it."""
 
     stats: Stats
-    todo: SpillingToDo | RedisToDo
+    todo: PoliteFrontier
     visited: Visited
     workers: Workers
     options: Options
@@ -104,12 +103,9 @@ def read_progress(crawler: Watched,
     )
 
 
-def todo_figures(todo: object) -> dict[str, int]:
-    """Where ToDo's URLs wait, in memory and on disk (its ``figures``), if it says."""
-    figures = getattr(todo, "figures", None)
-    if figures is None:
-        return {}
-    return {k: v for k, v in figures().items() if k in TODO_FIGURES}
+def todo_figures(todo: PoliteFrontier) -> dict[str, int]:
+    """Where ToDo's URLs wait, in memory and on disk (its ``figures``), what it says of it."""
+    return {k: v for k, v in todo.figures().items() if k in TODO_FIGURES}
 
 
 TODO_FIGURES = ("todo_in_memory", "todo_memory_bytes", "todo_on_disk", "todo_disk_bytes",

@@ -38,7 +38,9 @@ CASES = {
     "scope": (lambda: Scope([canonicalize(url) for url in SEEDS], allow_domains=["docs.test"],
                             include=[r"/(api|start)"], exclude=[r"\.pdf$"]), {
         ("http://site.test/start", 0): True,
-        ("https://site.test:8443/api/x.html", 3): True,  # run.py's scope: any port of a host
+        ("https://site.test/api/x.html", 3): True,  # a seed's host by https too
+        ("https://site.test:8443/api/x.html", 3): False,  # another port is another server
+        ("http://docs.test:8080/api/", 1): True,  # --allow-domain: any port of the domain
         ("http://docs.test/api/", 1): True,  # --allow-domain: the domain
         ("http://www.docs.test/api/", 1): True,  # and its subdomains
         ("http://notdocs.test/api/", 1): False,
@@ -77,7 +79,7 @@ def full_host_cap(full: str) -> HostCap:
     hosts = Hosts()
     for n in range(2):
         item = Item(f"http://{full}/{n}")
-        assert hosts.take(item, full, 0.0, 2) == 0.0
+        assert hosts.take_turn(item, full, 0.0, 2).go
         hosts.release(item, full)
     return HostCap(RobotsGate(opts, Stats(), hosts))
 

@@ -84,3 +84,13 @@ def test_the_core_crawler_asks_any_pace(pace: Pace) -> None:
     # The server sees arrivals: on a busy machine a request may leave its worker late, so one
     # gap shrinks as the one before it grows. The middle gap and the whole span do not.
     assert gaps[len(gaps) // 2] >= 0.18 and times[-1] - times[0] >= 6 * 0.2 - 0.03, gaps
+
+
+def test_a_urls_credentials_make_no_other_host_for_the_core_pace() -> None:
+    """The core's trip paces by ``host[:port]`` (core.urls.host_of): a seed with user:password@
+    is on the same server as one without, so its request waits for the same gap."""
+    with LocalSite({"/": Resource(b"<p>a</p>"), "/b": Resource(b"<p>b</p>")}) as server:
+        locked = server.url("/b").replace("://", "://user:pw@")
+        Crawler([server.url("/"), locked], threads=2, pace=Politeness(0.4)).run()
+        times = sorted(r.time for r in server.requests)
+    assert len(times) == 2 and times[1] - times[0] >= 0.35, times

@@ -1,6 +1,8 @@
 """ToDo's contract (interfaces.Frontier), run over every implementation — the core's, run.py's
-host-aware one (and the same taken in turns, and spilling to disk), and the shared crawl's in
-Redis: FIFO hand-out, each item once, and the end of the crawl — empty *and* no worker busy."""
+host-aware one (and the same taken in turns, fed by a seed reader, and spilling to disk), and the
+shared crawl's in Redis: FIFO hand-out, each item once, and the end of the crawl — empty *and*
+no worker busy. Then run.py's richer ToDo (seams.PoliteFrontier), over each of its own: an item
+held until its time, an item given back, what is waiting and unfinished, stopped, figures."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import pytest
 from minicrawl.core.interfaces import Frontier, Item
 from minicrawl.core.todo import ToDo
 from minicrawl.politeness.todo import ToDo as HostToDo
+from minicrawl.seams import PoliteFrontier
+from minicrawl.seeds import SeedFeed
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.todo import RedisToDo
 from minicrawl.speed.gate import TokenGate
@@ -29,13 +33,21 @@ IMPLEMENTATIONS: dict[str, Callable[[], Frontier]] = {
     # of two items keeps spilling and refilling as the suite's queues grow and drain
     "spill-all": lambda: SpillingToDo(HostToDo(), memory_bytes=0),
     "spill-some": lambda: SpillingToDo(HostToDo(), memory_bytes=500),
+    # run.py's while a thread reads seed files into it: here the feed has ended (until then
+    # its take waits for the next chunk, not for the end: tests/test_seeds.py)
+    "seed-feed": lambda: fed_all(SeedFeed(HostToDo())),
 }
+POLITE = ("run.py", "spill-all", "spill-some")  # run.py's PoliteFrontiers (and "redis")
 
 
-@pytest.fixture(params=[*sorted(IMPLEMENTATIONS), "redis"])
-def todo(request: pytest.FixtureRequest) -> Iterator[Frontier]:
-    if request.param != "redis":
-        todo = IMPLEMENTATIONS[request.param]()
+def fed_all(feed: SeedFeed) -> SeedFeed:
+    feed.finish()
+    return feed
+
+
+def make(name: str, request: pytest.FixtureRequest) -> Iterator[Frontier]:
+    if name != "redis":
+        todo = IMPLEMENTATIONS[name]()
         yield todo
         if isinstance(todo, SpillingToDo):
             todo.close()
@@ -44,6 +56,16 @@ def todo(request: pytest.FixtureRequest) -> Iterator[Frontier]:
     shared = RedisToDo(SharedRedis(url, "t" + uuid.uuid4().hex[:8]))
     yield shared
     shared.stop()
+
+
+@pytest.fixture(params=[*sorted(IMPLEMENTATIONS), "redis"])
+def todo(request: pytest.FixtureRequest) -> Iterator[Frontier]:
+    yield from make(request.param, request)
+
+
+@pytest.fixture(params=[*POLITE, "redis"])
+def polite(request: pytest.FixtureRequest) -> Iterator[PoliteFrontier]:
+    yield from make(request.param, request)
 
 
 def in_thread(fn) -> tuple[threading.Thread, list]:
@@ -140,3 +162,81 @@ def test_every_item_taken_exactly_once_by_racing_workers(todo) -> None:
         t.join(10)
         assert not t.is_alive()
     assert len(taken) == len(set(taken)) == 2 ** 9 - 1
+
+
+def test_put_many_queues_a_pages_links_in_order_and_says_how_many(todo) -> None:
+    items = [Item(f"http://a.test/{i}", 1, "http://a.test/") for i in range(4)]
+    assert todo.put_many([]) == 0
+    assert todo.put_many(items) == 4
+    taken = [todo.take() for _ in items]
+    assert taken == items
+    for item in taken:
+        todo.done(item)
+    assert todo.take() is None
+
+
+def test_after_stop_put_many_hands_nothing_out(todo) -> None:
+    """A stopped ToDo may drop a late worker's links (the core's says it took none) or keep
+    them (a shared one: for the other processes); it hands none out here."""
+    todo.stop()
+    assert todo.put_many([Item("http://a.test/late")]) in (0, 1)
+    assert todo.take() is None
+
+
+# -- run.py's ToDo: seams.PoliteFrontier ------------------------------------------------------
+
+def test_an_item_put_with_not_before_waits_until_then(polite) -> None:
+    polite.put(Item("http://a.test/retry", attempt=1), not_before=time.monotonic() + 0.3)
+    started = time.monotonic()
+    assert (item := polite.take()) == Item("http://a.test/retry", attempt=1)
+    assert time.monotonic() - started >= 0.25
+    polite.done(item)
+    assert polite.take() is None
+
+
+def test_an_item_given_back_is_handed_out_again_once_not_before_its_time(polite) -> None:
+    polite.put(Item("http://a.test/a"))
+    item = polite.take()
+    polite.put_back(item, time.monotonic() + 0.3)  # politeness said: not now
+    polite.done(item)  # its worker is done with it (unfetched)
+    started = time.monotonic()
+    assert polite.take() == item
+    assert time.monotonic() - started >= 0.25
+    polite.done(item)
+    assert polite.take() is None  # once: given back once, taken once more
+
+
+def test_an_item_given_back_without_a_time_comes_back_at_once(polite) -> None:
+    polite.put(Item("http://a.test/a"))
+    item = polite.take()
+    polite.put_back(item)
+    polite.done(item)
+    assert polite.take() == item
+    polite.done(item)
+    assert polite.take() is None
+
+
+def test_len_counts_the_waiting_and_unfinished_those_in_flight_too(polite) -> None:
+    assert len(polite) == polite.unfinished == 0
+    polite.put_many([Item(f"http://a.test/{i}") for i in range(3)])
+    polite.put(Item("http://b.test/later"), not_before=time.monotonic() + 30)  # delayed: waits
+    assert len(polite) == polite.unfinished == 4
+    item = polite.take()
+    assert (len(polite), polite.unfinished) == (3, 4)  # one in flight
+    polite.done(item)
+    assert (len(polite), polite.unfinished) == (3, 3)
+
+
+def test_stopped_once_stop_was_called(polite) -> None:
+    assert not polite.stopped
+    polite.stop()
+    assert polite.stopped and polite.take() is None
+
+
+def test_figures_say_where_the_waiting_items_are(polite) -> None:
+    """Each figure is a ``todo_*`` stat; those it gives add up to what is waiting."""
+    polite.put_many([Item(f"http://a.test/{i:03d}") for i in range(40)])
+    figures = polite.figures()
+    assert all(k.startswith("todo_") and isinstance(v, int) for k, v in figures.items())
+    if "todo_in_memory" in figures:  # (a shared ToDo's items wait in Redis: it says nothing)
+        assert figures["todo_in_memory"] + figures.get("todo_on_disk", 0) == len(polite) == 40
