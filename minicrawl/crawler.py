@@ -42,6 +42,7 @@ from minicrawl.checks import check_http
 from minicrawl.core.crawler import Crawler as CoreCrawler
 from minicrawl.core.door import Door, Entry
 from minicrawl.core.interfaces import Admission, Frontier, Item
+from minicrawl.core.trip import Trip
 from minicrawl.core.worker import Worker
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
@@ -68,7 +69,7 @@ from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.redirects import Chains
-from minicrawl.visit.trip import CrawlTrip, Parts
+from minicrawl.visit.trip import CrawlHooks, Parts
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.progress import Watched
 from minicrawl.watch.report import Recorder, require_plotting
@@ -198,7 +199,7 @@ class Crawler:
                                      self.workers.at_work.waiting)
         # What the live view and the report read (they never import this module)
         self.watched = Watched(self.stats, self.todo, self.visited, self.workers, opts, self.seeds)
-        self._trips: list[CrawlTrip] = []  # the workers' visitors, in their order
+        self._hooks: list[CrawlHooks] = []  # the workers' trips' hooks, in their order
         self._parsing: AbstractContextManager[object] = nullcontext()  # the core's, once it runs
         self.page_count: PageCap = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
@@ -234,10 +235,10 @@ class Crawler:
                 self.scope.complete.wait()  # every seed's host read: their sitemaps
                 self._put_sitemap_urls()
             # The core's crawler, given run.py's parts: the seeds are in ToDo already.
-            self._trips = []
+            self._hooks = []
             core = CoreCrawler([], threads=opts.threads, todo=self._in_turns, door=self.door,
                                observers=[self.events],
-                               visitor=self._visitor, runner=self._run_workers)
+                               trip=self.trip, runner=self._run_workers)
             self._parsing = core.parsing  # the core's parsing slot: the trips' too
             core.run()
             self.stats.finished = time.monotonic()
@@ -315,26 +316,23 @@ class Crawler:
         if failed:
             raise failed[0]
 
-    def visitor(self, n: int) -> CrawlTrip:
-        """Worker ``n``'s visitor: run.py's trip over this crawl's parts (close it after)."""
-        trip = CrawlTrip(Parts(
+    def trip(self, n: int) -> Trip:
+        """Worker ``n``'s trip: the core's, with run.py's hooks over this crawl's parts and its
+        own fetcher (kept, to be closed by its thread: ``_work``)."""
+        hooks = CrawlHooks(Parts(
             self.options, self.todo, self.door, self.resolver, self.politeness, self.chains,
             self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
             self.page_count, self._lastmod, self._fail, self._over_capacity, self._parsing), n)
-        trip.fetcher.core.credentials = self.credentials  # the core's fetcher sends them
-        return trip
-
-    def _visitor(self, n: int) -> CrawlTrip:
-        """The core crawler's worker ``n`` gets run.py's trip (kept, to be closed by its thread)."""
-        self._trips.append(trip := self.visitor(n))
-        return trip
+        hooks.fetcher.core.credentials = self.credentials  # the core's fetcher sends them
+        self._hooks.append(hooks)
+        return Trip(self.door, hooks.fetcher, None, hooks, self._parsing)
 
     def _run_workers(self, workers: list[Worker]) -> None:
         """The core crawler's runner, run.py's way (:class:`Workers`): only as many at work as
         keep the CPU busy, a Ctrl-C gives the pages in flight a grace; each thread closes its
         worker's connections when its loop ends."""
-        self.workers.run([functools.partial(_work, worker, trip)
-                          for worker, trip in zip(workers, self._trips, strict=True)],
+        self.workers.run([functools.partial(_work, worker, hooks)
+                          for worker, hooks in zip(workers, self._hooks, strict=True)],
                          on_interrupt=self._interrupted, grace=self.options.timeout * 3 + 1)
 
     def stop(self) -> None:
@@ -505,10 +503,10 @@ def _claimed_by_us(state: str | os.PathLike[str]) -> bool:
         return False
 
 
-def _work(worker: Worker, trip: CrawlTrip) -> None:
+def _work(worker: Worker, hooks: CrawlHooks) -> None:
     """One worker thread: the core's worker loop, then its trip's connections closed."""
     try:
         worker.run()
     finally:
-        trip.close()
+        hooks.close()
 

@@ -4,10 +4,8 @@
 Both read a canonical URL (:mod:`minicrawl.core.urls`), whose authority is spelled one way.
 """
 
-from minicrawl.core.urls import origin
-
 
 def origin_of(url: str) -> str:
-    """``scheme://[user:pass@]host[:port]`` of a canonical URL: a site's key (robots.txt): the
-    core's :func:`~minicrawl.core.urls.origin` without its ``/``."""
-    return origin(url)[:-1]
+    """``scheme://[user:pass@]host[:port]`` of a canonical URL: a site's key (robots.txt,
+    proxies)."""
+    return url[: url.find("/", url.index("//") + 2)]

@@ -228,7 +228,7 @@ def test_the_docs_name_exactly_the_doors_callers() -> None:
 
 def test_the_door_callers_finder_sees_calls() -> None:
     calls = door_calls()
-    assert calls.get("minicrawl/core/worker.py") == {"enter"}
+    assert calls.get("minicrawl/core/trip.py") == {"enter"}
     assert "minicrawl/core/door.py" not in calls  # its own put_many on ToDo is no door call
 
 

@@ -580,11 +580,11 @@ def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_serv
         a.todo.put(Item(server.url("/old")))
         for process in (a, b):  # A takes /old, then B takes the hop A queued
             item = process.todo.take()
-            trip = process.visitor(1)
+            trip = process.trip(1)
             if (page := trip.visit(item)) is not None:  # the page for the observers
                 recorded.append(page)
             process.todo.done(item)
-            trip.close()
+            trip.hooks.close()
         assert [(p.url, p.final_url, p.status) for p in recorded] == [
             (server.url("/old"), server.url("/new"), 200)]
         assert server.fetch_counts() == {"/old": 1, "/new": 1}

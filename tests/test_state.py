@@ -373,24 +373,24 @@ def test_a_state_that_cannot_record_an_internal_error_page_stops_the_crawl(serve
     from minicrawl.local.site import Resource
     from minicrawl.state.db import StateError
     from minicrawl.state.store import CrawlState
-    from minicrawl.visit.trip import CrawlTrip
+    from minicrawl.visit.trip import CrawlHooks
 
     server.pages["/"] = Resource(b'<a href="/a">a</a><a href="/b">b</a>')
     server.pages["/a"] = Resource(b"a")
     server.pages["/b"] = Resource(b"b")
-    real_visit, real_commit = CrawlTrip._visit, CrawlState.commit
+    real_before, real_commit = CrawlHooks.before, CrawlState.commit
 
-    def visit(self, item):
+    def before(self, item):
         if item.url.endswith("/a"):
             raise RuntimeError("a bug on this page")
-        return real_visit(self, item)
+        return real_before(self, item)
 
     def commit(self, page, items):
         if page.url.endswith("/a"):
             raise StateError("the state cannot write (disk full)")
         return real_commit(self, page, items)
 
-    monkeypatch.setattr(CrawlTrip, "_visit", visit)
+    monkeypatch.setattr(CrawlHooks, "before", before)
     monkeypatch.setattr(CrawlState, "commit", commit)
     crawler = Crawler([server.url("/")], threads=1, state=str(tmp_path / "s"), delay=0,
                       ignore_robots=True)

@@ -1,11 +1,9 @@
 """``python -m minicrawl.core URL...``: crawl with the core alone, one line per page.
 
 Stays on the seeds' hosts; reads no robots.txt (run.py does). Each line is ``status url links
-new`` and, if any, why (``---`` and the error when no answer came; ``→ target`` for a redirect to
-a crawlable URL, shown instead of an error; a body cut short); a summary goes to stderr. Exit
-status: 0 done (also when the reader of stdout left: ``| head``), 1 stdout could not be written
-(``> /dev/full``), 2 no usable seed or a wrong option, 130 interrupted by Ctrl-C or SIGTERM (each
-worker visits the item it holds first).
+new`` and why, if any (``---`` and the error: no answer; ``→ target``: a redirect; a body cut
+short); a summary goes to stderr. Exit status: 0 done (also after ``| head``), 1 stdout could
+not be written, 2 no usable seed or a wrong option, 130 Ctrl-C or SIGTERM (in-flight pages end).
 """
 
 import argparse

@@ -2,9 +2,6 @@
 links take (:mod:`minicrawl.core.door`); the workers run until ToDo says the crawl is over
 (nothing queued, no worker busy) or the page cap stops it."""
 
-import ctypes
-import os
-import platform
 import threading
 import time
 from collections import Counter
@@ -14,12 +11,14 @@ from dataclasses import dataclass, field
 from minicrawl.checks import check_crawler
 from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
-from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet, Visitor
+from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet
 from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
+from minicrawl.core.trip import NoHooks, Trip
 from minicrawl.core.urls import canonicalize
 from minicrawl.core.visited import BloomVisited
-from minicrawl.core.worker import Trip, Worker
+from minicrawl.core.worker import Worker
+from minicrawl.heaps import keep_heaps_small
 from minicrawl.http.credentials import seed_credentials
 
 
@@ -43,33 +42,20 @@ class Summary:
                 self.statuses[page.status] += 1
 
 
-def keep_heaps_small() -> None:
-    """glibc gives each thread that contends for the C heap its own (up to 8 per core), and after
-    a big block is freed serves big bodies from those heaps, which keep their high-water mark
-    (Java docs, 16 workers: 112 vs 78 MB). Blocks over 256 KB are mapped, never kept; all threads
-    share two heaps (run.py: 75 → 68 MB). Process-wide; each unless the user set glibc's own."""
-    if platform.libc_ver()[0] == "glibc":
-        for name, option, value in (("ARENA_MAX", -8, 2), ("MMAP_THRESHOLD_", -3, 256 * 1024)):
-            if "MALLOC_" + name not in os.environ:  # option: M_..., from <malloc.h>
-                ctypes.CDLL(None).mallopt(option, value)
-
-
 class Crawler:
     """A crawl of ``seeds`` by ``threads`` workers: ``Crawler(seeds).run()`` → a :class:`Summary`.
-    Any part can be replaced: ``todo`` (what workers take from), ``visited``, ``admission``
-    rules, or the ``door`` into ToDo they make (one over the ``todo`` given, or another ToDo
-    it wraps), the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per worker's Trip),
-    worker n's ``visitor(n)`` (a :class:`Trip`), the ``runner`` (:meth:`run_threads`);
-    ``observers`` are told after the crawl's :class:`Summary`. run.py's crawler is this one,
-    given its own. ``ignore_nofollow``: follow what pages forbid. A seed's ``user:password@``
-    leaves its URL, sent to its origin by each fetcher (Basic auth)."""
+    Any part can be replaced: ``todo``, ``visited``, ``admission`` rules or the ``door`` they
+    make, the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per Trip), worker n's
+    ``trip(n)`` (run.py's: its hooks), the ``runner`` (:meth:`run_threads`); ``observers`` are told
+    after the :class:`Summary`. run.py's crawler is this one, given its own. ``ignore_nofollow``:
+    follow what pages forbid. A seed's ``user:password@`` is sent to its origin (Basic auth)."""
 
     def __init__(self, seeds: Iterable[str], *, threads: int = 8,
                  todo: Frontier | None = None, visited: SeenSet | None = None,
                  admission: Sequence[Admission] = (), observers: Sequence[Observer] = (),
                  delay: float = 0.0, pace: Pace | None = None, max_pages: int | None = None,
                  fetcher: Callable[[], Fetcher] = Fetcher,
-                 visitor: Callable[[int], Visitor] | None = None,
+                 trip: Callable[[int], Trip] | None = None,
                  runner: Callable[[list[Worker]], None] | None = None,
                  ignore_nofollow: bool = False, door: Door | None = None) -> None:
         given = check_crawler(seeds, threads, max_pages, delay)  # each wrong one named
@@ -88,23 +74,22 @@ class Crawler:
         # The parsing slot, shared by the workers' trips: one parses at a time (Trip.links_of)
         self.parsing = threading.Lock()
         self.make_fetcher, self.ignore_nofollow = fetcher, ignore_nofollow
-        self.visitor = visitor if visitor is not None else self.trip
+        self.make_trip = trip if trip is not None else self.trip
         self.runner = runner if runner is not None else self.run_threads
 
     def trip(self, n: int) -> Trip:
-        """Worker ``n``'s visitor: the core's :class:`Trip`, with a fetcher of its own."""
+        """Worker ``n``'s :class:`Trip`, the core's own hooks and a fetcher of its own."""
         fetcher = self.make_fetcher()
         fetcher.credentials = self.credentials
-        return Trip(self.door, fetcher, self.pace, self.ignore_nofollow, self.parsing)
+        return Trip(self.door, fetcher, self.pace, NoHooks(self.ignore_nofollow), self.parsing)
 
     def run(self) -> Summary:
-        """Crawl until done, or Ctrl-C: each worker visits the item it holds (even one waiting
-        its host's turn), then run_threads raises it; or an observer raises: the crawl stops
-        the same way, then so does run. Sets malloc options: keep_heaps_small."""
+        """Crawl until done, or Ctrl-C (each worker visits the item it holds, then run_threads
+        raises it), or an observer raises (the crawl stops so, then run raises it)."""
         start = time.monotonic()
         keep_heaps_small()
         self.door.seed(self.seeds)  # the door every link takes (no fetcher needed to enter)
-        workers = [Worker(self.todo, self.visitor(n), self.observers, self.budget)
+        workers = [Worker(self.todo, self.make_trip(n), self.observers, self.budget)
                    for n in range(1, self.threads + 1)]
         try:
             self.runner(workers)
@@ -115,9 +100,8 @@ class Crawler:
         return self.summary
 
     def run_threads(self, workers: list[Worker]) -> None:
-        """Each worker's loop in a thread (``worker-1`` …) until all have ended. Each thread says
-        when it ended: a Ctrl-C that interrupts CPython 3.11's Thread.join marks the joined
-        thread ended while it still records its page."""
+        """Each worker's loop in a thread (``worker-1`` …) until all have ended, as each says (a
+        Ctrl-C in CPython 3.11's Thread.join marks a thread ended while it still works)."""
         ended = [threading.Event() for _ in workers]
         threads = [threading.Thread(target=_run, args=(worker, end), name=f"worker-{n}")
                    for n, (worker, end) in enumerate(zip(workers, ended, strict=True), 1)]

@@ -1,27 +1,15 @@
 """The door: the one way a new URL enters ToDo — seeds, links, redirect targets, sitemap URLs.
 
-Three questions, in this order (:meth:`Door.enter`): may it be crawled at all (the admission
-rules: scope, depth, traps…; a seed, the user's word, is not asked: :meth:`Door.seed`)? was it
-ever put in ToDo (Visited's test-and-set, atomic per URL: of two workers offering one link, one
-is told "new")? and, for the new ones, is the crawl's record of them written (``keep``: run.py
-journals them)? Only then are they put in ToDo. A refused URL takes no room in Visited. An item
-that passed the door once and goes back — to wait, to be retried, a resumed journal
-(:meth:`Door.back`) — is not asked again.
+Three questions, in this order: may it be crawled at all (the admission rules; a seed is not
+asked)? was it ever put in ToDo (Visited's test-and-set, atomic per URL: of two workers offering
+one link, one is told "new")? for the new ones, is the crawl's record written (``keep``: run.py
+journals them)? Then ToDo. A refused URL takes no room in Visited; an item that goes back (to
+wait, be retried, a resumed journal: :meth:`Door.back`) is not asked again.
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
-from minicrawl.core.interfaces import Admission, Frontier, Item, SeenSet
-
-
-@dataclass(slots=True)
-class Entry:
-    """What the door did with the URLs offered in one call."""
-
-    new: list[Item] = field(default_factory=list)  # admitted and new to Visited, in order
-    refused: dict[str, str] = field(default_factory=dict)  # URL → the refusing rule's reason
-    queued: int = 0  # of ``new``, how many ToDo took (a stopped one drops them)
+from minicrawl.core.interfaces import Admission, Entry, Frontier, Item, SeenSet
 
 
 class Door:
@@ -33,9 +21,8 @@ class Door:
 
     def enter(self, urls: list[str], depth: int, referrer: str | None,
               keep: Callable[[Entry], None] | None = None) -> Entry:
-        """Offer the canonical ``urls`` found at ``depth`` on ``referrer`` (a seed: None):
-        the rules refuse some, Visited says which of the rest are new, ``keep`` is told (before
-        ToDo is), the new ones are put in ToDo."""
+        """Offer the canonical ``urls`` found at ``depth`` on ``referrer``: the rules refuse some,
+        Visited says which others are new, ``keep`` is told, then the new ones enter ToDo."""
         entry = Entry()
         admitted = []
         for url in urls:

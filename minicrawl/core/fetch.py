@@ -1,10 +1,8 @@
 """Fetching: one URL's answer, over HTTP with ``requests``.
 
 Each worker has its own :class:`Fetcher`, so its own ``requests.Session``: keep-alive
-connections reused from page to page, never shared between threads. Redirects are not followed
-here: a 3xx answer's ``Location`` goes back to the worker, which sends it through admission and
-Visited like any link, so a redirect can never fetch a page twice; one back to a URL already seen
-ends there (a cookie check, /x → /login → /x, never gets /x's page).
+connections reused from page to page, never shared between threads. A redirect is not followed:
+its ``Location`` goes through the door like any link, so no page is fetched twice.
 
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
 decompression (a 10 KB gzip bomb can inflate to gigabytes: :mod:`minicrawl.http.answer` reads it);

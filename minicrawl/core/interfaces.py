@@ -1,6 +1,5 @@
-"""The seams: the few interfaces the rest of minicrawl plugs into, each with its contract, and
-the records that pass through them. A polite or a Redis ToDo, a Redis Visited, a Redis pace
-are other implementations of the same interfaces; the worker never knows which it has.
+"""The seams: the interfaces the rest of minicrawl plugs into, each with its contract, and the
+records that pass through them. A Redis ToDo is another Frontier: the worker never knows which.
 """
 
 from collections.abc import Mapping
@@ -31,8 +30,7 @@ class Response:
     error: str | None = None
     transient: bool = False  # the error was the network's (reset, time-out): worth a retry
     elapsed: float = 0.0  # seconds, request to last byte
-    # A case-insensitive mapping, as the fetcher's (urllib3's HTTPHeaderDict: repeats in items())
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)  # case-insensitive, repeats kept
 
 
 @dataclass(slots=True)
@@ -48,14 +46,12 @@ class Page:
     headers: Mapping[str, str] = field(default_factory=dict)  # the Response's (case-insensitive)
     body: bytes = b""
     links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
-    new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo (which,
-    # stopped meanwhile, may drop them)
+    new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo
     elapsed_ms: float = 0.0
     error: str | None = None
     redirect: str | None = None  # a 3xx answer's Location, made absolute (the page's one link)
     noindex: bool = False  # the page asks robots not to index it (it is crawled all the same)
-    # The core leaves the rest empty; run.py and its parts outside the core fill them: one
-    # record for both crawlers is what lets run.py's observers be the core's.
+    # The core leaves these empty, run.py fills them: one record, so its observers are the core's
     fetched_at: str = ""  # when the fetch began (ISO 8601, UTC)
     worker: int = 0  # which worker (1…N)
     change: str | None = None  # the state's verdict: new, changed, unchanged, gone
@@ -70,16 +66,55 @@ class Page:
         return self.headers.get("content-type")
 
 
+@dataclass(slots=True)
+class Links:
+    """What one page links to, and what it tells robots: the record both crawlers use."""
+
+    hrefs: list[str]  # as written, fragment cut, each once, in first-met order (a refresh met last)
+    base: str | None = None  # the first <base href>, as written
+    encoding: str = "windows-1252"  # the Encoding Standard's name: a query is encoded in it
+    nofollow: bool = False  # the page says: follow none of my links
+    noindex: bool = False  # the page says: do not index me (it is still crawled)
+    nofollowed: frozenset[str] = field(default_factory=frozenset)  # hrefs only ever rel=nofollow
+
+    def followed(self, ignore_nofollow: bool = False) -> list[str]:
+        """The hrefs a crawler follows: all, less those the page says not to (unless ignored)."""
+        if ignore_nofollow or not (self.nofollow or self.nofollowed):
+            return self.hrefs
+        return [] if self.nofollow else [h for h in self.hrefs if h not in self.nofollowed]
+
+
+@dataclass(slots=True)
+class Entry:
+    """What the door did with the URLs offered in one call."""
+
+    new: list[Item] = field(default_factory=list)  # admitted and new to Visited, in order
+    refused: dict[str, str] = field(default_factory=dict)  # URL → the refusing rule's reason
+    queued: int = 0  # of ``new``, how many ToDo took (a stopped one drops them)
+
+
+@dataclass(frozen=True, slots=True)
+class Go:
+    """A trip's ``before`` hook says: fetch the item now, with ``headers`` added to the GET."""
+
+    headers: Mapping[str, str] | None = None
+
+
+class Client(Protocol):
+    """A worker's HTTP client: the core's ``fetch.Fetcher``, or run.py's around it. Contract:
+    ``fetch`` GETs ``url``, follows no redirect, and never raises: a failure is the error."""
+
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> Response: ...
+
+
 class Frontier(Protocol):
     """ToDo: the URLs waiting to be fetched, and the crawl's end.
 
-    Contract: every ``put`` item is returned by ``take`` once (unless ``stop`` came first; a
-    shared ToDo hands it out again if the process that took it died). ``take`` waits while the
-    frontier is empty but some worker is busy (a busy worker may still ``put`` links); it returns
-    None once it is empty and no worker is busy — the crawl is over — or after ``stop``. A worker
-    calls ``done`` once for every item it took, after putting that page's links (it, not another
-    worker: a shared ToDo ties an item to the worker that took it, whatever ``item`` it is told).
-    ``put_many`` puts a page's new links at once and says how many it took (a stopped ToDo
+    Contract: every item put is returned by ``take`` once (unless ``stop`` came first; a shared
+    ToDo hands it out again if the process that took it died). ``take`` waits while it is empty
+    but a worker is busy (it may still put links); it returns None once it is empty and no
+    worker busy — the crawl is over — or after ``stop``. The worker that took an item calls
+    ``done`` once, after putting its links. ``put_many`` says how many it took (a stopped ToDo
     drops them; a shared one, those another process put before).
     """
 
@@ -110,8 +145,7 @@ class SeenSet(Protocol):
     for each URL, check and insert are one atomic step, so of any number of threads offering
     the same URL, one gets it back (a shared Visited gives a replayed call its first answer
     again: a retry, or a page re-run after its process died). A Bloom filter may withhold a
-    URL it never saw (a false positive, at its stated rate). It is asked by the door
-    (``core.door``), a page's links in one call.
+    URL it never saw (a false positive, at its stated rate).
     """
 
     def add_new(self, urls: list[str]) -> list[str]: ...
@@ -129,23 +163,32 @@ class Admission(Protocol):
     def refuses(self, url: str, depth: int) -> str | None: ...
 
 
-class Visitor(Protocol):
-    """What a worker does with each item it takes: the core's ``Trip`` fetches it, finds its
-    links, puts the new ones in ToDo; run.py's also asks robots.txt, retries, keeps the page.
+class Hooks(Protocol):
+    """What a crawler adds to the core's trip (``trip.Trip``) at its points: the core's own
+    (``trip.NoHooks``) nothing; run.py's (``visit.trip.CrawlHooks``) robots.txt, its pace and
+    page cap, retries, redirect chains, unchanged and duplicate pages, the page kept.
 
-    Contract: ``visit`` returns the item's page once its new links are in ToDo, or None: back
-    to ToDo (to wait, be retried, carry a redirect on), turned back by a cap, crawl failed.
-    """
+    Contract, one worker's, one item at a time: ``before`` says :class:`Go`, or ends the trip
+    with a page not fetched (no links) or None (the item went back to ToDo); ``after`` makes the
+    answer the page, or None (back to ToDo: a retry, a redirect chain's next hop); ``follows``
+    may refuse links ``follows_links`` allows; ``resolve``: the links followed, as canonical
+    URLs; ``keep`` hears of the page and what the door did, before its links are in ToDo;
+    ``failed``: the trip raised — the page to give for it, or None (the crawl cannot go on)."""
 
-    def visit(self, item: Item) -> Page | None: ...
+    robot: str  # our name to robots <meta>s and X-Robots-Tag (besides "robots")
+
+    def before(self, item: Item) -> Go | Page | None: ...
+    def after(self, item: Item, answer: Response) -> Page | None: ...
+    def follows(self, page: Page) -> bool: ...
+    def resolve(self, page: Page, links: Links) -> list[str]: ...
+    def keep(self, page: Page, entry: Entry) -> None: ...
+    def failed(self, item: Item, error: Exception) -> Page | None: ...
 
 
 class Observer(Protocol):
     """Told about every page when a worker has finished with it (stats, output, live view, …).
 
-    Contract: ``on_page`` is called once per page a visitor returned (or made of its error, if
-    the visit raised; not for an item the page cap turned back), from its worker's thread, after
-    the page's new links are in ToDo; it must be thread-safe and must not raise.
-    """
+    Contract: ``on_page`` is called once per page a trip returned, from its worker's thread,
+    after the page's new links are in ToDo; it must be thread-safe and must not raise."""
 
     def on_page(self, page: Page) -> None: ...

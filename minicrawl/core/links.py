@@ -2,10 +2,9 @@
 says about following them. :func:`extract_links` does it in three steps:
 
 1. **Decode** the page as a browser does (:mod:`minicrawl.html.encoding`: a byte order mark,
-   the Content-Type's charset, a ``<meta>`` early on, else windows-1252; the last two are
-   tentative: a later ``<meta>`` naming another encoding has 1–3 done again in it).
-2. **Parse** it with lxml: libxml2 reads the bytes as the HTML standard says and builds its tree
-   without the GIL, so one core parses while another crawls.
+   the Content-Type's charset, a ``<meta>``, else windows-1252; a later ``<meta>`` naming
+   another encoding has 1–3 done again in it).
+2. **Parse** it with lxml: libxml2 builds the tree as the HTML standard says, without the GIL.
 3. **Walk** the elements that can be links (:mod:`minicrawl.html.walk`: ``<a href>``,
    ``<area href>``, frames, ``<link rel=next>``…, a refresh), mending where libxml2's tree is no
    browser's (a ``<template>``'s content, an ``<a>`` in MathML, a frame outside a frameset).
@@ -17,9 +16,8 @@ X-Robots-Tag) and an HTML link's ``rel=nofollow`` are applied by :meth:`Links.fo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
-from minicrawl.core.interfaces import Page
+from minicrawl.core.interfaces import Links, Page
 from minicrawl.core.urls import resolve
 from minicrawl.html.encoding import sniff
 from minicrawl.html.meta import ROBOT
@@ -28,25 +26,6 @@ from minicrawl.html.walk import walk
 from minicrawl.http.answer import undone
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-
-
-@dataclass(slots=True)
-class Links:
-    """What one page links to, and what it tells robots: the record both crawlers use."""
-
-    hrefs: list[str]  # as written, fragment cut, each once, in first-met order (a refresh met last)
-    base: str | None = None  # the first <base href>, as written
-    encoding: str = "windows-1252"  # the Encoding Standard's name: a query is encoded in it
-    nofollow: bool = False  # the page says: follow none of my links
-    noindex: bool = False  # the page says: do not index me (it is still crawled)
-    nofollowed: frozenset[str] = field(default_factory=frozenset)  # hrefs only ever rel=nofollow
-
-    def followed(self, ignore_nofollow: bool = False) -> list[str]:
-        """The hrefs a crawler follows: all, less what the page says not to follow (unless
-        ``ignore_nofollow``)."""
-        if ignore_nofollow or not (self.nofollow or self.nofollowed):
-            return self.hrefs
-        return [] if self.nofollow else [h for h in self.hrefs if h not in self.nofollowed]
 
 
 def is_html(content_type: str | None, body: bytes = b"") -> bool:

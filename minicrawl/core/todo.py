@@ -1,9 +1,8 @@
 """ToDo: the URLs waiting to be fetched, first in first out, and the rule that ends the crawl.
 
-The crawl is over when ToDo is empty *and no worker is busy*: a worker still fetching a page may
-be about to put its links. So ToDo counts the items taken and not yet done, and a worker that
-finds it empty waits until an item arrives or the last busy worker finishes.
-"""
+The crawl is over when ToDo is empty *and no worker is busy*: a busy worker may be about to put
+links. So ToDo counts the items taken and not yet done, and a worker that finds it empty waits
+until an item arrives or the last busy worker finishes."""
 
 import threading
 from collections import deque
@@ -22,10 +21,7 @@ class ToDo:
 
     def put(self, item: Item) -> None:
         """Queue ``item`` (after :meth:`stop`, it is dropped)."""
-        with self._changed:
-            if not self._stopped:
-                self._items.append(item)
-                self._changed.notify()
+        self.put_many([item])
 
     def put_many(self, items: list[Item]) -> int:
         """Queue ``items``; how many (none after :meth:`stop`)."""

@@ -13,9 +13,8 @@ spelling for what servers read alike:
   not allow escaped (``{`` is ``%7B``, which servers read alike) and a ``%`` that starts no escape
   written ``%25``. urllib3 would escape those itself, and then every ``%`` of the URL (``%41``
   too); so the request line is exactly the URL Visited holds;
-* only http and https, at most ``MAX_LENGTH`` characters (a longer href is not even parsed).
-
-Anything else is no URL to crawl: :func:`canonical` says why; ``canonicalize``, ``resolve``: None.
+* only http and https, at most ``MAX_LENGTH`` characters (a longer href is not even parsed):
+  anything else is no URL to crawl (:func:`canonical` says why; the others answer None).
 """
 
 import re
@@ -65,11 +64,6 @@ def resolve(page: str, href: str, encoding: str = "utf-8") -> str | None:
     """The canonical URL the link ``href`` on ``page`` points to, or None; ``encoding``: the
     page's (a browser percent-encodes a link's query in it)."""
     return canonical(href, page, encoding)[0]
-
-
-def origin(url: str) -> str:
-    """``scheme://[user:pass@]host[:port]/`` of a canonical URL: a site's key (robots, proxies)."""
-    return url[: url.find("/", url.index("//") + 2)] + "/"
 
 
 def host_of(url: str) -> str:

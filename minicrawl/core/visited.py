@@ -6,9 +6,8 @@ unseen URL may find its bits set by others: a *false positive*, and that page is
 n URLs at rate p, m = -8n / ln(1 - p^(1/8)) bits (past n, p climbs, unannounced): 1.8 MB for a
 million at p = 0.001; a ``set`` of 70-character ones, ~150 MB.
 
-Check and insert are one step under one lock: two workers finding the same link at the same
-moment must not both be told "new", or the page would be fetched twice.
-"""
+Check and insert are one step under one lock: of two workers finding one link at once, only one
+is told "new" (else the page would be fetched twice)."""
 
 import math
 import struct

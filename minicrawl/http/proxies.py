@@ -6,7 +6,7 @@ requests would read the environment again for each request (~0.5 ms).
 import requests
 from requests.utils import get_environ_proxies
 
-from minicrawl.core.urls import origin
+from minicrawl.origins import origin_of
 
 
 class Proxies:
@@ -19,6 +19,6 @@ class Proxies:
     def of(self, url: str) -> dict[str, str]:
         """The proxies for ``url`` (canonical): the session's, else the environment's for its
         origin."""
-        if (proxies := self._known.get(key := origin(url))) is None:
+        if (proxies := self._known.get(key := origin_of(url))) is None:
             proxies = self._known[key] = self.session.proxies or get_environ_proxies(key)
         return proxies

@@ -1,4 +1,4 @@
-"""run.py's visit: what a worker does with one ToDo item, plugged into the core's worker loop
-as its ``Visitor`` (:class:`minicrawl.visit.trip.CrawlTrip`): politeness asked, one fetch,
-retries and redirect chains (:mod:`minicrawl.visit.redirects`) through ToDo, the page recorded
-and its new links put in ToDo."""
+"""run.py's hooks on the core's trip (:class:`minicrawl.visit.trip.CrawlHooks`): robots.txt, the
+host's turn and the page cap before the fetch, retries and redirect chains
+(:mod:`minicrawl.visit.redirects`) through ToDo after it, the page recorded before its new links
+enter ToDo."""

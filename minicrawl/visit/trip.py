@@ -1,13 +1,15 @@
-"""run.py's trip for one ToDo item: admit → fetch → extract → Visited → ToDo.
+"""run.py's trip for one ToDo item: the core's :class:`~minicrawl.core.trip.Trip`, with
+run.py's :class:`CrawlHooks` at its points.
 
-Each of the crawl's worker threads runs the core's worker loop (take → visit → done,
-:class:`minicrawl.core.worker.Worker`) with a :class:`CrawlTrip` as its visitor. For each item
-the loop takes from ToDo, the trip asks politeness whether the host may be asked now (WAIT:
-back to ToDo in its turn; DENY: recorded, never fetched), fetches it once, retries later or
-sends a redirect's target through the core's door like a link, then extracts the page's links
-and offers them at the door (:class:`minicrawl.core.door.Door`: the admission rules, Visited's
-test-and-insert in one batch, then the page kept with its new links — ``page_kept``, so that
-with a state a URL is in ToDo only once journaled — then ToDo).
+Each of the crawl's worker threads runs the core's worker loop (take → trip → done,
+:class:`minicrawl.core.worker.Worker`) on the core's trip (fetch → page → links → door) with a
+:class:`CrawlHooks` of its own. The hooks add run.py's rules: before the
+fetch, robots.txt, the host's turn (WAIT: back to ToDo in its turn; DENY: recorded, never
+fetched) and the page cap, a conditional GET for a recrawl; after it, retries (back to ToDo,
+later) and redirect chains (the target through the door like a link, the record waiting for the
+chain's end), what changed and duplicate content (their links not followed); then, between
+Visited and ToDo (``keep``), the page kept with its new links — ``page_kept``, so that with a
+state a URL is in ToDo only once journaled.
 
 The crawler (:mod:`minicrawl.crawler`) builds the :class:`Parts` its workers share; a trip
 only uses them. Whatever watches or keeps the crawl hears about it at the points of
@@ -25,9 +27,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from minicrawl.bloom.visited import warn_over_capacity
-from minicrawl.core.door import Door, Entry
-from minicrawl.core.interfaces import Item, Response
-from minicrawl.core.links import base_url, extract_links, follows_links
+from minicrawl.core.door import Door
+from minicrawl.core.interfaces import Entry, Go, Item, Links, Response
+from minicrawl.core.links import base_url
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
 from minicrawl.http.fetch import Fetcher, error_kind
@@ -82,49 +84,28 @@ class Parts:
     parsing: AbstractContextManager[object]  # the core crawler's parsing slot (Trip.links_of)
 
 
-class CrawlTrip:
-    """run.py's :class:`~minicrawl.core.interfaces.Visitor`, worker ``n``'s: what the core's
-    worker loop does with each item it takes (:meth:`visit`). Its fetcher is its own; the
-    crawl's parts are shared. :meth:`close` it when its worker is done."""
+class CrawlHooks:
+    """run.py's :class:`~minicrawl.core.interfaces.Hooks`, worker ``n``'s: what its trip adds to
+    the core's at each point, and what a failure costs. One item at a time: what it learns of
+    the item in hand (its counts, its redirect chain, what was decided of its links) is kept
+    until ``keep``. Its ``fetcher`` is the trip's (robots.txt is fetched with it); the crawl's
+    parts are shared. :meth:`close` it when its worker is done."""
 
     def __init__(self, crawl: Parts, n: int) -> None:
         self.crawl, self.n = crawl, n
         self.fetcher = Fetcher(crawl.options, crawl.archive.exchange if crawl.archive else None,
                                crawl.cookies)
+        self.robot = crawl.politeness.token  # our name to robots <meta>s and X-Robots-Tag
+        self.counts: dict[str, int] = {}  # the item's stats, added at ``keep``
+        self.decisions: LinkDecisions | None = None  # what became of its links
+        self.chain: Chain | None = None
+        self.holding: Item | None = None  # the item whose slot on its host is held (GO)
 
-    def visit(self, item: Item) -> Page | None:
-        """Admit, fetch and keep ``item``'s page, its new links put in ToDo: the page, for the
-        core's loop to give the crawl's observers. None when there is none to give: the item
-        went back to ToDo (to wait, be retried or carry a redirect chain on), or the crawl
-        cannot go on. Whatever else goes wrong is the page's error."""
-        try:
-            return self._visit(item)
-        except StateError as e:  # the state cannot record: stop, the journal keeps the rest
-            self.crawl.fail(e)  # run() raises it: one message, at the end (not one per worker)
-        except RedisUnavailable as e:  # Redis lost: the items in flight wait there
-            self.crawl.fail(e)  # run() raises it: one message, at the end
-        except Exception as e:  # one bad URL must never kill a worker
-            log.exception("worker %d failed on %s", self.n, item.url)
-            self.crawl.chains.end(item.url)
-            self.crawl.stats.add(errors=1, error_internal=1)
-            page = Page(item.url, item.depth, item.referrer, item.url, worker=self.n,
-                        error=f"internal error: {type(e).__name__}: {e}"[:300], fetched_at=now())
-            try:
-                self.crawl.events.page_kept(page, [])
-            except StateError as failure:  # nor can the state record it: stop, as above
-                self.crawl.fail(failure)
-                return None
-            return page
-        return None
-
-    def close(self) -> None:
-        """Close this worker's connections."""
-        self.fetcher.close()
-
-    def _visit(self, item: Item) -> Page | None:
-        """Admit, fetch and keep one ToDo item's page (None: back to ToDo for later)."""
+    def before(self, item: Item) -> Go | Page | None:
+        """Robots.txt and the host's turn, the page cap; a conditional GET with a state."""
+        self.counts, self.decisions, self.holding = {}, None, None
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
-        chain = self.crawl.chains.waiting_at(item.url)
+        self.chain = chain = self.crawl.chains.waiting_at(item.url)
         if chain is None and item.url in self.crawl.lastmod \
                 and (page := self._sitemap_unchanged(item)) is not None:
             return page
@@ -135,24 +116,57 @@ class CrawlTrip:
             return None
         if answer.verdict is Verdict.DENY:
             return self._refuse(item, chain, answer.reason, {answer.kind: 1})
-        response: Response | None = None
-        try:  # the item's slot on the host (admit() said GO) is released whatever happens
-            if not self._reserve_fetch():
-                if chain is not None:
-                    return self._refuse(item, chain, "max_pages reached before redirect target",
-                                        {})
-                return None
-            self.crawl.events.taken(self.n, item)
-            if chain is None:
-                # With a state, what was recorded last time: a conditional GET, what changed.
-                chain = Chain(item, now(), self.crawl.state.prior(item.url))
-            headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
-            response = self.fetcher.fetch(item.url, headers=headers)
-            self.crawl.events.fetched(self.n, response)
-        finally:
-            self.crawl.politeness.done(item, host_pause(response, self.crawl.options.max_backoff))
-        opts = self.crawl.options
-        counts: dict[str, int] = {"requests": 1, "bytes": len(response.body)}
+        self.holding = item  # admit() said GO: the item's slot on the host, released after
+        if not self._reserve_fetch():
+            self.release()
+            if chain is not None:
+                return self._refuse(item, chain, "max_pages reached before redirect target", {})
+            return None
+        self.crawl.events.taken(self.n, item)
+        if chain is None:
+            # With a state, what was recorded last time: a conditional GET, what changed.
+            self.chain = chain = Chain(item, now(), self.crawl.state.prior(item.url))
+        return Go(chain.prior.request_headers() if chain.prior and not chain.urls else None)
+
+    def failed(self, item: Item, error: Exception) -> Page | None:
+        """The trip raised: the state or Redis lost (the crawl stops: None, run() raises it, one
+        message at the end; the journal or Redis keeps the rest), else a bug: the page's error
+        (one bad URL must never kill a worker)."""
+        self.release()
+        if isinstance(error, StateError | RedisUnavailable):
+            self.crawl.fail(error)
+            return None
+        log.error("worker %d failed on %s", self.n, item.url, exc_info=error)
+        self.crawl.chains.end(item.url)
+        self.crawl.stats.add(errors=1, error_internal=1)
+        why = f"internal error: {type(error).__name__}: {error}"[:300]
+        page = Page(item.url, item.depth, item.referrer, item.url, worker=self.n, error=why,
+                    fetched_at=now())
+        try:
+            self.crawl.events.page_kept(page, [])
+        except StateError as failure:  # nor can the state record it: stop, as above
+            self.crawl.fail(failure)
+            return None
+        return page
+
+    def close(self) -> None:
+        """Close this worker's connections."""
+        self.fetcher.close()
+
+    def release(self, pause: float = 0.0) -> None:
+        """Give back the host's slot the item in hand holds, if it does."""
+        if self.holding is not None:
+            item, self.holding = self.holding, None
+            self.crawl.politeness.done(item, pause)
+
+    def after(self, item: Item, response: Response) -> Page | None:
+        """The answer: a retry (back to ToDo, later), a redirect chain carried on (its target
+        through the door), or the page of the chain's end, noted (what changed, duplicates)."""
+        self.crawl.events.fetched(self.n, response)
+        self.release(host_pause(response, self.crawl.options.max_backoff))
+        opts, chain = self.crawl.options, self.chain
+        assert chain is not None  # before() said Go
+        counts = self.counts = {"requests": 1, "bytes": len(response.body)}
         error = response.error
         if is_retryable(response):
             if item.attempt < opts.retries:  # later, from ToDo: this worker goes on meanwhile
@@ -162,8 +176,8 @@ class CrawlTrip:
                 self.crawl.stats.add(counts)
                 self.crawl.events.retrying(self.n, item, opts.retries + 1, wait)
                 self.crawl.todo.put(replace(item, attempt=item.attempt + 1),
-                              not_before=time.monotonic() + wait)
-                return
+                                    not_before=time.monotonic() + wait)
+                return None
             error = failure_reason(response, item.attempt + 1)
         chain.urls.append(item.url)
         chain.elapsed_ms += response.elapsed * 1000
@@ -172,7 +186,7 @@ class CrawlTrip:
             final_url, error, queued = self._redirect(chain, item, response)
             if queued:  # the record waits for the end of the chain
                 self.crawl.stats.add(counts, redirects_followed=1)
-                return
+                return None
         self.crawl.chains.end(item.url)
         if error:
             self.crawl.events.gave_up(self.n, chain.item.url, error)
@@ -181,24 +195,44 @@ class CrawlTrip:
                     headers=response.headers, body=response.body,
                     elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
                     error=error, worker=self.n)
-        return self._record(page, counts, chain.prior)
+        return self._noted(page, chain.prior)
 
-    def _refuse(self, item: Item, chain: Chain | None, reason: str,
-                counts: dict[str, int]) -> Page:
-        """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
-        self.crawl.chains.end(item.url)
-        origin = chain.item if chain is not None else item
-        page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
-                    fetched_at=chain.fetched_at if chain is not None else now(), worker=self.n)
-        self.crawl.events.refused(self.n, item.url, reason, next(iter(counts), ""))
-        prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
-        policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
-        return self._record(page, counts, prior, failed=not policy)
+    def follows(self, page: Page) -> bool:
+        """A page its state finds unchanged, or a duplicate of one recorded, gives no links."""
+        return page.change != UNCHANGED and page.duplicate_of is None
 
-    def _record(self, page: Page, counts: dict[str, int], prior: Prior | None,
-                failed: bool = True) -> Page:
-        """Count the page, find its links if it is HTML, and through the door: the page kept,
-        then its new links in ToDo. The page."""
+    def resolve(self, page: Page, links: Links) -> list[str]:
+        """The page's links (the core's extractor), less those it says not to follow, as
+        canonical URLs for the door; what was decided of the rest so far is kept."""
+        opts, counts = self.crawl.options, self.counts
+        followed = links.followed(opts.ignore_nofollow)
+        candidates, rejected = self.crawl.resolver.resolve(
+            followed, base_url(page.final_url, links), counts, links.encoding)
+        counts["links_extracted"] = len(links.hrefs)
+        nofollow = []
+        if len(followed) < len(links.hrefs):  # the page says not to follow some
+            kept = set(followed)
+            nofollow = [href for href in links.hrefs if href not in kept]
+            counts["links_nofollow"] = len(nofollow)
+        depth = page.depth + 1
+        self.decisions = LinkDecisions(
+            depth, opts.max_depth is not None and depth > opts.max_depth, opts.max_depth,
+            rejected=rejected, repeats=len(followed) - len(rejected) - len(candidates),
+            nofollow=nofollow)
+        return list(candidates)
+
+    def keep(self, page: Page, entry: Entry) -> None:
+        """Between Visited and ToDo: count the links' fates, keep the page, journal the new
+        links with it (the state's commit), so a URL is in ToDo only once journaled."""
+        if self.decisions is not None:
+            self._decided(page, self.decisions, entry, self.counts)
+        self.crawl.stats.add(self.counts)
+        self.crawl.events.page_kept(page, entry.new)
+
+    def _noted(self, page: Page, prior: Prior | None, failed: bool = True) -> Page:
+        """Count the page, what changed since ``prior`` (with a state), whether it duplicates
+        one recorded, its error (``failed``: not a rule's refusal). The page."""
+        counts = self.counts
         counts["pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
@@ -211,21 +245,20 @@ class CrawlTrip:
         if page.error and failed:
             counts["errors"] = 1
             counts["error_" + error_kind(page.error)] = 1
-        links: list[str] = []
-        decisions: LinkDecisions | None = None
-        if follows_links(page) and page.change != UNCHANGED and page.duplicate_of is None:
-            links, decisions = self._links_of(page, counts)  # an unchanged page has none new
-
-        def kept(entry: Entry) -> None:
-            """Between Visited and ToDo: count the links' fates, keep the page, journal the new
-            links with it (the state's commit), so a URL is in ToDo only once journaled."""
-            if decisions is not None:
-                self._decided(page, decisions, entry, counts)
-            self.crawl.stats.add(counts)
-            self.crawl.events.page_kept(page, entry.new)
-
-        self.crawl.door.enter(links, page.depth + 1, page.final_url, keep=kept)
         return page
+
+    def _refuse(self, item: Item, chain: Chain | None, reason: str,
+                counts: dict[str, int]) -> Page:
+        """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
+        self.crawl.chains.end(item.url)
+        origin = chain.item if chain is not None else item
+        page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
+                    fetched_at=chain.fetched_at if chain is not None else now(), worker=self.n)
+        self.crawl.events.refused(self.n, item.url, reason, next(iter(counts), ""))
+        prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
+        policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
+        self.counts = counts
+        return self._noted(page, prior, failed=not policy)
 
     def _redirect(self, chain: Chain, item: Item,
                   response: Response) -> tuple[str, str | None, bool]:
@@ -262,30 +295,6 @@ class CrawlTrip:
             self.crawl.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False
         return target, None, True
-
-    def _links_of(self, page: Page, counts: dict[str, int]) -> tuple[list[str], LinkDecisions]:
-        """The page's links (the core's extractor), less those it says not to follow, as
-        canonical URLs for the door, and what was decided of the rest so far."""
-        opts = self.crawl.options
-        with self.crawl.parsing:  # one worker at a time, as the core's trip (core/worker.py)
-            links = extract_links(page.body, page.headers, self.crawl.politeness.token)
-            followed = links.followed(opts.ignore_nofollow)
-            candidates, rejected = self.crawl.resolver.resolve(
-                followed, base_url(page.final_url, links), counts, links.encoding)
-        page.noindex = links.noindex
-        counts["links_extracted"] = len(links.hrefs)
-        nofollow = []
-        if len(followed) < len(links.hrefs):  # the page says not to follow some
-            kept = set(followed)
-            nofollow = [href for href in links.hrefs if href not in kept]
-            counts["links_nofollow"] = len(nofollow)
-        page.links = list(candidates)
-        depth = page.depth + 1
-        decisions = LinkDecisions(
-            depth, opts.max_depth is not None and depth > opts.max_depth, opts.max_depth,
-            rejected=rejected, repeats=len(followed) - len(rejected) - len(page.links),
-            nofollow=nofollow)
-        return page.links, decisions
 
     def _decided(self, page: Page, decisions: LinkDecisions, entry: Entry,
                  counts: dict[str, int]) -> None:
@@ -330,4 +339,5 @@ class CrawlTrip:
         if page is None:
             return None
         self.crawl.events.lastmod_unchanged(self.n, item.url)
-        return self._record(page, {"sitemap_unchanged": 1}, prior)
+        self.counts = {"sitemap_unchanged": 1}
+        return self._noted(page, prior)

@@ -7,9 +7,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import minicrawl.core.links as links_module
-import minicrawl.core.worker as worker_module
+import minicrawl.core.trip as trip_module
 import minicrawl.html.walk as walk_module
-import minicrawl.visit.trip as trip_module
 from minicrawl import Crawler as RunPyCrawler
 from minicrawl.core.crawler import Crawler
 from minicrawl.local.site import LocalSite, Resource
@@ -20,7 +19,7 @@ def crawl_counting(slots: int | None, monkeypatch, runpy: bool = False) -> tuple
     own), by the core or by run.py's crawler: (pages, the most workers that were extracting
     links at once)."""
     inside, most, lock = [0], [0], threading.Lock()
-    module = trip_module if runpy else worker_module
+    module = trip_module  # one trip: both crawlers extract there
     extract = module.extract_links
 
     def counting(body, headers, *args, **kwargs):

@@ -16,6 +16,7 @@ PACKAGE = CORE.parent
 LEANS_ON = (
     "minicrawl.checks",  # what a user gives, checked
     "minicrawl.html",  # the browser's rules: a page's encoding, its <meta>s, the walk, sniffing
+    "minicrawl.heaps",  # the C heaps threads leave, kept few (glibc malloc options)
     "minicrawl.http.answer",  # how an answer is read: its body bounded, its Location, a failure
     "minicrawl.http.credentials",  # a seed's user:password@, sent to its origin
     "minicrawl.http.proxies",  # the proxies of each origin
@@ -89,7 +90,11 @@ def test_core_leans_on_named_packages_only_and_they_on_nothing_of_run_py() -> No
         visit(name, ())
 
 
-def test_no_any_no_inheritance_at_most_six_protocols() -> None:
+def test_no_any_no_inheritance_at_most_seven_protocols() -> None:
+    """Seven seams: ToDo (Frontier), Visited (SeenSet), the pace, admission, the observers, and
+    the trip's two — its hooks (where run.py's rules meet the one trip) and its HTTP client
+    (run.py's fetcher around the core's). The Visitor seam went when run.py's trip became the
+    core's: a worker runs a Trip."""
     protocols = []
     for path in FILES:
         tree = ast.parse(path.read_text())
@@ -102,4 +107,4 @@ def test_no_any_no_inheritance_at_most_six_protocols() -> None:
                     assert path.name == "interfaces.py"
                 else:
                     assert bases == [], f"{path.name}: {node.name}({', '.join(bases)})"
-    assert 1 <= len(protocols) <= 6
+    assert 1 <= len(protocols) <= 7

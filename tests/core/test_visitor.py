@@ -1,8 +1,9 @@
-"""The Visitor's contract (interfaces.Visitor), run over every implementation, against a real
-local server: when ``visit`` returns, the page's unseen links are in ToDo and Visited, one request
-was made, a redirect's target waits in ToDo at the page's depth, a dead server is a page's error,
-not an exception. And the core's Worker loop around any visitor: None is no page for the
-observers, and every item taken is done."""
+"""The trip's contract (core.trip.Trip.visit), with each crawler's hooks (interfaces.Hooks: the
+core's NoHooks, run.py's CrawlHooks), against a real local server: when ``visit`` returns, the
+page's unseen links are in ToDo and Visited, one request was made, a redirect's target waits in
+ToDo at the page's depth, a dead server is a page's error, not an exception. And the core's
+Worker loop around a trip: None is no page for the observers, a hook that raises costs the page
+(its error), and every item taken is done."""
 
 from __future__ import annotations
 
@@ -14,18 +15,19 @@ import pytest
 from minicrawl import Crawler
 from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
-from minicrawl.core.interfaces import Frontier, Item, Page, SeenSet, Visitor
+from minicrawl.core.interfaces import Entry, Frontier, Go, Item, Links, Page, Response, SeenSet
 from minicrawl.core.todo import ToDo
+from minicrawl.core.trip import NoHooks, Trip
 from minicrawl.core.visited import BloomVisited
-from minicrawl.core.worker import Trip, Worker
+from minicrawl.core.worker import Worker
 from minicrawl.local.site import LocalSite, Resource
 
 
 @dataclass
 class Visit:
-    """A visitor of one implementation with the ToDo and Visited it puts links into."""
+    """A trip with one crawler's hooks, with the ToDo and Visited it puts links into."""
 
-    visitor: Visitor
+    trip: Trip
     todo: Frontier
     visited: SeenSet
 
@@ -38,9 +40,9 @@ def core_trip(seed: str) -> Iterator[Visit]:
 def run_py_trip(seed: str) -> Iterator[Visit]:
     """run.py's trip (minicrawl/visit/trip.py) over the parts of a run.py crawl of ``seed``."""
     crawler = Crawler([seed], ignore_robots=True, retries=0, delay=0, timeout=2)
-    trip = crawler.visitor(1)
+    trip = crawler.trip(1)
     yield Visit(trip, crawler.todo, crawler.visited)
-    trip.close()
+    trip.hooks.close()  # type: ignore[attr-defined]  # run.py's: its connections
 
 
 IMPLEMENTATIONS: dict[str, Callable[[str], Iterator[Visit]]] = {
@@ -80,7 +82,7 @@ def visit_one(visit: Visit, url: str) -> Page | None:
     item = visit.todo.take()
     assert item is not None and item.url == url
     try:
-        return visit.visitor.visit(item)
+        return visit.trip.visit(item)
     finally:
         visit.todo.done(item)
 
@@ -119,17 +121,35 @@ def test_a_dead_server_is_no_exception(make_visit) -> None:
 
 
 class Scripted:
-    """A visitor answering from a script: a page, None (back to ToDo), or an exception."""
+    """Hooks answering from a script, before any fetch: a page, None (back to ToDo), or an
+    exception (the core's own ``failed`` makes it the page's error)."""
+
+    robot = "minicrawl"
 
     def __init__(self, answers: dict[str, str]) -> None:
         self.answers = answers
 
-    def visit(self, item: Item) -> Page | None:
+    def before(self, item: Item) -> Go | Page | None:
         answer = self.answers[item.url]
         if answer == "raise":
-            raise RuntimeError("a bug in the visitor")
+            raise RuntimeError("a bug in the hooks")
         return Page(item.url, item.depth, item.referrer, item.url, 200) if answer == "page" \
             else None
+
+    def after(self, item: Item, answer: Response) -> Page | None:
+        raise AssertionError("never fetched")
+
+    def follows(self, page: Page) -> bool:
+        return True
+
+    def resolve(self, page: Page, links: Links) -> list[str]:
+        return []
+
+    def keep(self, page: Page, entry: Entry) -> None:
+        pass
+
+    def failed(self, item: Item, error: Exception) -> Page | None:
+        return NoHooks().failed(item, error)
 
 
 class Told:
@@ -144,8 +164,9 @@ def test_worker_tells_observers_of_pages_only_and_finishes_every_item() -> None:
     todo, told = ToDo(), Told()
     for url in ("http://a.test/page", "http://a.test/later", "http://a.test/bug"):
         todo.put(Item(url))
-    visitor = Scripted({"http://a.test/page": "page", "http://a.test/later": "none",
-                        "http://a.test/bug": "raise"})
-    Worker(todo, visitor, [told]).run()  # returns: every item taken was done
+    hooks = Scripted({"http://a.test/page": "page", "http://a.test/later": "none",
+                      "http://a.test/bug": "raise"})
+    trip = Trip(Door(todo, BloomVisited()), Fetcher(timeout=2), hooks=hooks)
+    Worker(todo, trip, [told]).run()  # returns: every item taken was done
     assert [page.url for page in told.pages] == ["http://a.test/page", "http://a.test/bug"]
-    assert told.pages[1].error == "internal error: RuntimeError('a bug in the visitor')"
+    assert told.pages[1].error == "internal error: RuntimeError('a bug in the hooks')"

@@ -1,0 +1,106 @@
+"""The trip: what a worker does with a URL taken from ToDo — fetch it, extract its links, offer
+them at the door (Visited, then ToDo) — and where a crawler adds to it (``interfaces.Hooks``)."""
+
+import time
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
+
+from minicrawl.core.door import Door
+from minicrawl.core.interfaces import Client, Entry, Go, Hooks, Item, Links, Pace, Page, Response
+from minicrawl.core.links import base_url, extract_links, follows_links
+from minicrawl.core.urls import host_of, resolve
+from minicrawl.html.meta import ROBOT
+
+
+class Trip:
+    """What a worker does with each item it takes: fetch it, find its links, through the crawl's
+    ``door`` into ToDo, with a crawler's ``hooks`` at its points (none: :class:`NoHooks`). The
+    ``pace`` is the crawl's, the ``client`` this worker's own. ``parsing``: the crawl's parsing
+    slot (a lock: one worker parses at a time), or None for no limit."""
+
+    def __init__(self, door: Door, client: Client, pace: Pace | None = None,
+                 hooks: Hooks | None = None,
+                 parsing: AbstractContextManager[object] | None = None) -> None:
+        self.door, self.client, self.pace = door, client, pace
+        self.hooks = hooks if hooks is not None else NoHooks()
+        self.parsing = parsing if parsing is not None else nullcontext()
+
+    def visit(self, item: Item) -> Page | None:
+        """One URL's trip: may it go (``before``), fetch it, its page (``after``), its links
+        (``follows_links``: the one rule of both crawlers) through the door. The page, once its
+        new links are in ToDo; None if it has none to give (see :class:`Hooks`)."""
+        try:
+            return self._visit(item)
+        except Exception as exc:  # a bug costs one page, not the worker
+            return self.hooks.failed(item, exc)
+
+    def _visit(self, item: Item) -> Page | None:
+        go = self.hooks.before(item)
+        page = self.hooks.after(item, self.fetch(item, go.headers)) if isinstance(go, Go) else go
+        if page is None:  # back in ToDo: its trip goes on later
+            return None
+        if page.redirect:  # a redirect's target is the same page under another name: same depth
+            page.links = [page.redirect]
+        elif follows_links(page) and self.hooks.follows(page):
+            page.links = self.links_of(page)
+        depth = page.depth if page.redirect else page.depth + 1
+        page.new = len(self.door.enter(page.links, depth, page.final_url,
+                                       keep=lambda entry: self.hooks.keep(page, entry)).new)
+        return page
+
+    def fetch(self, item: Item, headers: Mapping[str, str] | None = None) -> Response:
+        """GET the item's URL once its host's pace allows (http and https of a host share it)."""
+        if self.pace is None:
+            return self.client.fetch(item.url, headers)
+        host = host_of(item.url)  # "host[:port]": either scheme, without user:password@
+        while (wait := self.pace.take(item, host)) > 0:
+            time.sleep(wait)
+        try:
+            return self.client.fetch(item.url, headers)
+        finally:
+            self.pace.release(item, host)
+
+    def links_of(self, page: Page) -> list[str]:
+        """The canonical URLs ``page``'s links lead to (the hooks resolve those it follows)."""
+        # One parser at a time: Python runs one thread at a time (the GIL), so parsers at once
+        # only switch threads (Java docs: twice the CPU); lxml parses without the GIL, so one
+        # parser keeps a second core busy beside Python's (bench/README.md, issue 37).
+        with self.parsing:
+            links = extract_links(page.body, page.headers, self.hooks.robot)
+            page.noindex = links.noindex
+            return self.hooks.resolve(page, links)
+
+
+class NoHooks:
+    """The core's own :class:`Hooks`: every item fetched as it is, each answer its page (a
+    redirect's: its target), its links followed as it says (all if ``ignore_nofollow``)."""
+
+    robot = ROBOT  # our name to robots <meta>s
+
+    def __init__(self, ignore_nofollow: bool = False) -> None:
+        self.ignore_nofollow = ignore_nofollow
+
+    def before(self, item: Item) -> Go | Page | None:
+        return Go()
+
+    def after(self, item: Item, answer: Response) -> Page | None:
+        page = Page(item.url, item.depth, item.referrer, item.url, answer.status, answer.headers,
+                    answer.body, elapsed_ms=answer.elapsed * 1000, error=answer.error)
+        if answer.location is not None:
+            page.redirect = resolve(page.url, answer.location)
+        return page
+
+    def follows(self, page: Page) -> bool:
+        return True
+
+    def resolve(self, page: Page, links: Links) -> list[str]:
+        base = base_url(page.url, links)
+        return list(dict.fromkeys(url for href in links.followed(self.ignore_nofollow)
+                                  if (url := resolve(base, href, links.encoding))))
+
+    def keep(self, page: Page, entry: Entry) -> None:
+        pass
+
+    def failed(self, item: Item, error: Exception) -> Page | None:
+        return Page(item.url, item.depth, item.referrer, item.url,
+                    error=f"internal error: {error!r}"[:300])
