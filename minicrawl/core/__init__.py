@@ -6,6 +6,7 @@ Read in this order, each file using only those before it: ``interfaces`` (the se
 its library API. What the core leans on is outside it, named for what it is; a first reading
 skips it (and ``keep_heaps_small``): :mod:`minicrawl.html`, the browser's rules (keep one idea:
 a link's query is in its page's encoding); :mod:`minicrawl.http` (answer, credentials, proxies);
-:mod:`minicrawl.checks`, :mod:`minicrawl.refused`, :mod:`minicrawl.origins`, :mod:`minicrawl.lines`.
+:mod:`minicrawl.checks`, :mod:`minicrawl.refused`, :mod:`minicrawl.origins`, :mod:`minicrawl.lines`,
+:mod:`minicrawl.redact` (a URL's userinfo: the one split, the URL as sent, the one redaction).
 The rest of minicrawl plugs into the core through ``interfaces``.
 """

@@ -21,8 +21,8 @@ from minicrawl.core.fetch import USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
 from minicrawl.core.todo import ToDo
-from minicrawl.core.urls import redact
 from minicrawl.lines import Lines
+from minicrawl.redact import redact
 
 
 class PrintPages:
@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
                       observers=[printer], ignore_nofollow=args.ignore_nofollow,
                       fetcher=lambda: Fetcher(timeout=args.timeout, max_bytes=args.max_bytes))
     for seed in crawler.bad_seeds:
-        print(redact(f"skipped seed {seed!r}: not a crawlable http(s) URL"), file=sys.stderr)
+        print(f"skipped seed {redact(seed, typed=True)!r}: not a crawlable http(s) URL",
+              file=sys.stderr)
     if not crawler.seeds:
         print("no seed to crawl", file=sys.stderr)
         return 2
