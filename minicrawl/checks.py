@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from minicrawl.core.fetch import CA_VARIABLES  # the fetcher reads the first one set
+from minicrawl.redact import redact
 
 # Bounds shared by run.py's options and the core's command line: beyond them a crawl fails or
 # silently misbehaves (0 threads crawl nothing; a million threads never start; socket timeouts
@@ -41,13 +42,13 @@ def check_http(user_agent: str, proxy: str | None = None, ca_bundle: str | None 
     env = environ or {}
     if proxy is not None:  # given: with its scheme and port, as --help says (the environment's
         # may go without: requests takes http and the scheme's port, as curl does)
-        what = f"--proxy {shown(_without_password(proxy))}"
+        what = f"--proxy {shown(redact(proxy, typed=True))}"
         _check_proxy(proxy, what)
         if "://" not in proxy or not re.search(r":\d+/?$", proxy):
             raise ValueError(f"{what} must be http://HOST:PORT, https://… or socks5://…")
     else:
         for name, value in _environ_proxies(env):
-            _check_proxy(value, f"the environment's {name}={shown(_without_password(value))}",
+            _check_proxy(value, f"the environment's {name}={shown(redact(value, typed=True))}",
                          f"; fix or unset {name}")
     if ca_bundle is not None:
         check_ca(ca_bundle, f"--ca-bundle {shown(ca_bundle)}")
@@ -184,16 +185,6 @@ def shown(value: object, limit: int = 80) -> str:
         return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _without_password(text: str) -> str:
-    """``text`` (a proxy URL) with all before its last ``@`` but the scheme hidden: a password
-    may hold any character, ``@`` and ``/`` too."""
-    if "@" not in text:
-        return text
-    before, _, after = text.rpartition("@")
-    scheme, sep, _ = before.partition("://")
-    return f"{scheme}{sep}***@{after}" if sep else f"***@{after}"
 
 
 def check_crawler(seeds: object, threads: object, max_pages: object, delay: object) -> list[str]:

@@ -415,7 +415,7 @@ def _check_redis_url(url: str) -> None:
     if problem is None and "?" in url:
         problem = _redis_query_problem(scheme, url)
     if problem:
-        raise ValueError(f"--redis {problem}, got {shown(redact(url))}")
+        raise ValueError(f"--redis {problem}, got {shown(redact(url, typed=True))}")
 
 
 # What a --redis URL's query may set: redis-py's connection options that leave alone what the

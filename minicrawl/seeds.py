@@ -37,7 +37,7 @@ from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import canonical
 from minicrawl.options import shown
 from minicrawl.origins import origin_of
-from minicrawl.redact import redact, without_userinfo
+from minicrawl.redact import redact, wire_url
 from minicrawl.seams import PoliteFrontier
 
 CHUNK = 1000  # seeds offered to Visited and put in ToDo at once (a page's links are ~10-100)
@@ -175,7 +175,7 @@ class Seeds:
         """What a ``--state`` directory is bound to: the URL arguments' seeds and a digest of
         each seed file's bytes (not its seeds: they are not all read before the crawl). A URL's
         password is no part of it: the state is written down, and it is sent, not kept."""
-        urls = [without_userinfo(url) for arg in self.args if arg not in self.files
+        urls = [wire_url(url) for arg in self.args if arg not in self.files
                 for url in [_seed(arg, "argument")[0]] if url is not None]
         digests = []
         for path in self.files:
@@ -390,14 +390,14 @@ def _seed(text: str, where: str) -> tuple[str | None, str]:
         code = ord(bad[0])
         what = (f"byte \\x{code - 0xDC00:02x} is not UTF-8" if 0xDC80 <= code <= 0xDCFF else
                 f"a lone surrogate \\u{code:04x}")
-        return None, (f"{where}: {shown(redact(text))} "
+        return None, (f"{where}: {shown(redact(text, typed=True))} "
                       f"is not a valid http(s) URL ({what}); skipped")
     url, why = canonical(text)
     if url is not None:
         return url, ""
+    text = redact(text, typed=True)  # a password stays out of the message and of its hint
     hint = f"; write https://{text}" if why == "no scheme" and "." in text.split("/", 1)[0] else ""
-    return None, (f"{where}: {shown(redact(text))} is not a valid http(s) URL ({why}{hint}); "
-                  "skipped")
+    return None, f"{where}: {shown(text)} is not a valid http(s) URL ({why}{hint}); skipped"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

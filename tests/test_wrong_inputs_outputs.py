@@ -611,16 +611,21 @@ def test_the_library_refuses_an_output_naming_a_seed_file(tmp_path, flag):
 
 
 def test_redaction_knows_what_userinfo_can_hold():
-    from minicrawl.redact import redact, without_userinfo
+    from minicrawl.redact import redact, wire_url
 
     for password in PASSWORDS.values():
         url = f"http://{USER}:{password}@127.0.0.1:8080/a?b=1"
+        bare = f"{USER}:{password}@127.0.0.1:8080"  # a --proxy given without its scheme
         for text in (url, repr(url), json.dumps({"url": url}), f"seed {url!r}: bad",
-                     f"<{url}>"):
+                     f"<{url}>", bare, f"--proxy {bare!r} has no scheme"):
             shown = redact(text)
             assert not any(run in shown for run in SECRET_RUNS), (text, shown)
             assert f"{USER}:***@127.0.0.1:8080" in shown, shown
-        assert without_userinfo(url) == "http://127.0.0.1:8080/a?b=1"
+        for typed in (url, bare, url.replace(password, password + " /x")):  # a value as given
+            shown = redact(typed, typed=True)
+            assert not any(run in shown for run in SECRET_RUNS), (typed, shown)
+            assert f"{USER}:***@127.0.0.1:8080" in shown, shown
+        assert wire_url(url) == "http://127.0.0.1:8080/a?b=1"  # not redaction: no userinfo
     assert redact("redis://h:6379/0?password=Xq7Lf'Zv9Bn&db=1") == \
         "redis://h:6379/0?password=***&db=1"
     assert redact("rediss://h:6379/0?ssl_certfile=c.pem&ssl_password=Xq7Lf'Zv9Bn") == \
@@ -629,3 +634,4 @@ def test_redaction_knows_what_userinfo_can_hold():
     kept = ["http://user@host/", "mailto:someone@example.org", "EXTRACT mailto:a@b.org from x",
             "http://host/p@th", "no url at all"]
     assert [redact(text) for text in kept] == kept
+    assert [redact(text, typed=True) for text in kept[:2]] == kept[:2]  # a seed as typed

@@ -108,7 +108,7 @@ HTTP: dict[str, Setting] = {
            ("port", "http://127.0.0.1:99999", "'http://127.0.0.1:99999'", "is not a valid URL"),
            ("leading space", " http://127.0.0.1:3128", "' http://127.0.0.1:3128'",
             "has a blank or control character in itFIX"),
-           ("password", PROXY_PW, "'http://***@127.0.0.1:99999'", "is not a valid URL"),
+           ("password", PROXY_PW, "'http://user:***@127.0.0.1:99999'", "is not a valid URL"),
            ("ftp", "ftp://127.0.0.1:21", "'ftp://127.0.0.1:21'", "must be http://HOST:PORT"),
            ("no host", "http://:3128", "'http://:3128'", "has no host"))
        for core in (False, True) if not core or kind in ("SOCKS", "port")},
@@ -131,7 +131,7 @@ HTTP: dict[str, Setting] = {
     "--proxy no host": refused("--proxy", "http://:3128", says="has no host"),
     "--proxy no scheme": refused("--proxy", "127.0.0.1:3128", says="must be http://HOST:PORT"),
     "--proxy no port": refused("--proxy", f"http://u:{PASSWORD}@127.0.0.1", hidden=PASSWORD,
-                               says="--proxy 'http://***@127.0.0.1' must be http://HOST:PORT"),
+                               says="--proxy 'http://u:***@127.0.0.1' must be http://HOST:PORT"),
     "--proxy empty": refused("--proxy", "", says="--proxy '' is empty"),
     # --user-agent: requests refused these with a 48-line traceback
     "--user-agent leading space": refused("--user-agent", " bot/1.0",
@@ -210,7 +210,7 @@ def test_a_wrong_setting_from_the_library_names_it():
         Options(user_agent=" bot")
     with pytest.raises(ValueError, match="--ca-bundle 'nope.pem' is no such file"):
         Crawler(SEED, ca_bundle="nope.pem")
-    with pytest.raises(ValueError, match=r"--proxy 'http://\*\*\*@h:1' has a blank"):
+    with pytest.raises(ValueError, match=r"--proxy 'http://u:\*\*\*@h:1' has a blank"):
         Options(proxy=f"http://u:{PASSWORD} @h:1")
 
 

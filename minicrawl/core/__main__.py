@@ -19,8 +19,8 @@ from minicrawl.core.fetch import USER_AGENT, Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
 from minicrawl.core.todo import ToDo
-from minicrawl.core.urls import redact
 from minicrawl.lines import Lines
+from minicrawl.redact import redact
 
 
 class PrintPages:
@@ -50,9 +50,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds to connect, and to wait for each read (10)")
     ap.add_argument("--max-bytes", type=int, default=10 * 2**20,
                     help="largest body read, after decompression; a longer one is cut (10 MiB)")
-    ap.add_argument("--ignore-nofollow", action="store_true",
-                    help="follow the links a page says not to follow (rel=nofollow, robots "
-                         "<meta>, X-Robots-Tag)")
+    ap.add_argument("--ignore-nofollow", action="store_true", help="follow the links a page "
+                    "says not to follow (rel=nofollow, robots <meta>, X-Robots-Tag)")
     ap.print_usage = lambda file=None: None  # type: ignore[method-assign] # one line: the error
     printer = PrintPages(on_closed=(todo := ToDo()).stop)  # --help's too: argparse would pass
     ap.print_help = lambda file=None: printer.out.write(ap.format_help())  # over a failed write
@@ -69,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
                       observers=[printer], ignore_nofollow=args.ignore_nofollow,
                       fetcher=lambda: Fetcher(timeout=args.timeout, max_bytes=args.max_bytes))
     for seed in crawler.bad_seeds:
-        print(redact(f"skipped seed {seed!r}: not a crawlable http(s) URL"), file=sys.stderr)
+        print(f"skipped seed {redact(seed, typed=True)!r}: not a crawlable http(s) URL",
+              file=sys.stderr)
     if not crawler.seeds:
         print("no seed to crawl", file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
 """Limits, shared by all workers of a crawl: where it may go (the seeds' hosts: an ``Admission``
-rule, as run.py's traps and host caps are; robots.txt: its visitor) and how fast a host is asked."""
+rule, as run.py's traps and host caps are; robots.txt: run.py's hooks), how fast hosts are asked."""
 
 import threading
 import time

@@ -72,20 +72,6 @@ def host_of(url: str) -> str:
     return url.partition("://")[2].partition("/")[0].rpartition("@")[2]
 
 
-# A URL's authority: to the first "/", "?", "#" or space; its userinfo to the authority's last @
-_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#\s]*)")
-
-
-def redact(text: str) -> str:
-    """``text`` with each URL's password shown as ``***`` (a password may hold ' " : or @)."""
-    def hide(m: re.Match[str]) -> str:
-        userinfo, at, host = m[2].rpartition("@")
-        user, colon, password = userinfo.partition(":")
-        secret = at and colon and password not in ("", "***", "PASSWORD")  # PASSWORD: a hint's
-        return f"{m[1]}{user}:***@{host}" if secret else m[0]
-    return _AUTHORITY.sub(hide, text) if "@" in text else text
-
-
 def _one_escape(match: re.Match[str]) -> str:
     text = match[0]
     if text == "%":

@@ -1,6 +1,4 @@
-"""The worker: one thread's loop — take a URL from ToDo, its trip (:class:`~minicrawl.core.trip.
-Trip`), tell the observers, done. Each step is one named call.
-"""
+"""The worker: one thread's loop — take a URL from ToDo, its trip, tell the observers, done."""
 
 import threading
 from collections.abc import Sequence

@@ -7,12 +7,13 @@ too; the WARC writer looks for :data:`NOT_UNDONE` in an error); a redirect's Loc
 browsers read it.
 """
 
-import re
 import time
 
 import requests
 import urllib3
 from urllib3.response import HTTPResponse
+
+from minicrawl.redact import redact
 
 CHUNK = 256 * 1024
 NOT_UNDONE = "is not undone here"  # a body kept as received (the WARC writer asks)
@@ -65,7 +66,6 @@ def location_of(answer: requests.Response) -> str | None:
 # Kinds are the names of requests' and urllib3's exceptions, as run.py's records count them.
 _KINDS = {"ReadTimeoutError": "ReadTimeout", "ContentDecodingError": "DecodeError",
           "ChunkedEncodingError": "ProtocolError"}
-_USERINFO = re.compile(r"(?<=://)[^/\s]*@")  # "user:password@" in a URL an error quotes
 # The kinds that are the network's (reset, refused, timed out, a proxy down), not the server's
 # word or the page's: the same request may well succeed later.
 TRANSIENT = frozenset({"ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError",
@@ -73,14 +73,15 @@ TRANSIENT = frozenset({"ConnectionError", "ConnectTimeout", "ReadTimeout", "Prot
 
 
 def describe(exc: BaseException) -> str:
-    """One line for a failed request: its kind, the innermost reason, no URL's user or password."""
+    """One line for a failed request: its kind, the innermost reason (a URL it quotes redacted:
+    ``bob:***@``)."""
     kind = _KINDS.get(type(exc).__name__, type(exc).__name__)
     for _ in range(10):  # a bound, in case a chain of causes loops
         causes = (getattr(exc, "reason", None), exc.__cause__, *exc.args[:1])
         if (inner := next((c for c in causes if isinstance(c, BaseException)), None)) is None:
             break
         exc = inner
-    text = _USERINFO.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
+    text = redact((str(exc).splitlines() or [type(exc).__name__])[0])
     return f"{kind}: {text[:200]}"
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import unquote
 
 from minicrawl.origins import origin_of
+from minicrawl.redact import split_userinfo, wire_url
 
 
 def seed_credentials(seeds: Iterable[str]) -> tuple[list[str], dict[str, str]]:
@@ -15,11 +16,8 @@ def seed_credentials(seeds: Iterable[str]) -> tuple[list[str], dict[str, str]]:
     send a URL's; the first seed of an origin gives it): no URL of the crawl holds a password."""
     stripped, credentials = [], {}
     for seed in seeds:
-        scheme, _, rest = seed.partition("://")
-        authority, slash, path = rest.partition("/")
-        userinfo, at, host = authority.rpartition("@")
-        if at:
-            seed = f"{scheme}://{host}{slash}{path}"
+        if userinfo := split_userinfo(seed)[1]:
+            seed = wire_url(seed)
             credentials.setdefault(origin_of(seed), basic_auth(userinfo))
         stripped.append(seed)
     return list(dict.fromkeys(stripped)), credentials
@@ -30,8 +28,8 @@ def authorization(url: str, credentials: Mapping[str, str]) -> str | None:
     ``user:password@``, else its origin's in ``credentials`` (:func:`seed_credentials`)."""
     if not credentials and "@" not in url:  # every request asks: most crawls have none
         return None
-    userinfo, at, _ = url.partition("://")[2].partition("/")[0].rpartition("@")
-    return basic_auth(userinfo) if at else credentials.get(origin_of(url))
+    userinfo = split_userinfo(url)[1] if "@" in url else ""
+    return basic_auth(userinfo) if userinfo else credentials.get(origin_of(url))
 
 
 def basic_auth(userinfo: str) -> str:

@@ -25,6 +25,7 @@ from minicrawl.core.fetch import Fetcher as CoreFetcher
 from minicrawl.core.interfaces import Response
 from minicrawl.http.transport import mount
 from minicrawl.options import Options
+from minicrawl.redact import split_userinfo
 
 _SSL_SOURCE = re.compile(r" \(_ssl\.c:\d+\)$")  # where in CPython's C the error was raised
 
@@ -108,4 +109,4 @@ def error_kind(error: str) -> str:
 
 def host_header(url: str) -> str:
     """The Host header sent for ``url``: its authority without userinfo."""
-    return url.partition("://")[2].split("/", 1)[0].rpartition("@")[2]
+    return split_userinfo(url)[2]

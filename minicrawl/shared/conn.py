@@ -233,7 +233,7 @@ class SharedRedis:
     def __init__(self, url: str, name: str, *, retry_for: float = 30.0,
                  token_ttl: float = 600.0, seeds: Sequence[str] = ()) -> None:
         self.url = url
-        self.shown_url = redact(url)  # for messages: the password is never shown
+        self.shown_url = redact(url, typed=True)  # for messages: the password is never shown
         self.name = check_name(name)
         self.retry_for = retry_for
         self.token_ttl = max(1, round(token_ttl))

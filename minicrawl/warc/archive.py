@@ -40,7 +40,7 @@ from minicrawl.core.links import is_html
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import Wire
 from minicrawl.options import Options
-from minicrawl.redact import without_userinfo
+from minicrawl.redact import wire_url
 from minicrawl.stats import StatsSnapshot
 from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
 
@@ -74,8 +74,8 @@ class WarcArchive(CrawlObserver):
         self._info = {
             "robots": "ignore" if options.ignore_robots else "classic",
             "http-header-user-agent": options.user_agent,
-            "description": f"minicrawl crawl of {len(seeds)} seed(s): "  # no password
-                           + " ".join(map(without_userinfo, seeds[:3]))
+            "description": f"minicrawl crawl of {len(seeds)} seed(s): "  # as requested
+                           + " ".join(map(wire_url, seeds[:3]))
                            + (" …" if len(seeds) > 3 else ""),
         }
         self._maker = RecordMaker()

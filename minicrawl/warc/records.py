@@ -46,8 +46,8 @@ from warcio.warcwriter import WARCWriter
 
 from minicrawl.core.interfaces import Response
 from minicrawl.http.answer import NOT_UNDONE, undone
-from minicrawl.http.fetch import Wire
-from minicrawl.redact import without_userinfo
+from minicrawl.http.fetch import Wire, host_header
+from minicrawl.redact import wire_url
 from minicrawl.version import __version__
 
 WARC_VERSION = "WARC/1.1"
@@ -121,7 +121,7 @@ class RecordMaker:
     def exchange(self, exchange: Exchange, warcinfo_id: str) -> bytes:
         """The request record and the response (or revisit) record of one fetch."""
         response, wire = exchange.response, exchange.wire
-        uri = without_userinfo(response.url)  # as on the wire: credentials are never archived
+        uri = wire_url(response.url)  # as on the wire: credentials are never archived
         common = {"WARC-Date": exchange.date, "WARC-Warcinfo-ID": warcinfo_id}
         headers, body, truncated = _recorded(response)
         version, reason = (wire.http_version, wire.reason) if wire is not None else ("", "")
@@ -135,7 +135,7 @@ class RecordMaker:
             else:
                 first, date, first_id = exchange.refers_to  # type: ignore[misc]
                 fields.update({"WARC-Profile": IDENTICAL,
-                               "WARC-Refers-To-Target-URI": without_userinfo(first),
+                               "WARC-Refers-To-Target-URI": wire_url(first),
                                "WARC-Payload-Digest": payload_digest(body)})
                 if date:
                     fields["WARC-Refers-To-Date"] = date
@@ -182,7 +182,7 @@ def _request(url: str, wire: Wire | None) -> tuple[str, list[tuple[str, str]]]:
                                    if name.lower() not in CREDENTIALS]
     parts = urlsplit(url)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return f"GET {target} HTTP/1.1", [("Host", parts.netloc.rpartition("@")[2])]
+    return f"GET {target} HTTP/1.1", [("Host", host_header(url))]
 
 
 def _phrase(status: int | None) -> str:

@@ -22,6 +22,7 @@ LEANS_ON = (
     "minicrawl.http.proxies",  # the proxies of each origin
     "minicrawl.lines",  # the command line's lines, to a stream that may fail
     "minicrawl.origins",  # a canonical URL's origin and host, as run.py keys them
+    "minicrawl.redact",  # a URL's userinfo: the one split, the URL as sent, the one redaction
     "minicrawl.refused",  # why the URL parser refused a link
 )
 
