@@ -47,23 +47,23 @@ from minicrawl.core.worker import Worker
 from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
+from minicrawl.frontier.disk import MB, SpillingToDo
+from minicrawl.frontier.hosts import Hosts
+from minicrawl.frontier.todo import ToDo
+from minicrawl.frontier.turns import TakingTurns
 from minicrawl.http.credentials import seed_credentials
 from minicrawl.http.fetch import crawl_cookies
 from minicrawl.options import Options, OptionValue
 from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
 from minicrawl.page import Page, now
-from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.robots import RobotsGate
-from minicrawl.politeness.todo import ToDo
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.seams import HostPace, PageCap, PoliteFrontier, Redirects
 from minicrawl.seeds import NoValidSeeds, SeedFeed, Seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
-from minicrawl.speed.turns import TakingTurns
 from minicrawl.speed.workers import Workers
-from minicrawl.spill.todo import MB, SpillingToDo
 from minicrawl.state.opening import LOCK_NAME
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import CrawlState, StateError, open_state

@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from minicrawl.core.links import is_html
+from minicrawl.frontier.scratch import ScratchDB, scratch_directory
 from minicrawl.options import Options
-from minicrawl.spill.scratch import ScratchDB, scratch_directory
 from minicrawl.state.recrawl import UNCHANGED, Prior, body_md5
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class LocalDigests:
     MB of a million-page crawl. Here a row is the MD5's 16 raw bytes and the URL, in a
     ``WITHOUT ROWID`` table keyed on the bytes (one B-tree, ~65 bytes a row on disk), and the
     memory is SQLite's page cache (``CACHE_KB``) whatever the pages. The file is a scratch file,
-    like the spilling ToDo's (:class:`~minicrawl.spill.scratch.ScratchDB`: no journal, no fsync,
+    like the spilling ToDo's (:class:`~minicrawl.frontier.scratch.ScratchDB`: no journal, no fsync,
     unlinked as soon as it is open), made under ``TMPDIR`` at the first claim (or fill) and freed
     when :meth:`close` closes it at the crawl's end, or when the process ends however it ends
     (a ``kill -9`` too). With ``--state`` it is

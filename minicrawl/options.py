@@ -103,7 +103,7 @@ class Options:
                                    "expected-urls): under "
                                    "one page lost in expectation over them", "Visited")
 
-    # -- todo (minicrawl/spill/)
+    # -- todo (past the budget, on disk: minicrawl/frontier/disk.py)
     frontier_memory: float = opt(16.0, "MB of waiting URLs ToDo keeps in memory (estimated, ~250 "
                                  "bytes a URL); the rest waits on disk, in a temporary directory "
                                  "removed at the end; 0: only each host's next URL in memory",

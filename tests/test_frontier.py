@@ -6,8 +6,8 @@ import threading
 import time
 
 from minicrawl.core.interfaces import Item
-from minicrawl.politeness.hosts import Hosts
-from minicrawl.politeness.todo import ToDo
+from minicrawl.frontier.hosts import Hosts
+from minicrawl.frontier.todo import ToDo
 
 
 def test_fifo_is_breadth_first():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from minicrawl.speed.gate import TokenGate
+from minicrawl.frontier.gate import TokenGate
 
 
 def most_inside(gate: TokenGate, threads: int) -> tuple[int, list[int]]:

@@ -1,6 +1,6 @@
 """run.py's pace (seams.HostPace): what it has beyond the core's Pace (tests/core/test_pace.py),
 its contract over both implementations —
-one process's host states (minicrawl.politeness.hosts.Hosts) and the shared crawl's gate in a real
+one process's host states (minicrawl.frontier.hosts.Hosts) and the shared crawl's gate in a real
 Redis: per_host slots, held until the request ends; the page cap per host, robots.txt not a page.
 Then what only the local one has: named host states, which the polite ToDo asks."""
 
@@ -13,8 +13,8 @@ import uuid
 import pytest
 
 from minicrawl.core.interfaces import Item
-from minicrawl.politeness.hosts import Hosts, HostState
-from minicrawl.politeness.todo import ToDo
+from minicrawl.frontier.hosts import Hosts, HostState
+from minicrawl.frontier.todo import ToDo
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.gate import RedisHostGate
 

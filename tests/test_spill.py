@@ -1,6 +1,6 @@
-"""The spilling ToDo (minicrawl/spill/): the memory budget, the order per host across the spill
-and the refill, every host seen by politeness, the disk part's nameless scratch file, and a
-disk that fails (the URLs stay in memory, said once, a loss counted)."""
+"""The spilling ToDo (minicrawl/frontier/disk.py): the memory budget, the order per host across
+the spill and the refill, every host seen by politeness, the disk part's nameless scratch file,
+and a disk that fails (the URLs stay in memory, said once, a loss counted)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from minicrawl.core.interfaces import Item
-from minicrawl.politeness.hosts import Hosts
-from minicrawl.politeness.todo import ToDo
-from minicrawl.spill.todo import SpillingToDo, item_bytes, row_bytes
+from minicrawl.frontier.disk import SpillingToDo, item_bytes, row_bytes
+from minicrawl.frontier.hosts import Hosts
+from minicrawl.frontier.todo import ToDo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -180,7 +180,7 @@ def put_and_take(todo: SpillingToDo, n: int, hosts: int = 3) -> tuple[dict, dict
 def todo_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     """What the spilling ToDo logged (another test's stray thread may log meanwhile)."""
     return [r.getMessage() for r in caplog.records
-            if Path(r.pathname).parts[-2:] == ("spill", "todo.py")]
+            if Path(r.pathname).parts[-2:] == ("frontier", "disk.py")]
 
 
 @pytest.mark.parametrize("where", ["a file", "missing"])

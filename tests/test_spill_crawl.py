@@ -1,6 +1,6 @@
-"""Crawls whose ToDo spills to disk (--frontier-memory, minicrawl/spill/), against real local
-servers: each host's URLs fetched first in first out and once, at 1 and 16 threads; kill -9 and
-resume with --state; nothing of the crawl left in TMPDIR (ToDo's and the duplicate-content map's
+"""Crawls whose ToDo spills to disk (--frontier-memory, minicrawl/frontier/disk.py), against real
+local servers: each host's URLs fetched first in first out and once, at 1 and 16 threads; kill -9
+and resume with --state; nothing of the crawl left in TMPDIR (ToDo's and the duplicate-content map's
 scratch files have no name) after a normal end, Ctrl-C, SIGTERM and kill -9; a disk that fails
 (TMPDIR a file, missing, a file size limit): one warning, every page fetched once."""
 
@@ -135,7 +135,7 @@ def scratch_files(crawl: subprocess.Popen, tmpdir: Path, prefix: str) -> list[st
 
 
 def spilled(crawl: subprocess.Popen, tmpdir: Path) -> bool:
-    """True once the crawl's ToDo has its scratch file (minicrawl.spill) open."""
+    """True once the crawl's ToDo has its scratch file (minicrawl.frontier.disk) open."""
     return bool(scratch_files(crawl, tmpdir, "minicrawl-todo-"))
 
 

@@ -21,7 +21,7 @@ DENY with a reason (recorded, never fetched).
   ``per_host`` in flight; a Retry-After keeps the whole host quiet; at most
   ``max_pages_per_host`` requests in all. The gap is ``delay``, raised by the site's
   Crawl-delay or Request-rate, capped at ``max_crawl_delay``.
-  In one process the pacer is :class:`minicrawl.politeness.hosts.Hosts`, whose host states the
+  In one process the pacer is :class:`minicrawl.frontier.hosts.Hosts`, whose host states the
   polite ToDo asks before it hands a URL out, so a URL waits in its host's line, in its turn, and
   starts when its host is READY. In a shared crawl it is
   :class:`minicrawl.shared.gate.RedisHostGate`, the same promise across processes. Either way a

@@ -2,7 +2,7 @@
 
 :class:`RedisToDo` is run.py's ``PoliteFrontier`` (:mod:`minicrawl.seams`: the core's ``Frontier``
 and more; its contract suite is ``tests/core/test_todo.py``), as
-:class:`minicrawl.politeness.todo.ToDo` is, so the crawl loop does not know which one it
+:class:`minicrawl.frontier.todo.ToDo` is, so the crawl loop does not know which one it
 has. Two differences the contract allows for: an item a killed process held is handed out again
 (to be fetched again; the replay tokens of :mod:`minicrawl.shared.conn` keep its effects from
 doubling), and ``stop`` stops this process only: the queue stays for the others.

@@ -6,8 +6,6 @@ bigger.
 =============  ===============================================================================
 ``workers``    the worker threads, and how many work at once, from the CPU time used
                (Java API docs, 16 threads: 12 % less memory, 8 % less time than all at once)
-``gate``       at most N threads through at once, one C call each way (the parse slots, the
-               workers' turns)
 ``memo``       the link resolver's memories, bounded by a share of Visited's URLs (Java API
                docs, 16 threads: without them the crawl takes about 1.4× the time)
 =============  ===============================================================================

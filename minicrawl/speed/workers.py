@@ -1,7 +1,7 @@
 """The worker threads: start them, let as many work at once as help, and wait for the last.
 
 ``--threads N`` starts N workers, but only ``at_work.width`` of them work at once (each takes a
-turn around taking a ToDo item and visiting it: :mod:`minicrawl.speed.turns`). Threads help while
+turn around taking a ToDo item and visiting it: :mod:`minicrawl.frontier.turns`). Threads help while
 workers wait on the network; once the CPU is busy they only make each other wait for the GIL
 (on the Java API docs at 0 ms latency, 16 workers at once took 1.4× the CPU of one and more
 wall time, 2 at once 0.7× the wall time). So every ``PERIOD`` the main thread looks at the CPU
@@ -15,7 +15,7 @@ the GIL, so fewer. It never goes under the number of cores, nor over N. (Widenin
 The CPU alone cannot tell waiting on the network from waiting on ToDo: with one host and
 ``--per-host 2`` (run.py's default), two requests are in flight at most, and workers beyond them
 wait inside ToDo for the host while holding a turn. So the turns' waiting is measured too
-(:class:`~minicrawl.speed.turns.Waiting`): turns held on average by workers waiting for an item
+(:class:`~minicrawl.frontier.turns.Waiting`): turns held on average by workers waiting for an item
 are given up (down to the cores), and the gate does not widen while any are, nor for
 ``WAITED_LOOKS`` looks after. (On the Java API docs at per-host 2, 16 workers drifted up to
 16 turns with 14 of them waiting — every item handed over by a wake-up — at 1.2× the CPU and
@@ -35,8 +35,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from minicrawl.speed.gate import TokenGate
-from minicrawl.speed.turns import Waiting
+from minicrawl.frontier.gate import TokenGate
+from minicrawl.frontier.turns import Waiting
 
 log = logging.getLogger("minicrawl")
 

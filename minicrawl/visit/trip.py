@@ -66,7 +66,7 @@ class Parts:
     options: Options
     todo: PoliteFrontier  # this process's, or the shared crawl's: the trip gives an
     # item back to it (to wait, to be retried); the workers take from it in turns, through
-    # speed/turns.py's TakingTurns around it
+    # frontier/turns.py's TakingTurns around it
     door: Door  # the one way in for new URLs: admission, Visited, ToDo (over ``todo``)
     resolver: LinkResolver
     politeness: RobotsGate

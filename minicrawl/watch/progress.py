@@ -53,7 +53,7 @@ class Progress:
     links_out_of_scope: int
     errors: int
     max_pages: int | None
-    # Where ToDo's waiting URLs are (a spilling ToDo: minicrawl.spill); None for a ToDo that
+    # Where ToDo's waiting URLs are (a spilling ToDo: minicrawl.frontier.disk); None for a ToDo that
     # does not say (the shared crawl's, in Redis). Bytes in memory are estimated; on disk, the
     # items' memory estimate, and the file's size as the disk used; whether the disk failed
     # (then everything waits in memory) and how many URLs were lost to it.

@@ -12,8 +12,8 @@ from minicrawl.admission import DepthLimit, HostCap, Traps
 from minicrawl.core.interfaces import Item
 from minicrawl.core.limits import SameHost
 from minicrawl.core.urls import canonicalize
+from minicrawl.frontier.hosts import Hosts
 from minicrawl.options import Options
-from minicrawl.politeness.hosts import Hosts
 from minicrawl.politeness.robots import RobotsGate
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope

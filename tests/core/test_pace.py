@@ -1,5 +1,5 @@
 """The hosts' pace (interfaces.Pace), run over every implementation — the core's fixed gap,
-run.py's host states (minicrawl.politeness.hosts) and the shared crawl's gate in a real Redis: a
+run.py's host states (minicrawl.frontier.hosts) and the shared crawl's gate in a real Redis: a
 request starts once the host's gap is over, the slot is its item's (not its thread's), a Retry-After
 pause rests the host; and any of them plugs into the core's crawler."""
 
@@ -15,8 +15,8 @@ import pytest
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.interfaces import Item, Pace
 from minicrawl.core.limits import Politeness
+from minicrawl.frontier.hosts import Hosts
 from minicrawl.local.site import LocalSite, Resource, Slow
-from minicrawl.politeness.hosts import Hosts
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.gate import RedisHostGate
 

@@ -15,19 +15,19 @@ import pytest
 
 from minicrawl.core.interfaces import Frontier, Item
 from minicrawl.core.todo import ToDo
-from minicrawl.politeness.todo import ToDo as HostToDo
+from minicrawl.frontier.disk import SpillingToDo
+from minicrawl.frontier.gate import TokenGate
+from minicrawl.frontier.todo import ToDo as HostToDo
+from minicrawl.frontier.turns import TakingTurns
 from minicrawl.seams import PoliteFrontier
 from minicrawl.seeds import SeedFeed
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.todo import RedisToDo
-from minicrawl.speed.gate import TokenGate
-from minicrawl.speed.turns import TakingTurns
-from minicrawl.spill.todo import SpillingToDo
 
 IMPLEMENTATIONS: dict[str, Callable[[], Frontier]] = {
     "core": ToDo,
     "run.py": HostToDo,  # no politeness asked: a plain breadth-first queue
-    # run.py's workers take in turns (speed/turns.py); 16 turns: the suite's most at once
+    # run.py's workers take in turns (frontier/turns.py); 16 turns: the suite's most at once
     "turns": lambda: TakingTurns(HostToDo(), TokenGate(16)),
     # run.py's, spilling: a budget of none keeps only each host's next item in memory, one
     # of two items keeps spilling and refilling as the suite's queues grow and drain

@@ -8,7 +8,7 @@ A host is in one of three states (:class:`HostState`) at any moment:
 * BUSY: ``per_host`` requests are in flight; the next waits for one to end.
 
 A request holds a *slot* on its host from start to end. The slot belongs to the ToDo item it is
-for, not to a thread: the polite ToDo (:mod:`minicrawl.politeness.todo`) takes one for an item
+for, not to a thread: the polite ToDo (:mod:`minicrawl.frontier.todo`) takes one for an item
 when it hands the item out (the host was READY), and the item's first request — its robots.txt, or
 the page — uses it. A slot handed back unused (robots.txt refused the URL, the URL went back to
 ToDo) is unbooked: a URL that made no request costs its host no gap.

@@ -1,9 +1,9 @@
 """The cold end of a spilling ToDo: items on disk, one line per host, in the order they came.
 
-One SQLite scratch file (:class:`minicrawl.spill.scratch.ScratchDB`: unlinked as soon as it is
+One SQLite scratch file (:class:`minicrawl.frontier.scratch.ScratchDB`: unlinked as soon as it is
 open, so nothing of it outlives the process). A row per item: its turn (``seq``, the primary key:
 the order items were spilled in), its host's number, and the item. The index on
-``(host, seq)`` lets :class:`minicrawl.spill.todo.SpillingToDo` pull the oldest items of one
+``(host, seq)`` lets :class:`minicrawl.frontier.disk.SpillingToDo` pull the oldest items of one
 host (so every host with URLs on disk keeps one in memory, where politeness sees it) as cheaply
 as the oldest items of all (the refill).
 
@@ -11,7 +11,7 @@ Why SQLite and not a disk-queue library (``queuelib``, Scrapy's ``JOBDIR``): a q
 one FIFO (a file, or a chunk directory); per-host lines would be a queue per host — thousands of
 files for a crawl of thousands of hosts — and its FIFO cannot hand out the oldest of all hosts.
 SQLite keeps both orders in one file with one index, ships with Python, and is already how
-``--state`` keeps the ToDo journal. Its throughput here is in :mod:`minicrawl.spill.todo`.
+``--state`` keeps the ToDo journal. Its throughput here is in :mod:`minicrawl.frontier.disk`.
 
 Nothing here has to survive the process (no fsync); a crawl that must survive a
 ``kill -9`` has ``--state``, whose journal holds every URL in ToDo wherever it waits. If the disk
@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterator, Sequence
 
 from minicrawl.core.interfaces import Item
-from minicrawl.spill.scratch import ScratchDB
+from minicrawl.frontier.scratch import ScratchDB
 
 PREFIX = "minicrawl-todo-"  # the scratch file's name, for the moment it has one
 

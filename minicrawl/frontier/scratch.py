@@ -1,8 +1,8 @@
 """Scratch files: where a crawl keeps on disk what it need not keep in memory.
 
 One mechanism for every scratch file of a crawl — the spilling ToDo's cold end
-(:mod:`minicrawl.spill.disk`) and the duplicate-content map (:mod:`minicrawl.digests`): a SQLite
-database in a file made under ``temp_dir`` (default: ``TMPDIR``), opened, and **unlinked at
+(:mod:`minicrawl.frontier.disklines`) and the duplicate-content map (:mod:`minicrawl.digests`): a
+SQLite database in a file made under ``temp_dir`` (default: ``TMPDIR``), opened, and **unlinked at
 once**. POSIX keeps an unlinked file while a descriptor of it is open, so the database works as
 before, no directory lists it, and the kernel frees its blocks when the last descriptor closes:
 at :meth:`ScratchDB.close`, or when the process ends however it ends — a ``kill -9`` included.

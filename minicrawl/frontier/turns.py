@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 
 from minicrawl.core.interfaces import Frontier, Item
-from minicrawl.speed.gate import TokenGate
+from minicrawl.frontier.gate import TokenGate
 
 
 class Waiting:

@@ -1,10 +1,11 @@
 """A ToDo that keeps at most ``--frontier-memory`` MB in memory and the rest on disk.
 
-:class:`SpillingToDo` is the polite ToDo (:mod:`minicrawl.politeness.todo`) with a cold end
+:class:`SpillingToDo` is the polite ToDo (:mod:`minicrawl.frontier.todo`) with a cold end
 added around it — composition: every item handed out, put back, delayed or finished goes through
-the polite ToDo, unchanged; this wing only decides *when* an item enters it. An item that would
-take the memory past its budget waits on disk instead (:class:`minicrawl.spill.disk.DiskLines`),
-and comes back into the polite ToDo, oldest first, as the memory end drains (the refill).
+the polite ToDo, unchanged; this module only decides *when* an item enters it. An item that would
+take the memory past its budget waits on disk instead
+(:class:`minicrawl.frontier.disklines.DiskLines`), and comes back into the polite ToDo, oldest
+first, as the memory end drains (the refill).
 
 The order, per host: an item goes to disk if its host already has items there, so on each host's
 line every item in memory is older than every item on disk, and items come back from disk in
@@ -16,7 +17,7 @@ be fetched. So a host's first item always stays in memory (past the budget if ne
 the last item of a host in memory is handed out, the next ones of that host come back from disk
 at once. Every host with URLs waiting therefore has at least one in the polite ToDo, where the
 pace sees it; the budget is exceeded by at most an item per host, as the pace's table of hosts
-(:class:`minicrawl.politeness.hosts.Hosts`) is anyway. (Heritrix does the same: its per-host
+(:class:`minicrawl.frontier.hosts.Hosts`) is anyway. (Heritrix does the same: its per-host
 queues are on disk, the queue heads in memory.) It is also why the crawl's end is still the polite
 ToDo's rule: while any item waits on disk, one of its host is in memory, so ToDo is never empty
 while the disk is not.
@@ -27,7 +28,7 @@ its URL as their referrer) waiting in the polite ToDo take 234.6 bytes each, 156
 ``Item``, its ``(seq, item)`` tuple and the deque's slot, 49 + len(url) for the URL's string.
 ``--frontier-memory 16`` (the default) thus keeps about 68,000 such URLs in memory.
 
-The disk part is a scratch file (:class:`minicrawl.spill.scratch.ScratchDB`, under ``TMPDIR``)
+The disk part is a scratch file (:class:`minicrawl.frontier.scratch.ScratchDB`, under ``TMPDIR``)
 made at the first spill and unlinked as soon as SQLite has it open: the kernel frees it when
 :meth:`SpillingToDo.close` closes it at the end of the crawl, or when the process ends however it
 ends — Ctrl-C, SIGTERM, a ``kill -9``: nothing is left behind. With ``--state`` it is the same
@@ -97,10 +98,10 @@ from pathlib import Path
 
 from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import host_of
-from minicrawl.politeness.hosts import Hosts
-from minicrawl.politeness.todo import ToDo
-from minicrawl.spill.disk import DiskLines
-from minicrawl.spill.scratch import scratch_directory
+from minicrawl.frontier.disklines import DiskLines
+from minicrawl.frontier.hosts import Hosts
+from minicrawl.frontier.scratch import scratch_directory
+from minicrawl.frontier.todo import ToDo
 
 log = logging.getLogger("minicrawl")
 

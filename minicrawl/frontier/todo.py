@@ -4,7 +4,7 @@ It is run.py's ``PoliteFrontier`` (:mod:`minicrawl.seams`: the core's ``Frontier
 contract suite is ``tests/core/test_todo.py``) with what a polite crawler needs
 (the Mercator design: one FIFO line per host, and hosts ordered by the time they may next be
 asked). When a host may be asked is not its business: it asks the hosts' pace
-(:class:`minicrawl.politeness.hosts.Hosts`, each host READY, RESTING or BUSY), which tells it
+(:class:`minicrawl.frontier.hosts.Hosts`, each host READY, RESTING or BUSY), which tells it
 when a host it was waiting for may have become READY.
 
 * ``take()`` hands out only a URL whose host is READY, and books the host's slot for it. Among
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import host_of
-from minicrawl.politeness.hosts import Hosts, HostState
+from minicrawl.frontier.hosts import Hosts, HostState
 
 
 @dataclass(eq=False)
