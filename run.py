@@ -6,7 +6,7 @@ The same as the ``minicrawl`` command; ``python run.py --help`` lists the option
 
 import sys
 
-from minicrawl.cli import main
+from minicrawl.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -39,7 +39,7 @@ from bitarray import bitarray  # noqa: E402
 
 from minicrawl.bloom import BloomFilter  # noqa: E402
 from minicrawl.bloom.batch import digests, positions_many  # noqa: E402
-from minicrawl.bloom.cli import measure_fp, synthetic_urls  # noqa: E402
+from minicrawl.cli.bloom import measure_fp, synthetic_urls  # noqa: E402
 from minicrawl.core.visited import positions  # noqa: E402
 
 BATCH = 1000

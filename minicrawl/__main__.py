@@ -2,6 +2,6 @@
 
 import sys
 
-from minicrawl.cli import main
+from minicrawl.cli.main import main
 
 sys.exit(main())

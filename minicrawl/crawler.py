@@ -39,6 +39,7 @@ from pathlib import Path
 from minicrawl.admission import DepthLimit, HostCap, Traps
 from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.checks import check_http
+from minicrawl.cli.outpaths import check_output_paths, write_at_end
 from minicrawl.core.crawler import Crawler as CoreCrawler
 from minicrawl.core.door import Door, Entry
 from minicrawl.core.interfaces import Admission, Frontier, Item
@@ -54,7 +55,6 @@ from minicrawl.frontier.turns import TakingTurns
 from minicrawl.http.credentials import seed_credentials
 from minicrawl.http.fetch import crawl_cookies
 from minicrawl.options import Options, OptionValue
-from minicrawl.outpaths import check_output_paths, write_at_end
 from minicrawl.output import Output
 from minicrawl.page import Page, now
 from minicrawl.politeness.robots import RobotsGate
@@ -112,7 +112,7 @@ class Crawler:
         # nowhere: no URL of the crawl holds it (see minicrawl.http.credentials).
         self.seeds, self.credentials = seed_credentials(self.seeds)
         # Everything that can be refused is refused before anything is created: the outputs
-        # (against the seed files and each other: see minicrawl.outpaths), the HTTP settings
+        # (against the seed files and each other: see minicrawl.cli.outpaths), the HTTP settings
         # with the environment's proxies and CAs (each wrong one would fail every request), the
         # report's plotting, the state's options (open_state refuses before it creates the dir).
         check_output_paths(opts, args)

@@ -427,7 +427,7 @@ REDIS_SSL_QUERY = ("ssl_cert_reqs", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile
                    "ssl_check_hostname", "ssl_ca_path", "ssl_password", "ssl_min_version",
                    "ssl_ciphers")
 # The files a rediss:// client reads (CA certificates, its certificate and key): the crawl's
-# inputs, which no output may overwrite (minicrawl.outpaths).
+# inputs, which no output may overwrite (minicrawl.cli.outpaths).
 REDIS_FILES = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile")
 REDIS_OURS = {"db": "give the database as the path (redis://HOST:PORT/DB)",
               "decode_responses": "the shared crawl reads Redis's replies as text itself",

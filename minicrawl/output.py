@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
+from minicrawl.cli.outpaths import cannot_write, is_stdout, open_output, silence_stdout
 from minicrawl.events import CrawlObserver
-from minicrawl.outpaths import cannot_write, is_stdout, open_output, silence_stdout
 from minicrawl.page import record
 from minicrawl.redact import redact
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.bloom.cli import main, measure_fp, synthetic_urls, table_rows
 from minicrawl.bloom.sizing import bits_for, optimal_bits
+from minicrawl.cli.bloom import main, measure_fp, synthetic_urls, table_rows
 from minicrawl.core import visited as core
 
 
@@ -108,7 +108,7 @@ def test_plot_writes_a_real_png(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_plot_without_matplotlib_says_so(tmp_path: Path) -> None:
     # A child interpreter in which importing matplotlib fails, as when it is not installed.
     code = ("import sys; sys.modules['matplotlib'] = None\n"
-            "from minicrawl.bloom.cli import main\n"
+            "from minicrawl.cli.bloom import main\n"
             f"sys.exit(main(['plot', {str(tmp_path / 'x.png')!r}]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[1], timeout=60)

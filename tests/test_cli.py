@@ -159,7 +159,7 @@ def test_a_quiet_local_crawl_does_not_load_numpy_beautifulsoup_redis_or_rich(ser
     server.pages["/"] = Resource(b'<meta charset="utf-8"><a href="/a">a</a><a href="/b">b</a>',
                                  headers=html)
     server.pages["/a"] = Resource(b'<meta charset="UTF-8"><a href="/">home</a>', headers=html)
-    script = ("import sys\nfrom minicrawl.cli import main\n"
+    script = ("import sys\nfrom minicrawl.cli.main import main\n"
               f"code = main([{server.url('/')!r}, '--quiet', '--delay', '0'])\n"
               "print(code, sorted({'numpy', 'bs4', 'redis', 'rich'} & set(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from minicrawl.bloom import hashes
 from minicrawl.bloom.batch import digests, positions_many
-from minicrawl.bloom.cli import synthetic_urls
+from minicrawl.cli.bloom import synthetic_urls
 from minicrawl.core.visited import SEED, positions
 
 URL = st.text(min_size=0, max_size=200)

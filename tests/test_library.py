@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from minicrawl import Crawler, Options, Page
-from minicrawl.cli import build_parser, options_from_args
+from minicrawl.cli.main import build_parser, options_from_args
 from minicrawl.local.site import Resource, chain
 from minicrawl.options import option_fields
 

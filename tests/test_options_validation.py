@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler, Options
-from minicrawl.cli import build_parser, main, options_from_args
+from minicrawl.cli.main import build_parser, main, options_from_args
 from minicrawl.local.demo import DEMO_DEFAULTS
 from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES, option_fields
 

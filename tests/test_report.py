@@ -139,7 +139,7 @@ def test_without_matplotlib_the_crawl_refuses_before_starting(server, monkeypatc
                         lambda name, *a: None if name == "matplotlib" else real(name, *a))
     with pytest.raises(ReportUnavailable, match=r"pip install 'minicrawl\[plot\]'"):
         Crawler([server.url("/")], report="never.html")
-    from minicrawl.cli import EXIT_USAGE, crawl_and_report
+    from minicrawl.cli.main import EXIT_USAGE, crawl_and_report
 
     code, _ = crawl_and_report([server.url("/")], report="never.html")
     assert code == EXIT_USAGE and "minicrawl[plot]" in capsys.readouterr().err

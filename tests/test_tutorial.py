@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from minicrawl.cli import build_parser
+from minicrawl.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = ROOT / "docs" / "tutorial.md"

@@ -793,7 +793,7 @@ def test_a_seed_password_is_never_printed(server, tmp_path):
 
 
 def test_every_number_has_bounds_and_the_help_says_them():
-    from minicrawl.cli import build_parser
+    from minicrawl.cli.main import build_parser
     from minicrawl.options import option_fields
 
     helps = {a.dest: a.help or "" for a in build_parser()._actions}

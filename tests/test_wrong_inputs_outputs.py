@@ -601,7 +601,7 @@ def test_sigterm_while_the_report_is_drawn_leaves_no_empty_report_and_writes_sta
 @pytest.mark.parametrize("flag", ["out", "stats", "trace", "report"])
 def test_the_library_refuses_an_output_naming_a_seed_file(tmp_path, flag):
     from minicrawl import Crawler
-    from minicrawl.outpaths import OutputPathError
+    from minicrawl.cli.outpaths import OutputPathError
 
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("http://127.0.0.1:9/\n")

@@ -3,8 +3,8 @@
 What this wing adds to the model: around the core's Bloom filter (:mod:`minicrawl.core.visited`:
 a URL's 8 bits at ``positions(url, m)``, m = ``bits_for(n, p)`` for the expected number of URLs
 *n* and the error rate *p*, k = 8) — batches, a file, the expected and current false-positive
-rates, the counting and scalable variants, an exact set, and the ``minicrawl bloom`` command
-that teaches the math and measures the crawler's hash family against two classic bad ones.
+rates, the counting and scalable variants, an exact set, and two classic bad hash families
+that ``minicrawl bloom measure`` (:mod:`minicrawl.cli.bloom`) compares the crawler's with.
 Every filter here places and sizes as the core does; none has a hash family or a k of its own.
 
 The one seam where the crawl uses it: :func:`minicrawl.bloom.visited.make_visited` builds a filter
@@ -24,7 +24,6 @@ URLs of a batch not seen before), which ``add_many`` (one answer per URL) serves
 ``exact``          :class:`ExactVisited`, a ``set``; the kinds one process holds
 ``visited``        run.py's Visited: every kind, the one the options ask for, its stats
 ``hashes``         the teaching hash families of ``minicrawl bloom measure`` (not the crawl's)
-``cli``            ``minicrawl bloom size|table|plot|measure``
 =================  ==============================================================
 """
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from minicrawl.atomic import write_atomically
+from minicrawl.cli.outpaths import cannot_write
 from minicrawl.events import CrawlObserver
-from minicrawl.outpaths import cannot_write
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from minicrawl.cli.outpaths import write_at_end
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import error_kind
-from minicrawl.outpaths import write_at_end
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 from minicrawl.watch.progress import Progress, ProgressReader, Watched

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from minicrawl.page import Page
     from minicrawl.stats import StatsSnapshot
 
-from minicrawl.outpaths import cannot_write, is_stdout, silence_stdout
+from minicrawl.cli.outpaths import cannot_write, is_stdout, silence_stdout
 from minicrawl.redact import redact
 
 log = logging.getLogger("minicrawl")

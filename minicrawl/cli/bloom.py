@@ -28,10 +28,10 @@ from minicrawl.bloom.batch import FAMILY, _byte_and_mask
 from minicrawl.bloom.filter import BloomFilter
 from minicrawl.bloom.hashes import FAMILIES, family_bits, get_family
 from minicrawl.bloom.sizing import bits_for, false_positive_rate, optimal_bits, optimal_hashes
+from minicrawl.cli.outpaths import OutputPathError, cannot_write, check_output_file
 from minicrawl.core.visited import HASHES
 from minicrawl.core.visited import bits_for as crawler_bits
 from minicrawl.errors import OneLineParser
-from minicrawl.outpaths import OutputPathError, cannot_write, check_output_file
 
 if TYPE_CHECKING:
     import numpy as np

@@ -14,9 +14,9 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypedDict
 
+from minicrawl.cli.outpaths import cannot_write_stdout, is_stdout, silence_stdout, writes_to_stdout
 from minicrawl.errors import OneLineParser
 from minicrawl.options import Options, OptionValue, bounds_text, option_fields
-from minicrawl.outpaths import cannot_write_stdout, is_stdout, silence_stdout, writes_to_stdout
 from minicrawl.redact import install_log_redaction, redact
 from minicrawl.seeds import NoValidSeeds
 from minicrawl.version import __version__
@@ -228,7 +228,7 @@ def stdout_failed(error: OSError) -> int:
 
 def _main(argv: list[str]) -> int:
     if argv and argv[0] == "bloom":
-        from minicrawl.bloom.cli import main as bloom_main
+        from minicrawl.cli.bloom import main as bloom_main
 
         return bloom_main(argv[1:])
     parser = build_parser()
