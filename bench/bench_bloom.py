@@ -37,10 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bitarray import bitarray  # noqa: E402
 
-from minicrawl.bloom import BloomFilter  # noqa: E402
-from minicrawl.bloom.batch import digests, positions_many  # noqa: E402
 from minicrawl.cli.bloom import measure_fp, synthetic_urls  # noqa: E402
 from minicrawl.core.visited import positions  # noqa: E402
+from minicrawl.visited import BloomFilter  # noqa: E402
+from minicrawl.visited.batch import digests, positions_many  # noqa: E402
 
 BATCH = 1000
 PAGE = 50  # links of a typical page: what a worker offers Visited in one add_new call

@@ -20,16 +20,16 @@ install_log_redaction()  # no password in a URL reaches a log line
 
 # Imported when first used (PEP 562), so that "run.py --threads 0" or "minicrawl bloom" answer
 # without loading requests, lxml and the crawler: a usage error is told in 50 ms, not 300.
-_EXPORTS = {"BloomFilter": "minicrawl.bloom", "Crawler": "minicrawl.crawler",
+_EXPORTS = {"BloomFilter": "minicrawl.visited", "Crawler": "minicrawl.crawler",
             "Page": "minicrawl.page", "Options": "minicrawl.options",
-            "ExactVisited": "minicrawl.bloom.visited"}
+            "ExactVisited": "minicrawl.visited.exact"}
 
 if TYPE_CHECKING:
-    from minicrawl.bloom import BloomFilter
-    from minicrawl.bloom.visited import ExactVisited
     from minicrawl.crawler import Crawler
     from minicrawl.options import Options
     from minicrawl.page import Page
+    from minicrawl.visited import BloomFilter
+    from minicrawl.visited.exact import ExactVisited
 
 
 def __getattr__(name: str) -> type[BloomFilter | Crawler | ExactVisited | Options | Page]:

@@ -37,7 +37,6 @@ from datetime import datetime
 from pathlib import Path
 
 from minicrawl.admission import DepthLimit, HostCap, Traps
-from minicrawl.bloom.visited import Visited, describe, make_visited
 from minicrawl.checks import check_http
 from minicrawl.cli.outpaths import check_output_paths, write_at_end
 from minicrawl.core.crawler import Crawler as CoreCrawler
@@ -70,6 +69,7 @@ from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.redirects import Chains
 from minicrawl.visit.trip import CrawlHooks, Parts
+from minicrawl.visited.make import Visited, describe, make_visited
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.progress import Watched
 from minicrawl.watch.report import Recorder, require_plotting
@@ -88,7 +88,7 @@ class Crawler:
     ``Crawler(seeds, threads=4).run()`` crawls and returns the stats dict; ``pages()`` yields each
     :class:`Page` as it is fetched; ``on_page`` is called (from worker threads) for each page.
     ``visited_filter`` replaces the Visited filter the options would build (one of
-    :data:`minicrawl.bloom.visited.Visited`, e.g. a shared or pre-filled filter: the crawl
+    :data:`minicrawl.visited.make.Visited`, e.g. a shared or pre-filled filter: the crawl
     calls its ``add_new``).
     """
 

@@ -219,11 +219,11 @@ class Options:
 
     def visited_rate(self, pages: int | None = None) -> float:
         """Visited's first (or only) filter's rate: ``error_rate``, or by default
-        minicrawl.bloom.sizing.default_rate for ``expected_urls`` and a crawl of ``pages``
+        minicrawl.visited.sizing.default_rate for ``expected_urls`` and a crawl of ``pages``
         (0.05/n without: under one page lost in a crawl of 10 n URLs)."""
         if self.error_rate is not None:
             return self.error_rate
-        from minicrawl.bloom.sizing import default_rate  # numbers of the bloom wing
+        from minicrawl.visited.sizing import default_rate  # numbers of the bloom wing
 
         return default_rate(self.expected_urls, pages)
 
@@ -370,8 +370,8 @@ def _check_filter_size(expected_urls: int, error_rate: float, local: bool,
     """The Bloom filter these numbers ask for must be one bitarray can index and, when it lives
     in this process (not in Redis), one this machine's memory can hold. (``given``: the rate is
     the user's --error-rate, not the default's.)"""
-    from minicrawl.bloom.sizing import MAX_BITS
     from minicrawl.core.visited import bits_for
+    from minicrawl.visited.sizing import MAX_BITS
 
     bits = bits_for(expected_urls, error_rate)
     size = f"{bits / 8 / 2**30:,.1f} GiB"

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl.bloom import BloomFilter
-from minicrawl.bloom.batch import SMALL_BATCH
-from minicrawl.bloom.sizing import (
+from minicrawl.core import visited as core
+from minicrawl.visited import BloomFilter
+from minicrawl.visited.batch import SMALL_BATCH
+from minicrawl.visited.sizing import (
     bits_for,
     capacity_for,
     estimate_count,
@@ -19,7 +20,6 @@ from minicrawl.bloom.sizing import (
     optimal_bits,
     optimal_hashes,
 )
-from minicrawl.core import visited as core
 
 URLS = st.lists(st.text(max_size=80), max_size=300)
 
@@ -150,9 +150,9 @@ def test_small_and_large_batches_both_equal_sequential_add(numpy_path: bool,
     """Below SMALL_BATCH add_many works URL by URL, above it with NumPy once NumPy pays (or URL
     by URL until then): same answers, same bits either way (a small filter, so that URLs share
     bits and repeats are common)."""
-    import minicrawl.bloom.filter
+    import minicrawl.visited.bloom
 
-    monkeypatch.setattr(minicrawl.bloom.filter, "numpy_pays",
+    monkeypatch.setattr(minicrawl.visited.bloom, "numpy_pays",
                         lambda n: numpy_path and n >= SMALL_BATCH)
     urls = [f"http://h/{i % 700}" for i in range(3 * 512)]
     seq = BloomFilter(bits=4096)
@@ -175,8 +175,8 @@ def test_numpy_is_imported_only_once_enough_urls_came_in_big_batches() -> None:
 
     code = (
         "import sys\n"
-        "from minicrawl.bloom import BloomFilter\n"
-        "from minicrawl.bloom.batch import NUMPY_AFTER\n"
+        "from minicrawl.visited import BloomFilter\n"
+        "from minicrawl.visited.batch import NUMPY_AFTER\n"
         "bf = BloomFilter(capacity=10**6, error_rate=0.001)\n"
         "for i in range(40): bf.add_many([f'http://h/{i}/{j}' for j in range(600)])\n"
         "assert bf.contains_many([f'http://h/0/{j}' for j in range(600)]) == [True] * 600\n"
@@ -294,7 +294,7 @@ def test_single_add_sets_exactly_the_cores_positions(m: int) -> None:
 def test_plan_batch_matches_brute_force(seed: int, n: int, k: int, pool: int, m: int) -> None:
     import numpy as np
 
-    from minicrawl.bloom.batch import _plan_batch
+    from minicrawl.visited.batch import _plan_batch
 
     # Indices drawn from a small pool so that repeats (every code path) are common.
     rng = np.random.default_rng(seed)
@@ -322,11 +322,12 @@ def test_contains_single_equals_batch(added: list[str], probes: list[str], m: in
     assert [u in bf for u in probes] == bf.contains_many(probes)
 
 
-def test_no_import_cycle_runs_through_the_bloom_wing() -> None:
-    """The state and the shared crawl import minicrawl.bloom (Visited, make_visited), and the
+def test_no_import_cycle_runs_through_visited() -> None:
+    """The state and the shared crawl import minicrawl.visited (Visited, make_visited), and the
     list of every Visited names theirs: no chain of imports — those for type checking included
-    — may lead from a module of the wing back to itself (bloom/visited.py and
-    state/forgetting.py were such a pair, hidden by TYPE_CHECKING)."""
+    — may lead from a module of minicrawl/visited/ back to itself (the factory and the
+    recrawl's Visited, then bloom/visited.py and state/forgetting.py, were such a pair, hidden by
+    TYPE_CHECKING)."""
     import ast
     from pathlib import Path
 
@@ -357,6 +358,6 @@ def test_no_import_cycle_runs_through_the_bloom_wing() -> None:
                 todo += edges[here]
         return False
 
-    wing = [m for m in modules if m.startswith("minicrawl.bloom.")]
-    assert "minicrawl.bloom.visited" in wing
+    wing = [m for m in modules if m.startswith("minicrawl.visited.")]
+    assert "minicrawl.visited.make" in wing
     assert [m for m in wing if reaches(m, m)] == []

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.bloom import BloomFileError, BloomFilter
-from minicrawl.bloom.filter import OutdatedBloomFile
-from minicrawl.bloom.sizing import optimal_bits
+from minicrawl.visited import BloomFileError, BloomFilter
+from minicrawl.visited.bloom import OutdatedBloomFile
+from minicrawl.visited.sizing import optimal_bits
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
 from minicrawl.core.visited import bits_for, positions
+from minicrawl.visited import CountingBloomFilter, ScalableBloomFilter
 
 # --------------------------------------------------------------------------- counting
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.bloom.sizing import bits_for, optimal_bits
 from minicrawl.cli.bloom import main, measure_fp, synthetic_urls, table_rows
 from minicrawl.core import visited as core
+from minicrawl.visited.sizing import bits_for, optimal_bits
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

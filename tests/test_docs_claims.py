@@ -19,8 +19,8 @@ from types import ModuleType
 import pytest
 
 import minicrawl
-from minicrawl.bloom import batch
 from minicrawl.events import POINTS
+from minicrawl.visited import batch
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path(minicrawl.__file__).parent

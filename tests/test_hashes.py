@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl.bloom import hashes
-from minicrawl.bloom.batch import digests, positions_many
 from minicrawl.cli.bloom import synthetic_urls
 from minicrawl.core.visited import SEED, positions
+from minicrawl.visited import hashes
+from minicrawl.visited.batch import digests, positions_many
 
 URL = st.text(min_size=0, max_size=200)
 #: Any str, lone surrogates included (a broken page's link can hold one; no text does).
@@ -59,14 +59,14 @@ def test_a_non_str_is_named(bad: object) -> None:
 
 def test_the_crawl_path_never_loads_the_teaching_families_or_mmh3() -> None:
     """run.py's Visited (every kind, the shared one too) and the crawler come without
-    minicrawl.bloom.hashes: the teaching families are the ``minicrawl bloom`` tool's only."""
+    minicrawl.visited.hashes: the teaching families are the ``minicrawl bloom`` tool's only."""
     code = ("import sys\n"
             "import minicrawl.crawler, minicrawl.shared.crawl, minicrawl.state.store\n"
-            "from minicrawl.bloom.visited import make_visited\n"
+            "from minicrawl.visited.make import make_visited\n"
             "from minicrawl.options import Options\n"
             "for kind in ('bloom', 'scalable', 'exact'):\n"
             "    make_visited(Options(visited=kind)).add_new(['http://a/'] * 600)\n"
-            "loaded = {'minicrawl.bloom.hashes', 'mmh3'} & set(sys.modules)\n"
+            "loaded = {'minicrawl.visited.hashes', 'mmh3'} & set(sys.modules)\n"
             "assert not loaded, loaded\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)

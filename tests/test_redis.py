@@ -108,7 +108,7 @@ def test_shard_tags_spread_over_the_slot_ranges():
 
 
 def test_visited_matches_the_local_sizing_and_answers_in_order(redis_server):
-    from minicrawl.bloom import BloomFilter
+    from minicrawl.visited import BloomFilter
 
     shared = SharedRedis(redis_server.url, crawl_name())
     visited = RedisBloomVisited(shared, capacity=10_000, error_rate=0.001, shards=4)

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.bloom.visited import make_visited
 from minicrawl.core.interfaces import Item
 from minicrawl.local.site import Resource
 from minicrawl.options import Options
 from minicrawl.state.store import FILTER_NAME, CrawlState, StateError, crawl_config
+from minicrawl.visited.make import make_visited
 
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 16
@@ -202,7 +202,7 @@ def test_rows_written_after_the_checkpoint_are_replayed(tmp_path, server):
     # Put the checkpoint back to an empty filter saved "before" everything: the database alone
     # must bring Visited back.
     options = Options(state=str(state_dir))
-    from minicrawl.bloom import BloomFilter
+    from minicrawl.visited import BloomFilter
 
     BloomFilter(capacity=options.expected_urls,
                 error_rate=options.error_rate).save(state_dir / FILTER_NAME)

@@ -19,11 +19,11 @@ import pytest
 import redis
 from bitarray import bitarray
 
-from minicrawl.bloom import BloomFilter, CountingBloomFilter, ScalableBloomFilter
-from minicrawl.bloom.sizing import false_positive_rate
 from minicrawl.core.visited import BloomVisited, positions
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.visited import RedisBloomVisited
+from minicrawl.visited import BloomFilter, CountingBloomFilter, ScalableBloomFilter
+from minicrawl.visited.sizing import false_positive_rate
 
 CAPACITY = 100_000
 #: Enough probes that a filter at its stated rate shows ~1,000 false positives at 1e-3 and ~400

@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 
 from minicrawl import BloomFilter, Options
-from minicrawl.bloom import ScalableBloomFilter
-from minicrawl.bloom.sizing import (
+from minicrawl.core.visited import bits_for
+from minicrawl.local.site import LocalSite, Request, Resource
+from minicrawl.visited import ScalableBloomFilter
+from minicrawl.visited.make import describe, make_visited
+from minicrawl.visited.sizing import (
     bill,
     default_rate,
     expected_withheld,
@@ -23,9 +26,6 @@ from minicrawl.bloom.sizing import (
     rate_bound,
     withheld_of_offered,
 )
-from minicrawl.bloom.visited import describe, make_visited
-from minicrawl.core.visited import bits_for
-from minicrawl.local.site import LocalSite, Request, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 

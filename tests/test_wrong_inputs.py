@@ -29,9 +29,9 @@ import pytest
 from tlsca import make_ca
 
 from minicrawl import BloomFilter, Crawler, ExactVisited, Options
-from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
 from minicrawl.local.redis_server import RedisServer, free_port
 from minicrawl.local.site import LocalSite, Resource, hang
+from minicrawl.visited import CountingBloomFilter, ScalableBloomFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "http://127.0.0.1:9/"
@@ -397,7 +397,7 @@ def test_a_lone_surrogate_does_not_crash_and_normal_hashes_are_unchanged():
     code = r"""
 from hashlib import blake2b
 from minicrawl import BloomFilter
-from minicrawl.bloom import CountingBloomFilter, ScalableBloomFilter
+from minicrawl.visited import CountingBloomFilter, ScalableBloomFilter
 from minicrawl.core.visited import BloomVisited, positions
 bad = ["\ud800", "http://x/\udfff", "caf\u00e9\ud83d"]
 f = BloomFilter(10_000, 0.01)

@@ -471,14 +471,14 @@ def bloom(*args: object, **kwargs: object) -> object:
 
 
 def counting(*args: object, **kwargs: object) -> object:
-    from minicrawl.bloom import CountingBloomFilter
+    from minicrawl.visited import CountingBloomFilter
 
     return CountingBloomFilter(*args, **kwargs)  # type: ignore[arg-type]
 
 
 def filled(kind: str) -> object:
     from minicrawl import ExactVisited
-    from minicrawl.bloom import ScalableBloomFilter
+    from minicrawl.visited import ScalableBloomFilter
 
     return {"bloom": lambda: bloom(100), "counting": lambda: counting(100, 0.01),
             "scalable": lambda: ScalableBloomFilter(100), "exact": ExactVisited}[kind]()

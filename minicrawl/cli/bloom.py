@@ -6,7 +6,7 @@
     minicrawl bloom measure --hash java --n 1000000 --ratio 10
 
 ``measure`` compares the crawler's hash family (the core's positions, what every Visited of
-run.py uses) with two teaching families; those live here and in :mod:`minicrawl.bloom.hashes`
+run.py uses) with two teaching families; those live here and in :mod:`minicrawl.visited.hashes`
 only, never in the crawl.
 
 The top-level CLI passes everything after ``bloom`` to :func:`main`.
@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
-from minicrawl.bloom.batch import FAMILY, _byte_and_mask
-from minicrawl.bloom.filter import BloomFilter
-from minicrawl.bloom.hashes import FAMILIES, family_bits, get_family
-from minicrawl.bloom.sizing import bits_for, false_positive_rate, optimal_bits, optimal_hashes
 from minicrawl.cli.outpaths import OutputPathError, cannot_write, check_output_file
 from minicrawl.core.visited import HASHES
 from minicrawl.core.visited import bits_for as crawler_bits
 from minicrawl.errors import OneLineParser
+from minicrawl.visited.batch import FAMILY, _byte_and_mask
+from minicrawl.visited.bloom import BloomFilter
+from minicrawl.visited.hashes import FAMILIES, family_bits, get_family
+from minicrawl.visited.sizing import bits_for, false_positive_rate, optimal_bits, optimal_hashes
 
 if TYPE_CHECKING:
     import numpy as np

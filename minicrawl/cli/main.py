@@ -22,8 +22,8 @@ from minicrawl.seeds import NoValidSeeds
 from minicrawl.version import __version__
 
 if TYPE_CHECKING:  # not imported at run time: a usage error need not load the crawler
-    from minicrawl.bloom.visited import Visited
     from minicrawl.crawler import Crawler
+    from minicrawl.visited.make import Visited
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_OUTPUT = EXIT_FAILED = 1  # the crawl ran, but failed: an output file (--out, --stats,

@@ -20,9 +20,9 @@ from collections import deque
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
-from minicrawl.bloom.visited import ExactVisited
 from minicrawl.core.urls import canonicalize
 from minicrawl.local.site import LocalSite, Resource
+from minicrawl.visited.make import ExactVisited
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 ROBOTS_TXT = b"User-agent: *\nDisallow: /private/\n\nUser-agent: badbot\nDisallow: /\n"

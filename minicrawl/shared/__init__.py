@@ -2,7 +2,7 @@
 
 What this wing adds to the model: ToDo and Visited move into Redis, so ``run.py`` processes on
 one or many machines crawl one site together — Visited is the same Bloom filter as
-:class:`minicrawl.bloom.BloomFilter` with its bits in Redis bitmaps (test-and-set in one Lua
+:class:`minicrawl.visited.BloomFilter` with its bits in Redis bitmaps (test-and-set in one Lua
 script per shard), ToDo a Redis stream whose entries a killed process leaves to be reclaimed,
 and the stats and each host's pace are shared too.
 

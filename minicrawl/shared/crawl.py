@@ -69,7 +69,7 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
 def crawl_status(options: Options) -> JSON:
     """The shared stats of crawl ``options.crawl``, read without joining it: name, state,
     counters, timing, ToDo and Visited figures, ready for JSON."""
-    from minicrawl.bloom.visited import describe
+    from minicrawl.visited.make import describe
 
     shared = connect(options)
     try:

@@ -1,12 +1,12 @@
 """Visited in Redis: the local Bloom filter's bits, in Redis bitmaps shared by every process.
 
-The core's Bloom filter, as :class:`minicrawl.bloom.BloomFilter` is — m from the core's
+The core's Bloom filter, as :class:`minicrawl.visited.BloomFilter` is — m from the core's
 :func:`~minicrawl.core.visited.bits_for` for ``capacity`` and ``error_rate``, k = 8 — with its bit
 array in Redis, split into S shard keys ``mc:NAME:visited:{TAG}`` of m/S bits each. A URL is
 routed to one shard by a hash of its own (BLAKE2b with another salt than the positions', so the
 route is independent of them), and its 8 bits all live in that shard, at the core's
 :func:`~minicrawl.core.visited.positions` for the shard's m/S bits (computed in a batch by
-:func:`minicrawl.bloom.batch.positions_many`): each shard is the core's filter for about n/S
+:func:`minicrawl.visited.batch.positions_many`): each shard is the core's filter for about n/S
 URLs in m/S bits, so the false-positive rate is the whole filter's. One shard per
 URL is what makes the test-and-set atomic on a cluster, where a command or script may only touch
 one slot.
@@ -38,12 +38,12 @@ from hashlib import blake2b
 
 import numpy as np
 
-from minicrawl.bloom.batch import FAMILY, positions_many
-from minicrawl.bloom.filter import new_urls
-from minicrawl.bloom.sizing import MAX_BITS, FilterNumbers
 from minicrawl.core.visited import HASHES, bits_for
 from minicrawl.errors import RedisUnavailable, VisitedMismatch
 from minicrawl.shared.conn import ScriptArg, SharedRedis, reply_str, shard_tags
+from minicrawl.visited.batch import FAMILY, positions_many
+from minicrawl.visited.bloom import new_urls
+from minicrawl.visited.sizing import MAX_BITS, FilterNumbers
 
 #: Salt of the hash that routes a URL to its shard: not the positions' (the core's SEED), so
 #: the route says nothing about where a URL's bits are in its shard.
@@ -106,7 +106,7 @@ def auto_shards(shared: SharedRedis) -> int:
 class RedisBloomVisited(FilterNumbers):
     """A Bloom filter of URLs in Redis, shared by every process of crawl ``shared.name``.
 
-    One of run.py's Visited (:data:`minicrawl.bloom.visited.Visited`): ``add_new`` (the core's
+    One of run.py's Visited (:data:`minicrawl.visited.make.Visited`): ``add_new`` (the core's
     ``SeenSet``), ``add``, ``add_many`` (True only the first time a URL is offered, by any
     process, or to a replay of that call: its token), ``in``, ``len``.
     """

@@ -13,11 +13,11 @@ from minicrawl.events import CrawlObserver
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from minicrawl.bloom.visited import Visited
     from minicrawl.core.interfaces import Item
     from minicrawl.output import Output
     from minicrawl.page import Page
     from minicrawl.state.recrawl import Prior
+    from minicrawl.visited.make import Visited
 
 
 class NoState(CrawlObserver):

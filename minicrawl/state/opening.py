@@ -13,12 +13,12 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from minicrawl.bloom import BloomFileError
-from minicrawl.bloom.filter import OutdatedBloomFile
-from minicrawl.bloom.visited import Visited, make_visited
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.state.db import DIGESTS_TABLE, FORMAT, SCHEMA, StateError, Transaction
+from minicrawl.visited import BloomFileError
+from minicrawl.visited.bloom import OutdatedBloomFile
+from minicrawl.visited.make import Visited, make_visited
 
 try:
     import fcntl

@@ -60,7 +60,7 @@ commit): with sixteen workers a page costs a fraction of a commit, and no worker
 while SQLite works. Workers read earlier records (:meth:`CrawlState.prior`) through their own
 connections, which WAL never blocks.
 
-Gone pages (``--forget-gone``): see :mod:`minicrawl.state.forgetting`. Opening and checking the
+Gone pages (``--forget-gone``): see :mod:`minicrawl.visited.forgetting`. Opening and checking the
 directory: :mod:`minicrawl.state.opening`; the tables: :mod:`minicrawl.state.db`.
 """
 
@@ -75,14 +75,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from minicrawl.bloom.visited import Visited
 from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.output import Outbox, Output
 from minicrawl.state.db import StateError, Transaction, open_db, record_page
-from minicrawl.state.forgetting import ForgettingVisited
 from minicrawl.state.nostate import NoState
 from minicrawl.state.opening import (
     DB_NAME,
@@ -95,6 +93,8 @@ from minicrawl.state.opening import (
 from minicrawl.state.recrawl import GONE, Prior, note_change
 from minicrawl.state.writer import GroupCommit, Write
 from minicrawl.stats import StatsSnapshot
+from minicrawl.visited.forgetting import ForgettingVisited
+from minicrawl.visited.make import Visited
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -26,7 +26,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from minicrawl.bloom.visited import warn_over_capacity
 from minicrawl.core.door import Door
 from minicrawl.core.interfaces import Entry, Go, Item, Links, Response
 from minicrawl.core.links import base_url
@@ -41,6 +40,7 @@ from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
 from minicrawl.visit.redirects import Chain, next_hop
+from minicrawl.visited.make import warn_over_capacity
 
 if TYPE_CHECKING:
     from datetime import datetime

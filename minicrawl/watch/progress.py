@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from minicrawl.bloom.visited import Visited
     from minicrawl.options import Options
     from minicrawl.seams import PoliteFrontier
     from minicrawl.speed.workers import Workers
     from minicrawl.stats import Stats
+    from minicrawl.visited.make import Visited
 
 
 @dataclass(frozen=True)

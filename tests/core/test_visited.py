@@ -11,13 +11,13 @@ from collections.abc import Callable
 
 import pytest
 
-from minicrawl.bloom import BloomFilter, ScalableBloomFilter
-from minicrawl.bloom.visited import ExactVisited
 from minicrawl.core.interfaces import SeenSet
 from minicrawl.core.visited import HASHES, BloomVisited, bits_for, positions
 from minicrawl.shared.conn import SharedRedis
 from minicrawl.shared.visited import RedisBloomVisited
-from minicrawl.state.forgetting import ForgettingVisited
+from minicrawl.visited import BloomFilter, ScalableBloomFilter
+from minicrawl.visited.forgetting import ForgettingVisited
+from minicrawl.visited.make import ExactVisited
 
 
 def run_py_bloom() -> BloomFilter:

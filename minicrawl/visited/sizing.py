@@ -58,9 +58,9 @@ import threading
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
-from minicrawl.bloom.batch import FAMILY
 from minicrawl.core.visited import HASHES
 from minicrawl.core.visited import bits_for as core_bits_for
+from minicrawl.visited.batch import FAMILY
 
 LN2 = math.log(2)
 T = TypeVar("T")

@@ -2,7 +2,7 @@
 
 Gone pages are not removed from the Bloom filter: the state keeps their exact URLs
 (:class:`ForgettingVisited`) and reports each unseen once. A
-:class:`~minicrawl.bloom.CountingBloomFilter` as Visited would cost 8x the memory for the whole
+:class:`~minicrawl.visited.CountingBloomFilter` as Visited would cost 8x the memory for the whole
 crawl, and it counts every offer of a URL (each page linking it), so one ``remove`` would not
 forget a page linked from several; its replay after a checkpoint would count twice too. The
 exact set forgets exactly the gone pages, costs memory per gone page only, and keeps the
@@ -14,8 +14,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from minicrawl.bloom.exact import LocalVisited
-from minicrawl.bloom.filter import new_urls
+from minicrawl.visited.bloom import new_urls
+from minicrawl.visited.exact import LocalVisited
 
 
 class ForgettingVisited:

@@ -2,9 +2,9 @@
 
 :class:`ExactVisited` has no false positive and costs memory for every URL: for teaching, small
 crawls and tests that compare it with the Bloom filters. :data:`LocalVisited` names the kinds
-:func:`minicrawl.bloom.visited.make_visited` builds; a recrawl's
-:class:`~minicrawl.state.forgetting.ForgettingVisited` wraps one of them, so it imports this
-module and not :mod:`minicrawl.bloom.visited` (which lists it among every Visited run.py may have).
+:func:`minicrawl.visited.make.make_visited` builds; a recrawl's
+:class:`~minicrawl.visited.forgetting.ForgettingVisited` wraps one of them, so it imports this
+module and not :mod:`minicrawl.visited.make` (which lists it among every Visited run.py may have).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import threading
 from collections.abc import Iterable
 from typing import TypeAlias
 
-from minicrawl.bloom.batch import not_a_url, url_list
-from minicrawl.bloom.filter import BloomFilter, new_urls
-from minicrawl.bloom.scalable import ScalableBloomFilter
+from minicrawl.visited.batch import not_a_url, url_list
+from minicrawl.visited.bloom import BloomFilter, new_urls
+from minicrawl.visited.scalable import ScalableBloomFilter
 
 
 class ExactVisited:

@@ -3,8 +3,8 @@
 A URL's bits are the core's (:func:`minicrawl.core.visited.positions`, k = 8) and so is the
 size (:func:`minicrawl.core.visited.bits_for`): this filter adds batches, reads without a lock,
 numbers, set operations and a file around the core's Bloom filter, never a second answer to
-where a URL's bits are. The sizing and reporting are in :mod:`minicrawl.bloom.sizing`, the batch
-path in :mod:`minicrawl.bloom.batch`.
+where a URL's bits are. The sizing and reporting are in :mod:`minicrawl.visited.sizing`, the batch
+path in :mod:`minicrawl.visited.batch`.
 
     >>> bf = BloomFilter(capacity=1_000_000, error_rate=0.001)
     >>> bf.add("https://example.org/")          # True: new
@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 from bitarray import bitarray
 
 from minicrawl.atomic import write_atomically
-from minicrawl.bloom.batch import (
+from minicrawl.core.visited import HASHES, positions
+from minicrawl.visited.batch import (
     FAMILY,
     LARGE_BATCH,
     _byte_and_mask,
@@ -38,8 +39,7 @@ from minicrawl.bloom.batch import (
     positions_many,
     url_list,
 )
-from minicrawl.bloom.sizing import MAX_BITS, SizedFilter, estimate_count
-from minicrawl.core.visited import HASHES, positions
+from minicrawl.visited.sizing import MAX_BITS, SizedFilter, estimate_count
 
 if TYPE_CHECKING:
     import numpy as np
@@ -159,7 +159,7 @@ class BloomFilter(SizedFilter):
         to 1), so those are found first, without the lock, as ``in`` finds them — most of a
         page's links, in a crawl. The others are tested and set under the lock, in order: one by
         one as ``add`` does when they are few (a page's), at once for LARGE_BATCH or more, with
-        the bookkeeping of :func:`~minicrawl.bloom.batch._plan_batch` done before the lock.
+        the bookkeeping of :func:`~minicrawl.visited.batch._plan_batch` done before the lock.
         """
         import numpy as np
         n = len(urls)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from minicrawl.bloom.batch import FAMILY, url_list
-from minicrawl.bloom.filter import BloomFilter, new_urls
-from minicrawl.bloom.sizing import check_np, false_positive_rate, offered_for
+from minicrawl.visited.batch import FAMILY, url_list
+from minicrawl.visited.bloom import BloomFilter, new_urls
+from minicrawl.visited.sizing import check_np, false_positive_rate, offered_for
 
 
 class ScalableBloomFilter:
@@ -164,7 +164,7 @@ class ScalableBloomFilter:
     @property
     def expected_withheld(self) -> float:
         """New items expected to have been taken for seen so far: in each slice, those it took
-        for seen of the ones offered to it (:func:`~minicrawl.bloom.sizing.offered_for`), and
+        for seen of the ones offered to it (:func:`~minicrawl.visited.sizing.offered_for`), and
         those the older slices, full by then, took for seen before it was asked."""
         total, older_miss = 0.0, 1.0  # older_miss: chance a new item passes every older slice
         for f in self._filters:

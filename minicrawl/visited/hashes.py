@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from minicrawl.bloom.batch import FAMILY, positions_many
-from minicrawl.bloom.sizing import MAX_BITS
 from minicrawl.core.visited import HASHES, positions
+from minicrawl.visited.batch import FAMILY, positions_many
+from minicrawl.visited.sizing import MAX_BITS
 
 if TYPE_CHECKING:  # NumPy is imported by the batch functions only, when first needed
     import numpy as np

@@ -6,11 +6,11 @@ in one atomic step, True only the first time a URL is offered. That single step 
 
 Three kinds, same interface:
 
-* :class:`minicrawl.bloom.ScalableBloomFilter` (the default, ``--visited auto`` or
+* :class:`minicrawl.visited.ScalableBloomFilter` (the default, ``--visited auto`` or
   ``scalable``): the core's Bloom filter as slices, a first one sized for ``--expected-urls``,
   then bigger, stricter ones (twice the URLs at half the rate each) as URLs arrive, so a crawl
   larger than expected is not a crawl that silently loses pages;
-* :class:`minicrawl.bloom.BloomFilter` (``--visited bloom``, and a shared crawl's default): one
+* :class:`minicrawl.visited.BloomFilter` (``--visited bloom``, and a shared crawl's default): one
   fixed filter (the core's 8 positions per URL, its size for ``--expected-urls`` at
   ``--error-rate``) with batches, a file and numbers around it: m/8 bytes however long the
   URLs. Past its capacity its rate climbs; the crawl says so, and what the rate has become;
@@ -21,12 +21,12 @@ Without ``--error-rate``, the filter is sized for the crawl that is coming, coun
 a false positive costs a page only if its URL would have been fetched, so a crawl of P pages
 loses at most P × the highest rate any offer met, whatever the fetch order and however many
 more URLs are offered than fetched. The scalable filter's rate stays under E = 1/P
-(:func:`minicrawl.bloom.sizing.rate_bound`), P being ``--max-pages`` when given, else 10 ×
+(:func:`minicrawl.visited.sizing.rate_bound`), P being ``--max-pages`` when given, else 10 ×
 ``--expected-urls``: fewer than one page lost in expectation over that crawl. With ``--state``
 the cap is not P: it is one run's, and the crawl goes on in the runs after it, which fetch the
 links this one journaled — and never those it took for seen — so the filter is sized as
 without the cap. Its first slice
-is at E/2 (:func:`~minicrawl.bloom.sizing.default_rate`): 5e-8 for a million URLs, 61.6 bits a
+is at E/2 (:func:`~minicrawl.visited.sizing.default_rate`): 5e-8 for a million URLs, 61.6 bits a
 URL; 5e-7, 44.9 bits, with ``--max-pages 1000000``, whose ~10 M URLs on issue 38's tree then
 take ~105 MB of slices instead of the ~210 MB of the 2.5e-9 of before (bench/README.md, "Visited's
 memory bill"). A fixed filter (``--visited bloom``, a shared crawl's) gets the first slice's
@@ -44,12 +44,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, TypeAlias
 
-from minicrawl.bloom import BloomFilter, ScalableBloomFilter
-from minicrawl.bloom.exact import ExactVisited, LocalVisited
-from minicrawl.bloom.sizing import GROWTH, TIGHTENING
 from minicrawl.options import Options
-from minicrawl.state.forgetting import ForgettingVisited
 from minicrawl.stats import StatValue
+from minicrawl.visited import BloomFilter, ScalableBloomFilter
+from minicrawl.visited.exact import ExactVisited, LocalVisited
+from minicrawl.visited.forgetting import ForgettingVisited
+from minicrawl.visited.sizing import GROWTH, TIGHTENING
 
 if TYPE_CHECKING:  # not a cycle (shared.visited needs nothing of this module): only not to load
     # redis-py and NumPy into every crawl, as a real import would
@@ -64,7 +64,7 @@ log = logging.getLogger("minicrawl")
 # Every Visited run.py may have: one this process holds (make_visited), the Redis filter of a
 # shared crawl, or a recrawl's, which wraps a local one. Each is a core SeenSet (``add_new``),
 # and ``add``, ``add_many``, ``in`` and ``len`` besides (tests/core/test_visited.py runs the
-# contract over all of them). ForgettingVisited imports bloom.exact, not this module: no cycle.
+# contract over all of them). ForgettingVisited imports visited.exact, not this module: no cycle.
 Visited: TypeAlias = "LocalVisited | RedisBloomVisited | ForgettingVisited"
 
 

@@ -1,8 +1,8 @@
 """A counting Bloom filter: a counter per position instead of a bit, so items can be removed.
 
 Its positions are the core's (:func:`minicrawl.core.visited.positions`, k = 8) and so is its
-size, as for :class:`~minicrawl.bloom.BloomFilter`. Not a Visited of run.py (see
-:mod:`minicrawl.state.forgetting` for why a recrawl does not forget with it)."""
+size, as for :class:`~minicrawl.visited.BloomFilter`. Not a Visited of run.py (see
+:mod:`minicrawl.visited.forgetting` for why a recrawl does not forget with it)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from minicrawl.bloom.batch import _plan_batch, positions_many, url_list
-from minicrawl.bloom.filter import positions_of
-from minicrawl.bloom.sizing import SizedFilter
 from minicrawl.core.visited import HASHES
+from minicrawl.visited.batch import _plan_batch, positions_many, url_list
+from minicrawl.visited.bloom import positions_of
+from minicrawl.visited.sizing import SizedFilter
 
 if TYPE_CHECKING:
     import numpy as np
