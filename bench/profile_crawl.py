@@ -38,7 +38,7 @@ from run import minicrawl_politeness_args
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # profile the working tree's minicrawl, not an installed one
 
-import minicrawl.visit.trip as trip_module  # noqa: E402
+import minicrawl.visit.hooks as hooks_module  # noqa: E402
 from minicrawl import Crawler  # noqa: E402
 from minicrawl.core.interfaces import Response  # noqa: E402
 from minicrawl.http.fetch import Fetcher  # noqa: E402
@@ -151,7 +151,7 @@ def main() -> int:
     else:
         origin = "http://127.0.0.1:9"  # never connected to
         DiskFetcher.root = site_dir
-        trip_module.Fetcher = DiskFetcher  # type: ignore[misc]
+        hooks_module.Fetcher = DiskFetcher  # type: ignore[misc]
     site = sitegen.generate(site_dir, origin, args.seed)
     print(f"site: {site.describe()}")
     settings = politeness_off(args.threads)

@@ -14,7 +14,7 @@ redirect target). run.py's door asks, in this order:
   as the crawl goes, so it is asked for every link.
 
 ``robots.txt`` is no admission rule: it needs a request, so it is asked when a
-worker takes the URL (:mod:`minicrawl.politeness.robots`).
+worker takes the URL (:mod:`minicrawl.visit.robots`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from minicrawl.politeness.robots import RobotsGate
+    from minicrawl.visit.robots import RobotsGate
 
 
 def repeated_segments(url: str) -> int:

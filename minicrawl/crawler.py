@@ -5,7 +5,7 @@ state, the shared crawl — puts the seeds in ToDo (marking them in Visited), th
 parts to the core's crawler (:class:`minicrawl.core.crawler.Crawler`), which runs ``threads``
 workers. Each runs the core's loop (:class:`minicrawl.core.worker.Worker`: take → visit →
 done) over ToDo taken in turns; what it does with a ToDo item is run.py's visitor
-(:mod:`minicrawl.visit.trip`: admit → fetch → extract → Visited → ToDo); its threads are
+(:mod:`minicrawl.visit.hooks`: admit → fetch → extract → Visited → ToDo); its threads are
 run.py's (:mod:`minicrawl.speed.workers`: as many at work as keep the CPU busy, Ctrl-C).
 
 The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
@@ -56,7 +56,6 @@ from minicrawl.http.fetch import crawl_cookies
 from minicrawl.options import Options, OptionValue
 from minicrawl.output import Output
 from minicrawl.page import Page, now
-from minicrawl.politeness.robots import RobotsGate
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.seams import HostPace, PageCap, PoliteFrontier, Redirects
@@ -67,8 +66,9 @@ from minicrawl.state.opening import LOCK_NAME
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
+from minicrawl.visit.hooks import CrawlHooks, Parts
 from minicrawl.visit.redirects import Chains
-from minicrawl.visit.trip import CrawlHooks, Parts
+from minicrawl.visit.robots import RobotsGate
 from minicrawl.visited.make import Visited, describe, make_visited
 from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.progress import Watched

@@ -1,6 +1,6 @@
 """The points where the crawl tells others what it did: what watches it and what keeps it.
 
-The crawl's worker loop (the core's, with run.py's trip: :mod:`minicrawl.visit.trip`) does the
+The crawl's worker loop (the core's, with run.py's trip: :mod:`minicrawl.visit.hooks`) does the
 model's work — take, admit, fetch, extract, Visited, ToDo — and at each step that someone may
 care about it calls one *point* on ``crawler.events``. Whatever watches or keeps the crawl is
 a :class:`CrawlObserver` that overrides the points it needs; the loop knows none of them by name:

@@ -125,8 +125,8 @@ def test_http_and_https_of_a_host_and_port_share_a_pace_and_credentials_make_no_
     not (another server), nor does a host's other name."""
     from minicrawl.http.fetch import Fetcher
     from minicrawl.options import Options
-    from minicrawl.politeness.robots import RobotsGate, Verdict
     from minicrawl.stats import Stats
+    from minicrawl.visit.robots import RobotsGate, Verdict
 
     opts = Options(ignore_robots=True, delay=5.0, per_host=4)
     gate, fetcher = RobotsGate(opts, Stats(), make_pace(4)), Fetcher(opts)

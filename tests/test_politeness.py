@@ -16,8 +16,8 @@ import pytest
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Response
 from minicrawl.local.site import LocalSite, Resource, Slow, hang, reset, sequence
-from minicrawl.politeness.robots import robots_token
-from minicrawl.retry import backoff, is_retryable, retry_after, wait_before_retry
+from minicrawl.visit.retry import backoff, is_retryable, retry_after, wait_before_retry
+from minicrawl.visit.robots import robots_token
 
 # Timeouts stay generous (a loaded machine must not turn a good page into a retry); the tests
 # of failing robots.txt lower them.

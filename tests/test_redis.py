@@ -324,8 +324,8 @@ def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
     from minicrawl.core.urls import host_of
     from minicrawl.http.fetch import Fetcher
     from minicrawl.local.site import Resource
-    from minicrawl.politeness.robots import RobotsGate, Verdict
     from minicrawl.stats import Stats
+    from minicrawl.visit.robots import RobotsGate, Verdict
 
     robots = Resource(b"User-agent: *\nDisallow: /private\n", 200, {"Content-Type": "text/plain"})
     with LocalSite({"/robots.txt": robots}) as site:

@@ -373,7 +373,7 @@ def test_a_state_that_cannot_record_an_internal_error_page_stops_the_crawl(serve
     from minicrawl.local.site import Resource
     from minicrawl.state.db import StateError
     from minicrawl.state.store import CrawlState
-    from minicrawl.visit.trip import CrawlHooks
+    from minicrawl.visit.hooks import CrawlHooks
 
     server.pages["/"] = Resource(b'<a href="/a">a</a><a href="/b">b</a>')
     server.pages["/a"] = Resource(b"a")

@@ -23,5 +23,5 @@ with what a polite crawler needs, in memory or with its cold end on disk, taken 
 =============  ===============================================================================
 
 The shared crawl's ToDo and pace are in Redis (:mod:`minicrawl.shared`); robots.txt, which the
-worker asks before each request, is :mod:`minicrawl.politeness.robots`.
+worker asks before each request, is :mod:`minicrawl.visit.robots`.
 """

@@ -19,6 +19,6 @@ and the stats and each host's pace are shared too.
 The one seam where the crawl uses it: :func:`minicrawl.shared.crawl.open_shared_crawl` hands
 the crawler its ``todo`` (a ``PoliteFrontier``, :mod:`minicrawl.seams`), ``visited`` (a core
 ``SeenSet``), ``stats``, host gate (a ``HostPace``), page cap (a ``PageCap``) and redirect chains
-(``Redirects``); run.py's worker loop (:mod:`minicrawl.visit.trip`) does not know which
+(``Redirects``); run.py's worker loop (:mod:`minicrawl.visit.hooks`) does not know which
 ToDo, Visited or pace it has.
 """

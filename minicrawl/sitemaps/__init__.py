@@ -13,5 +13,5 @@ Visited and, if new, put in ToDo at depth 0 — like a seed. With ``--state --re
 
 The one seam where the crawl uses it: ``Crawler._put_sitemap_urls`` (before the workers, so the
 termination rule is unchanged) and, in the worker, ``CrawlHooks._sitemap_unchanged``
-(:mod:`minicrawl.visit.trip`).
+(:mod:`minicrawl.visit.hooks`).
 """

@@ -6,7 +6,7 @@ needs no change: every sitemap URL is in ToDo before a worker could find it empt
 the crawl starts after the sitemaps are read (one request per sitemap file, paced like pages).
 
 * Where: each seed origin's robots.txt ``Sitemap:`` lines (protego parsed them already:
-  :meth:`minicrawl.politeness.robots.RobotsGate.sitemaps`), else ``/sitemap.xml``. With
+  :meth:`minicrawl.visit.robots.RobotsGate.sitemaps`), else ``/sitemap.xml``. With
   ``--ignore-robots`` robots.txt is not read: ``/sitemap.xml`` only.
 * Fetching: the crawl's :class:`~minicrawl.http.fetch.Fetcher` and :class:`RobotsGate` (robots.txt
   rules, per-host delay and in-flight limit), its retries (``--retries``, with backoff), and up
@@ -37,9 +37,7 @@ from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
 from minicrawl.origins import origin_of
 from minicrawl.page import Page, now
-from minicrawl.politeness.robots import RobotsGate, Verdict
 from minicrawl.resolve import canonical_url
-from minicrawl.retry import host_pause, is_retryable, wait_before_retry
 from minicrawl.sitemaps.parse import (
     MAX_BYTES,
     MAX_URLS,
@@ -50,6 +48,8 @@ from minicrawl.sitemaps.parse import (
 )
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.stats import Stats
+from minicrawl.visit.retry import host_pause, is_retryable, wait_before_retry
+from minicrawl.visit.robots import RobotsGate, Verdict
 
 log = logging.getLogger("minicrawl")
 

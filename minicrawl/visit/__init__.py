@@ -1,4 +1,14 @@
-"""run.py's hooks on the core's trip (:class:`minicrawl.visit.trip.CrawlHooks`): robots.txt, the
-host's turn and the page cap before the fetch, retries and redirect chains
-(:mod:`minicrawl.visit.redirects`) through ToDo after it, the page recorded before its new links
-enter ToDo."""
+"""One page's visit, run.py's: its hooks on the core's trip (fetch → page → links → door).
+
+=============  ===============================================================================
+``hooks``      :class:`~minicrawl.visit.hooks.CrawlHooks`: robots.txt, the host's turn and the
+               page cap before the fetch; retries and redirect chains through ToDo after it;
+               unchanged and duplicate pages; the page recorded before its new links enter ToDo
+``robots``     :class:`~minicrawl.visit.robots.RobotsGate`: robots.txt (RFC 9309) and the
+               question asked before each request: GO, WAIT or DENY
+``retry``      which failed fetches deserve another attempt, and how long to wait before it
+``redirects``  redirect chains: the target through the door like a link, one record per chain
+=============  ===============================================================================
+
+The core's trip is :mod:`minicrawl.core.trip`; the fetch, :mod:`minicrawl.http`.
+"""

@@ -14,10 +14,10 @@ from minicrawl.core.limits import SameHost
 from minicrawl.core.urls import canonicalize
 from minicrawl.frontier.hosts import Hosts
 from minicrawl.options import Options
-from minicrawl.politeness.robots import RobotsGate
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.stats import Stats
+from minicrawl.visit.robots import RobotsGate
 
 SEEDS = ["http://Site.test/start", "https://other.test:8443/x?y"]
 # (url, depth) → what each implementation must answer

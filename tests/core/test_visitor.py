@@ -38,7 +38,7 @@ def core_trip(seed: str) -> Iterator[Visit]:
 
 
 def run_py_trip(seed: str) -> Iterator[Visit]:
-    """run.py's trip (minicrawl/visit/trip.py) over the parts of a run.py crawl of ``seed``."""
+    """run.py's trip (minicrawl/visit/hooks.py) over the parts of a run.py crawl of ``seed``."""
     crawler = Crawler([seed], ignore_robots=True, retries=0, delay=0, timeout=2)
     trip = crawler.trip(1)
     yield Visit(trip, crawler.todo, crawler.visited)

@@ -47,8 +47,8 @@ from minicrawl.http.answer import undone
 from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
 from minicrawl.origins import origin_of
-from minicrawl.retry import backoff, retry_after
 from minicrawl.stats import Stats
+from minicrawl.visit.retry import backoff, retry_after
 
 if TYPE_CHECKING:
     from minicrawl.seams import HostPace

@@ -33,13 +33,13 @@ from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
 from minicrawl.http.fetch import Fetcher, error_kind
 from minicrawl.page import Page, now
-from minicrawl.politeness.robots import RobotsGate, Verdict
-from minicrawl.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
 from minicrawl.visit.redirects import Chain, next_hop
+from minicrawl.visit.retry import failure_reason, host_pause, is_retryable, wait_before_retry
+from minicrawl.visit.robots import RobotsGate, Verdict
 from minicrawl.visited.make import warn_over_capacity
 
 if TYPE_CHECKING:
