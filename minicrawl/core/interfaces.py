@@ -165,7 +165,7 @@ class Admission(Protocol):
 
 class Hooks(Protocol):
     """What a crawler adds to the core's trip (``trip.Trip``) at its points: the core's own
-    (``trip.NoHooks``) nothing; run.py's (``visit.trip.CrawlHooks``) robots.txt, its pace and
+    (``trip.NoHooks``) nothing; run.py's (``visit.hooks.CrawlHooks``) robots.txt, its pace and
     page cap, retries, redirect chains, unchanged and duplicate pages, the page kept.
 
     Contract, one worker's, one item at a time: ``before`` says :class:`Go`, or ends the trip
