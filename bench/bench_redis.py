@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from minicrawl.local.demo import generate_site  # noqa: E402
 from minicrawl.local.redis_server import RedisCluster, RedisServer  # noqa: E402
 from minicrawl.local.site import LocalSite  # noqa: E402
-from minicrawl.shared.conn import SharedRedis  # noqa: E402
-from minicrawl.shared.visited import RedisBloomVisited  # noqa: E402
+from minicrawl.redis.conn import SharedRedis  # noqa: E402
+from minicrawl.redis.visited import RedisBloomVisited  # noqa: E402
 
 K = 8
 

@@ -141,7 +141,7 @@ class Crawler:
         """The parts after the state (a failure here removes a state this run created)."""
         self.shared = None  # with --redis: ToDo, Visited and stats shared by many processes
         if opts.redis:
-            from minicrawl.shared.crawl import open_shared_crawl
+            from minicrawl.redis.crawl import open_shared_crawl
 
             self.shared = open_shared_crawl(opts, self.seeds)
         # --warc: every fetch (the fetchers hand it over), written by one thread; opened last

@@ -51,7 +51,7 @@ from minicrawl.state.recrawl import UNCHANGED, Prior, body_md5
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
-    from minicrawl.shared.conn import SharedRedis
+    from minicrawl.redis.conn import SharedRedis
     from minicrawl.state.store import CrawlState, NoState
 
 log = logging.getLogger("minicrawl")

@@ -189,7 +189,7 @@ class Options:
     forget_gone: bool = opt(False, "with --recrawl: forget gone pages, so a link to one that "
                             "comes back finds it again", "State")
 
-    # -- a crawl shared by many processes through Redis (minicrawl/shared/)
+    # -- a crawl shared by many processes through Redis (minicrawl/redis/)
     redis: str | None = opt(None, "share the crawl with other processes through this Redis: "
                             "redis://HOST:PORT/DB, or redis+cluster://HOST:PORT for a Redis "
                             "Cluster (a cluster node is also detected)", "Shared crawl (Redis)",
@@ -294,7 +294,7 @@ class Options:
                              "--recrawl too, or leave --forget-gone out")
 
 
-# Redis URL schemes and crawl names the shared crawl accepts (minicrawl.shared.conn uses these).
+# Redis URL schemes and crawl names the shared crawl accepts (minicrawl.redis.conn uses these).
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")

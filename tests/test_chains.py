@@ -1,5 +1,5 @@
 """Redirect chains waiting at their targets, over both implementations — this process's
-(visit/redirects.py) and the shared crawl's in a real Redis (shared/chains.py): what is carried
+(visit/redirects.py) and the shared crawl's in a real Redis (redis/chains.py): what is carried
 to a target is found there, whole, until the chain ends; in Redis, by any process."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from minicrawl.core.interfaces import Item
-from minicrawl.shared.chains import RedisChains
-from minicrawl.shared.conn import SharedRedis
+from minicrawl.redis.chains import RedisChains
+from minicrawl.redis.conn import SharedRedis
 from minicrawl.visit.redirects import Chain, Chains
 
 

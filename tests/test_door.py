@@ -123,7 +123,7 @@ def test_only_the_door_puts_new_urls_in_todo() -> None:
                     and "todo" in ast.unparse(node.func.value).lower():
                 given_back = any(k.arg == "not_before" for k in node.keywords)
                 calls.append((str(path.relative_to(PACKAGE)), node.func.attr, given_back))
-    wrappers = {"frontier/disk.py", "frontier/turns.py", "seeds.py", "shared/todo.py"}
+    wrappers = {"frontier/disk.py", "frontier/turns.py", "seeds.py", "redis/todo.py"}
     outside = [c for c in calls if c[0] not in wrappers and c[0] != "core/door.py"]
     assert all(given_back for _, _, given_back in outside), outside
     assert ("core/door.py", "put_many", False) in calls

@@ -372,7 +372,7 @@ def test_a_content_claimed_before_a_kill_9_is_a_duplicate_after_the_resume(serve
 def test_a_shared_crawl_shares_the_digests_first_wins(redis_server, make_site, tmp_path):
     import uuid
 
-    from minicrawl.shared.conn import SharedRedis
+    from minicrawl.redis.conn import SharedRedis
 
     server, site = make_site(pages=400, duplicates=30)
     name = "d" + uuid.uuid4().hex[:8]

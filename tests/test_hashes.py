@@ -61,7 +61,7 @@ def test_the_crawl_path_never_loads_the_teaching_families_or_mmh3() -> None:
     """run.py's Visited (every kind, the shared one too) and the crawler come without
     minicrawl.visited.hashes: the teaching families are the ``minicrawl bloom`` tool's only."""
     code = ("import sys\n"
-            "import minicrawl.crawler, minicrawl.shared.crawl, minicrawl.state.store\n"
+            "import minicrawl.crawler, minicrawl.redis.crawl, minicrawl.state.store\n"
             "from minicrawl.visited.make import make_visited\n"
             "from minicrawl.options import Options\n"
             "for kind in ('bloom', 'scalable', 'exact'):\n"

@@ -15,8 +15,8 @@ import pytest
 from minicrawl.core.interfaces import Item
 from minicrawl.frontier.hosts import Hosts, HostState
 from minicrawl.frontier.todo import ToDo
-from minicrawl.shared.conn import SharedRedis
-from minicrawl.shared.gate import RedisHostGate
+from minicrawl.redis.conn import SharedRedis
+from minicrawl.redis.gate import RedisHostGate
 
 H = "example.org"
 

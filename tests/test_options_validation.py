@@ -166,7 +166,7 @@ def test_values_at_the_bounds_are_accepted():
 
 def test_the_redis_module_refuses_what_options_refuse():
     """One rule for crawl names and Redis URLs: options.py's, which redis_conn uses too."""
-    from minicrawl.shared import conn as redis_conn
+    from minicrawl.redis import conn as redis_conn
 
     for bad in ("a b", "x" * 101, "{tag}"):
         assert not CRAWL_NAME_RE.match(bad)

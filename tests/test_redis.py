@@ -27,10 +27,10 @@ from minicrawl.local.demo import generate_site
 from minicrawl.local.redis_server import RedisCluster, RedisServer, require_binaries
 from minicrawl.local.site import LocalSite
 from minicrawl.options import Options
-from minicrawl.shared.conn import SharedRedis, shard_tags
-from minicrawl.shared.gate import RedisHostGate
-from minicrawl.shared.todo import RedisToDo
-from minicrawl.shared.visited import RedisBloomVisited, VisitedMismatch
+from minicrawl.redis.conn import SharedRedis, shard_tags
+from minicrawl.redis.gate import RedisHostGate
+from minicrawl.redis.todo import RedisToDo
+from minicrawl.redis.visited import RedisBloomVisited, VisitedMismatch
 
 ROOT = Path(__file__).resolve().parent.parent
 # The per-host delay would make one-host test crawls slow: off, where politeness exists.
@@ -153,8 +153,8 @@ def test_a_crawl_an_older_minicrawl_keeps_is_refused_in_one_line(redis_server):
 
 ADDER = """
 import json, random, sys
-from minicrawl.shared.conn import SharedRedis
-from minicrawl.shared.visited import RedisBloomVisited
+from minicrawl.redis.conn import SharedRedis
+from minicrawl.redis.visited import RedisBloomVisited
 url, name, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 visited = RedisBloomVisited(SharedRedis(url, name), capacity=100_000, shards=8)
 urls = [f"https://example.org/page/{i}" for i in range(8000)]
@@ -238,7 +238,7 @@ def test_an_item_every_taker_died_with_is_given_up_counted_and_kept(redis_server
     """A page that kills every process fetching it (a parser crash, the memory limit) is not
     reclaimed for ever: after MAX_TAKERS takers died holding it, the next poll gives it up —
     counted as todo_abandoned, kept in Redis, told in one line — and the crawl can end."""
-    from minicrawl.shared.todo import MAX_TAKERS
+    from minicrawl.redis.todo import MAX_TAKERS
 
     shared = SharedRedis(redis_server.url, crawl_name())
     poison = Item("http://site.test/poison", 1, "http://site.test/")
@@ -359,9 +359,9 @@ def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server):
 def test_page_counts_survive_a_retried_call(redis_server):
     """A script call whose answer was lost (a dropped connection) is sent again by the retry
     loop: the page caps must count it once, or the crawl would stop short of its cap."""
+    from minicrawl.redis.caps import RedisPageCap
+    from minicrawl.redis.gate import TAKE_SCRIPT
     from minicrawl.seams import Grant
-    from minicrawl.shared.caps import RedisPageCap
-    from minicrawl.shared.gate import TAKE_SCRIPT
 
     shared = SharedRedis(redis_server.url, crawl_name())
     cap = RedisPageCap(shared)

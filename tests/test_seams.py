@@ -10,10 +10,10 @@ from collections.abc import Callable
 import pytest
 
 from minicrawl.core.interfaces import Item
+from minicrawl.redis.caps import RedisPageCap
+from minicrawl.redis.chains import RedisChains
+from minicrawl.redis.conn import SharedRedis
 from minicrawl.seams import Grant, PageCap, Redirects
-from minicrawl.shared.caps import RedisPageCap
-from minicrawl.shared.chains import RedisChains
-from minicrawl.shared.conn import SharedRedis
 from minicrawl.stats import PageCount
 from minicrawl.visit.redirects import Chain, Chains
 

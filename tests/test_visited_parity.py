@@ -20,8 +20,8 @@ import redis
 from bitarray import bitarray
 
 from minicrawl.core.visited import BloomVisited, positions
-from minicrawl.shared.conn import SharedRedis
-from minicrawl.shared.visited import RedisBloomVisited
+from minicrawl.redis.conn import SharedRedis
+from minicrawl.redis.visited import RedisBloomVisited
 from minicrawl.visited import BloomFilter, CountingBloomFilter, ScalableBloomFilter
 from minicrawl.visited.sizing import false_positive_rate
 

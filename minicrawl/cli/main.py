@@ -263,7 +263,7 @@ def _main(argv: list[str]) -> int:
         if not options.redis:
             parser.error("--status reads a shared crawl: give --redis URL (and --crawl NAME)")
         from minicrawl.errors import RedisUnavailable
-        from minicrawl.shared.crawl import print_status
+        from minicrawl.redis.crawl import print_status
 
         try:
             return print_status(options)

@@ -22,6 +22,6 @@ with what a polite crawler needs, in memory or with its cold end on disk, taken 
                ``TMPDIR`` unlinked as soon as they are open, so nothing is left behind
 =============  ===============================================================================
 
-The shared crawl's ToDo and pace are in Redis (:mod:`minicrawl.shared`); robots.txt, which the
+The shared crawl's ToDo and pace are in Redis (:mod:`minicrawl.redis`); robots.txt, which the
 worker asks before each request, is :mod:`minicrawl.visit.robots`.
 """

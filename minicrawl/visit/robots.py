@@ -24,7 +24,7 @@ DENY with a reason (recorded, never fetched).
   In one process the pacer is :class:`minicrawl.frontier.hosts.Hosts`, whose host states the
   polite ToDo asks before it hands a URL out, so a URL waits in its host's line, in its turn, and
   starts when its host is READY. In a shared crawl it is
-  :class:`minicrawl.shared.gate.RedisHostGate`, the same promise across processes. Either way a
+  :class:`minicrawl.redis.gate.RedisHostGate`, the same promise across processes. Either way a
   slot is held by the ToDo item it is for.
 """
 

@@ -12,7 +12,7 @@ k of its own.
 The one seam where the crawl uses it: :func:`minicrawl.visited.make.make_visited` builds one
 from the options; the crawler only ever calls ``add_new`` on it (the core's ``SeenSet``: the
 URLs of a batch not seen before), which ``add_many`` (one answer per URL) serves. The shared
-crawl's Visited, with its bits in Redis, is :class:`minicrawl.shared.visited.RedisBloomVisited`.
+crawl's Visited, with its bits in Redis, is :class:`minicrawl.redis.visited.RedisBloomVisited`.
 
     >>> from minicrawl.visited import BloomFilter
     >>> bf = BloomFilter(capacity=1_000_000, error_rate=0.001)

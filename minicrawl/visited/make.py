@@ -51,9 +51,9 @@ from minicrawl.visited.exact import ExactVisited, LocalVisited
 from minicrawl.visited.forgetting import ForgettingVisited
 from minicrawl.visited.sizing import GROWTH, TIGHTENING
 
-if TYPE_CHECKING:  # not a cycle (shared.visited needs nothing of this module): only not to load
+if TYPE_CHECKING:  # not a cycle (redis.visited needs nothing of this module): only not to load
     # redis-py and NumPy into every crawl, as a real import would
-    from minicrawl.shared.visited import RedisBloomVisited
+    from minicrawl.redis.visited import RedisBloomVisited
 
 __all__ = ["ExactVisited", "LocalVisited", "Visited", "describe", "make_visited",
            "warn_over_capacity"]

@@ -17,8 +17,8 @@ from minicrawl.core.interfaces import Item, Pace
 from minicrawl.core.limits import Politeness
 from minicrawl.frontier.hosts import Hosts
 from minicrawl.local.site import LocalSite, Resource, Slow
-from minicrawl.shared.conn import SharedRedis
-from minicrawl.shared.gate import RedisHostGate
+from minicrawl.redis.conn import SharedRedis
+from minicrawl.redis.gate import RedisHostGate
 
 H = "example.org"
 

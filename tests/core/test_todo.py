@@ -19,10 +19,10 @@ from minicrawl.frontier.disk import SpillingToDo
 from minicrawl.frontier.gate import TokenGate
 from minicrawl.frontier.todo import ToDo as HostToDo
 from minicrawl.frontier.turns import TakingTurns
+from minicrawl.redis.conn import SharedRedis
+from minicrawl.redis.todo import RedisToDo
 from minicrawl.seams import PoliteFrontier
 from minicrawl.seeds import SeedFeed
-from minicrawl.shared.conn import SharedRedis
-from minicrawl.shared.todo import RedisToDo
 
 IMPLEMENTATIONS: dict[str, Callable[[], Frontier]] = {
     "core": ToDo,

@@ -13,8 +13,8 @@ import pytest
 
 from minicrawl.core.interfaces import SeenSet
 from minicrawl.core.visited import HASHES, BloomVisited, bits_for, positions
-from minicrawl.shared.conn import SharedRedis
-from minicrawl.shared.visited import RedisBloomVisited
+from minicrawl.redis.conn import SharedRedis
+from minicrawl.redis.visited import RedisBloomVisited
 from minicrawl.visited import BloomFilter, ScalableBloomFilter
 from minicrawl.visited.forgetting import ForgettingVisited
 from minicrawl.visited.make import ExactVisited

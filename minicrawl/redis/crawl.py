@@ -1,10 +1,10 @@
 """A crawl shared by many processes through Redis: building its parts, and ``--status``.
 
 ``Crawler`` calls :func:`open_shared_crawl` when ``options.redis`` is set and gets the shared
-ToDo (:mod:`minicrawl.shared.todo`), Visited (:mod:`minicrawl.shared.visited`), stats
-(:mod:`minicrawl.shared.stats`), per-host gate (:mod:`minicrawl.shared.gate`), page cap
-(:mod:`minicrawl.shared.caps`) and redirect chains (:mod:`minicrawl.shared.chains`), all on one
-connection (:mod:`minicrawl.shared.conn`). run.py's worker loop is the same with them: the
+ToDo (:mod:`minicrawl.redis.todo`), Visited (:mod:`minicrawl.redis.visited`), stats
+(:mod:`minicrawl.redis.stats`), per-host gate (:mod:`minicrawl.redis.gate`), page cap
+(:mod:`minicrawl.redis.caps`) and redirect chains (:mod:`minicrawl.redis.chains`), all on one
+connection (:mod:`minicrawl.redis.conn`). run.py's worker loop is the same with them: the
 data still flows seed → ToDo → worker → fetch → links → Visited → ToDo, only ToDo, Visited, the
 pace, the counts and the chains live in Redis.
 """
@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
-from minicrawl.shared.caps import RedisPageCap
-from minicrawl.shared.chains import RedisChains
-from minicrawl.shared.conn import SharedRedis, reply_int
-from minicrawl.shared.gate import RedisHostGate
-from minicrawl.shared.stats import META, RedisStats, read_shared, shared_elapsed
-from minicrawl.shared.todo import GROUP, LEN_SCRIPT, RedisToDo
-from minicrawl.shared.visited import RedisBloomVisited, auto_shards
+from minicrawl.redis.caps import RedisPageCap
+from minicrawl.redis.chains import RedisChains
+from minicrawl.redis.conn import SharedRedis, reply_int
+from minicrawl.redis.gate import RedisHostGate
+from minicrawl.redis.stats import META, RedisStats, read_shared, shared_elapsed
+from minicrawl.redis.todo import GROUP, LEN_SCRIPT, RedisToDo
+from minicrawl.redis.visited import RedisBloomVisited, auto_shards
 
 
 @dataclass

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 
 from minicrawl.core.interfaces import Item
-from minicrawl.shared.conn import SharedRedis
-from minicrawl.shared.todo import RedisToDo
+from minicrawl.redis.conn import SharedRedis
+from minicrawl.redis.todo import RedisToDo
 from minicrawl.visit.redirects import Chain
 
 

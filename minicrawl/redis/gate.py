@@ -37,8 +37,8 @@ import uuid
 
 from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
+from minicrawl.redis.conn import SharedRedis, reply_int
 from minicrawl.seams import FULL, GO, Turn
-from minicrawl.shared.conn import SharedRedis, reply_int
 
 log = logging.getLogger("minicrawl")
 

@@ -20,7 +20,7 @@ calls (the usual recipe) race: both callers read the bits before either sets the
 (``bench/bench_redis.py`` counts it).
 
 **Replays.** The script stores its answer under the write's replay token when it found something
-new (see :mod:`minicrawl.shared.conn`): a retried call, or the process that reclaims a killed
+new (see :mod:`minicrawl.redis.conn`): a retried call, or the process that reclaims a killed
 worker's ToDo entry, gets the original answer, so URLs the dead worker marked seen but never
 queued are queued by the replay instead of being lost.
 
@@ -40,7 +40,7 @@ import numpy as np
 
 from minicrawl.core.visited import HASHES, bits_for
 from minicrawl.errors import RedisUnavailable, VisitedMismatch
-from minicrawl.shared.conn import ScriptArg, SharedRedis, reply_str, shard_tags
+from minicrawl.redis.conn import ScriptArg, SharedRedis, reply_str, shard_tags
 from minicrawl.visited.batch import FAMILY, positions_many
 from minicrawl.visited.bloom import new_urls
 from minicrawl.visited.sizing import MAX_BITS, FilterNumbers

@@ -13,7 +13,7 @@ The hash also holds ``started_at_ms`` (Redis's clock when the first process join
 from __future__ import annotations
 
 from minicrawl.errors import RedisUnavailable
-from minicrawl.shared.conn import SharedRedis, reply_int
+from minicrawl.redis.conn import SharedRedis, reply_int
 from minicrawl.stats import Stats, StatsSnapshot, StatValue
 
 #: Fields of the hash that are not counters.

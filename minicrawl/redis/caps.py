@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import uuid
 
+from minicrawl.redis.conn import SharedRedis, reply_int
 from minicrawl.seams import Grant
-from minicrawl.shared.conn import SharedRedis, reply_int
 
 TAKE_SCRIPT = """
 -- KEYS: the count, this call's token; ARGV: cap, token ms.  The count with this page in it, or 0

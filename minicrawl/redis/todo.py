@@ -4,7 +4,7 @@
 and more; its contract suite is ``tests/core/test_todo.py``), as
 :class:`minicrawl.frontier.todo.ToDo` is, so the crawl loop does not know which one it
 has. Two differences the contract allows for: an item a killed process held is handed out again
-(to be fetched again; the replay tokens of :mod:`minicrawl.shared.conn` keep its effects from
+(to be fetched again; the replay tokens of :mod:`minicrawl.redis.conn` keep its effects from
 doubling), and ``stop`` stops this process only: the queue stays for the others.
 
 Why a Stream with a consumer group (and not an LMOVE reliable queue)
@@ -52,7 +52,7 @@ import uuid
 
 from minicrawl.core.interfaces import Item
 from minicrawl.errors import RedisUnavailable
-from minicrawl.shared.conn import ScriptCall, SharedRedis, reply_int, reply_list, reply_str
+from minicrawl.redis.conn import ScriptCall, SharedRedis, reply_int, reply_list, reply_str
 
 log = logging.getLogger("minicrawl")
 
@@ -95,7 +95,7 @@ POLL_SCRIPT = """
 -- KEYS: stream, delayed, unfinished, starting, cursor, meta, stats, abandoned, chains
 -- ARGV: group, consumer, min idle ms, epoch, '1' on this process's first poll, max takers
 if redis.call('GET', KEYS[6]) ~= ARGV[4] then return {'lost'} end
--- An item, with the redirect chain waiting at its URL, if any (shared/chains.py): one trip.
+-- An item, with the redirect chain waiting at its URL, if any (redis/chains.py): one trip.
 local function taken(id, payload)
   return {'item', id, payload, redis.call('HGET', KEYS[9], cjson.decode(payload)[1]) or ''}
 end
@@ -187,7 +187,7 @@ class RedisToDo:
         self._unfinished, self._starting = k("todo:unfinished"), k("todo:starting")
         self._cursor, self._meta, self._stats = k("todo:cursor"), k("todo:epoch"), k("stats")
         self._abandoned = k("todo:abandoned")  # items every taker died with (MAX_TAKERS)
-        self._chains = k("chains")  # redirect chains at their targets (shared/chains.py)
+        self._chains = k("chains")  # redirect chains at their targets (redis/chains.py)
         #: URL taken → the redirect chain waiting at it as stored, "" for none: read in the
         #: same poll, so that RedisChains needs no round trip of its own per item.
         self.chains_taken: dict[str, str] = {}
