@@ -44,7 +44,6 @@ from minicrawl.core.door import Door, Entry
 from minicrawl.core.interfaces import Admission, Frontier, Item
 from minicrawl.core.trip import Trip
 from minicrawl.core.worker import Worker
-from minicrawl.digests import open_duplicates
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Callback, CrawlObserver, Events
 from minicrawl.frontier.disk import MB, SpillingToDo
@@ -54,8 +53,10 @@ from minicrawl.frontier.turns import TakingTurns
 from minicrawl.http.credentials import seed_credentials
 from minicrawl.http.fetch import crawl_cookies
 from minicrawl.options import Options, OptionValue
-from minicrawl.output import Output
 from minicrawl.page import Page, now
+from minicrawl.records.digests import open_duplicates
+from minicrawl.records.output import Output
+from minicrawl.records.warc import WarcArchive
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.seams import HostPace, PageCap, PoliteFrontier, Redirects
@@ -70,7 +71,6 @@ from minicrawl.visit.hooks import CrawlHooks, Parts
 from minicrawl.visit.redirects import Chains
 from minicrawl.visit.robots import RobotsGate
 from minicrawl.visited.make import Visited, describe, make_visited
-from minicrawl.warc.archive import WarcArchive
 from minicrawl.watch.progress import Watched
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
@@ -186,7 +186,7 @@ class Crawler:
         # Redirect chains waiting at their targets: in Redis if shared (any process takes on)
         self.chains: Redirects = self.shared.chains if self.shared else Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
-        # Content seen under another URL (None with --keep-duplicates): see minicrawl.digests.
+        # Content seen under another URL (None with --keep-duplicates): minicrawl.records.digests.
         self.duplicates = open_duplicates(opts, self.state,
                                           self.shared.redis if self.shared else None)
         self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>

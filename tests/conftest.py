@@ -54,7 +54,7 @@ def loopback_hosts() -> Iterator:
             site = LocalSite(host=f"127.0.0.{i + 2}").start()
             servers.append(site)
             # Each root names its host: identical bytes on two hosts would be duplicate content,
-            # whose links are not followed again (minicrawl.digests).
+            # whose links are not followed again (minicrawl.records.digests).
             root = f"<title>host {i + 2}</title>".encode() + links
             site.pages.update({"/": Resource(root),
                                **{f"/{k}": Resource(b"<p>leaf</p>") for k in range(1, pages + 1)}})

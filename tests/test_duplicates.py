@@ -20,10 +20,10 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Item
-from minicrawl.digests import LocalDigests
 from minicrawl.local.site import LocalSite, Resource, Slow
 from minicrawl.options import Options
 from minicrawl.page import Page
+from minicrawl.records.digests import LocalDigests
 from minicrawl.state.recrawl import body_md5
 from minicrawl.state.store import CrawlState, crawl_config
 from tests.test_spill import open_scratch_files
@@ -311,7 +311,7 @@ import logging, resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, as on a full disk
 resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
 logging.basicConfig(format="%(levelname)s %(message)s")
-from minicrawl.digests import LocalDigests
+from minicrawl.records.digests import LocalDigests
 from minicrawl.state.recrawl import body_md5
 digests = LocalDigests(temp_dir=sys.argv[1])
 for n in range(100_000):  # 50,000 bodies, each claimed twice: the cache spills to the file

@@ -24,7 +24,7 @@ import pytest
 from minicrawl import Crawler
 from minicrawl.local.demo import Site, generate_site
 from minicrawl.local.site import LocalSite, Request, Resource
-from minicrawl.output import cut_torn_line, keys_at_end, record_line
+from minicrawl.records.output import cut_torn_line, keys_at_end, record_line
 
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 8
@@ -286,7 +286,7 @@ def test_a_watcher_failing_on_a_kept_page_neither_records_it_twice_nor_loses_its
         tmp_path, monkeypatch, caplog):
     """After the state committed a page, a watcher's failure (here the WARC archive's, once) is
     one line and a counter: the page keeps its one record and its links are still crawled."""
-    from minicrawl.warc.archive import WarcArchive
+    from minicrawl.records.warc import WarcArchive
 
     page_kept = WarcArchive.page_kept
     failures: list[str] = []

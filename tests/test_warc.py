@@ -27,7 +27,7 @@ from minicrawl.http.fetch import Fetcher
 from minicrawl.local.site import Request, Resource, reset, sequence
 from minicrawl.options import Options
 from minicrawl.page import Page
-from minicrawl.warc.archive import WarcArchive, cut_partial_record
+from minicrawl.records.warc import WarcArchive, cut_partial_record
 
 ROOT = Path(__file__).resolve().parent.parent
 WARCIO = Path(sys.executable).with_name("warcio")

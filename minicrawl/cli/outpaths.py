@@ -147,7 +147,7 @@ def silence_stdout() -> None:
 def rolled_over(warc: str) -> list[str]:
     """The existing files ``X-00000.warc.gz``, ``X-00001.warc.gz`` … of ``--warc X.warc.gz``
     that a new archive would replace (the first, then the next ones up to the first missing)."""
-    from minicrawl.warc.archive import rolled_name  # here: a usage error loads no warcio
+    from minicrawl.records.warc import rolled_name  # here: a usage error loads no warcio
 
     names = [rolled_name(warc, 0)] if os.path.exists(rolled_name(warc, 0)) else []
     index = 1

@@ -18,7 +18,7 @@ with what a polite crawler needs, in memory or with its cold end on disk, taken 
 ``disklines``  that cold end: per-host lines in one scratch SQLite file (why SQLite, its
                throughput)
 ``scratch``    the scratch files a crawl's disk parts live in (the spilled ToDo's, and the
-               duplicate-content map's of :mod:`minicrawl.digests`): SQLite files under
+               duplicate-content map's of :mod:`minicrawl.records.digests`): SQLite files under
                ``TMPDIR`` unlinked as soon as they are open, so nothing is left behind
 =============  ===============================================================================
 

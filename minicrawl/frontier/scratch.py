@@ -1,12 +1,13 @@
 """Scratch files: where a crawl keeps on disk what it need not keep in memory.
 
 One mechanism for every scratch file of a crawl — the spilling ToDo's cold end
-(:mod:`minicrawl.frontier.disklines`) and the duplicate-content map (:mod:`minicrawl.digests`): a
-SQLite database in a file made under ``temp_dir`` (default: ``TMPDIR``), opened, and **unlinked at
-once**. POSIX keeps an unlinked file while a descriptor of it is open, so the database works as
-before, no directory lists it, and the kernel frees its blocks when the last descriptor closes:
-at :meth:`ScratchDB.close`, or when the process ends however it ends — a ``kill -9`` included.
-Nothing is left in ``TMPDIR`` to delete by hand: the endless tree of ``bench/tree.py`` crawled by
+(:mod:`minicrawl.frontier.disklines`) and the duplicate-content map
+(:mod:`minicrawl.records.digests`): a SQLite database in a file made under ``temp_dir`` (default:
+``TMPDIR``), opened, and **unlinked at once**. POSIX keeps an unlinked file while a descriptor of it
+is open, so the database works as before, no directory lists it, and the kernel frees its blocks
+when the last descriptor closes: at :meth:`ScratchDB.close`, or when the process ends however it
+ends — a ``kill -9`` included. Nothing is left in ``TMPDIR`` to delete by hand: the endless tree of
+``bench/tree.py`` crawled by
 ``run.py --max-pages 20000`` and killed after 25 s used to leave two directories and 9.95 MB (the
 ToDo's file; a spilled crawl of a million pages, hundreds of MB per kill); now nothing. A
 scratch file holds nothing that must outlive its process: a crawl that must survive a ``kill -9``

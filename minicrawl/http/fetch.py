@@ -32,9 +32,9 @@ _SSL_SOURCE = re.compile(r" \(_ssl\.c:\d+\)$")  # where in CPython's C the error
 
 @dataclass(frozen=True, slots=True)
 class Wire:
-    """One exchange as on the wire, for the WARC archive (:mod:`minicrawl.warc`): the request as
-    ``requests`` sent it and the answer's status line as received. The answer's headers as
-    received are its :class:`Response`'s (their case, order and repeats kept)."""
+    """One exchange as on the wire, for the WARC archive (:mod:`minicrawl.records.warc`): the
+    request as ``requests`` sent it and the answer's status line as received. The answer's
+    headers as received are its :class:`Response`'s (their case, order and repeats kept)."""
 
     request_line: str  # "GET /path?query HTTP/1.1"
     request_headers: list[tuple[str, str]]  # as sent, Host first

@@ -12,7 +12,7 @@ Why a Stream with a consumer group (and not an LMOVE reliable queue)
 Items are entries ``{j: [url, depth, referrer, attempt]}`` of the stream ``mc:{NAME}:todo:stream``.
 A worker takes one with ``XREADGROUP`` (it then sits in the group's pending entries list, the PEL,
 under this process's consumer name) and acknowledges it with ``XACK`` once the page's links are in
-ToDo and its ``--out`` line is flushed to the OS (:mod:`minicrawl.output`). A process killed
+ToDo and its ``--out`` line is flushed to the OS (:mod:`minicrawl.records.output`). A process killed
 with ``kill -9`` leaves its entries in the PEL; ``XAUTOCLAIM`` hands entries
 idle longer than ``reclaim_after`` seconds to a live process, which fetches them again. The PEL
 *is* the in-flight list, with idle times and delivery counts kept by Redis: the LMOVE pattern needs

@@ -28,8 +28,8 @@ CREATE TABLE todo (
 CREATE INDEX todo_seq ON todo (seq);
 CREATE INDEX todo_chain ON todo (chain);
 """
-# Content digest → the URL first recorded with it (duplicate content, minicrawl.digests). Added
-# after format 1 first shipped: created on opening when missing, so older dirs gain it.
+# Content digest → the URL first recorded with it (duplicate content, minicrawl.records.digests).
+# Added after format 1 first shipped: created on opening when missing, so older dirs gain it.
 DIGESTS_TABLE = ("CREATE TABLE IF NOT EXISTS digests ("
                  "digest TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID")
 

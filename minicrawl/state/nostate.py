@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from minicrawl.core.interfaces import Item
-    from minicrawl.output import Output
     from minicrawl.page import Page
+    from minicrawl.records.output import Output
     from minicrawl.state.recrawl import Prior
     from minicrawl.visited.make import Visited
 

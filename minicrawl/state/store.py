@@ -9,7 +9,8 @@ Files in DIR:
     URL put in ToDo and not yet recorded — queued *or* in flight) and ``outbox`` (the ``--out``
     lines of records committed but not yet known to be in a file, point 4).
     ``digests`` maps each 200 HTML body's MD5 to the URL first recorded with it (duplicate
-    content, :mod:`minicrawl.digests`), written in the transaction of the page that claimed it.
+    content, :mod:`minicrawl.records.digests`), written in the transaction of the page that
+    claimed it.
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename). The
     file of an older minicrawl (format 1, other positions) is not read but rebuilt from the
@@ -38,7 +39,7 @@ Why a ``kill -9`` at any moment loses nothing and re-fetches at most the pages i
    ``filter_seq``): Bloom-filter adds are idempotent. Before the file is written the WAL is
    checkpointed, so even after a power cut the database is not older than the file.
 4. The ``--out`` files together hold exactly one line per record, whatever the kill points
-   (:mod:`minicrawl.output`). The writer thread, not the workers, writes the lines: the
+   (:mod:`minicrawl.records.output`). The writer thread, not the workers, writes the lines: the
    transaction that records a batch of pages also stores their lines, each carrying the batch's
    ``seq``, in ``outbox``; after the COMMIT the writer appends them to the file and flushes them
    to the OS, and a later transaction deletes the outbox rows up to that ``seq``. So a record's
@@ -79,7 +80,7 @@ from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
-from minicrawl.output import Outbox, Output
+from minicrawl.records.output import Outbox, Output
 from minicrawl.state.db import StateError, Transaction, open_db, record_page
 from minicrawl.state.nostate import NoState
 from minicrawl.state.opening import (

@@ -47,14 +47,14 @@ if TYPE_CHECKING:
 
     from requests.cookies import RequestsCookieJar
 
-    from minicrawl.digests import Duplicates
     from minicrawl.options import Options
+    from minicrawl.records.digests import Duplicates
+    from minicrawl.records.warc import WarcArchive
     from minicrawl.resolve import LinkResolver
     from minicrawl.seams import PageCap, PoliteFrontier, Redirects
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
     from minicrawl.stats import Stats
-    from minicrawl.warc.archive import WarcArchive
 
 log = logging.getLogger("minicrawl")
 

@@ -17,7 +17,7 @@ from minicrawl.core.__main__ import PrintPages
 from minicrawl.core.crawler import Summary
 from minicrawl.core.interfaces import Page
 from minicrawl.events import Callback, Events
-from minicrawl.output import Output
+from minicrawl.records.output import Output
 from minicrawl.stats import Stats
 
 LINKS = ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
@@ -42,7 +42,7 @@ def print_check(observer: PrintPages, stream: io.StringIO) -> None:
 
 
 class OutFile:
-    """run.py's ``--out`` (minicrawl.output.Output), and the file it writes, read back."""
+    """run.py's ``--out`` (minicrawl.records.output.Output), and the file it writes, read back."""
 
     def __init__(self) -> None:
         self.dir = tempfile.TemporaryDirectory()

@@ -40,9 +40,9 @@ from minicrawl.core.links import is_html
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import Wire
 from minicrawl.options import Options
+from minicrawl.records.warcrecords import Exchange, RecordMaker, record_id, warc_date
 from minicrawl.redact import wire_url
 from minicrawl.stats import StatsSnapshot
-from minicrawl.warc.records import Exchange, RecordMaker, record_id, warc_date
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item

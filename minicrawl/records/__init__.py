@@ -1,0 +1,26 @@
+"""What a crawl writes: its page records (``--out``), its WARC archive (``--warc``), and the
+duplicate-content map that says which records share a body.
+
+================  ============================================================================
+``output``        :class:`Output`: the ``--out`` file, one JSON line per page record, complete
+                  under ``kill -9`` (in a shared crawl flushed before the ack; with a state,
+                  written after each commit through its :class:`Outbox`)
+``digests``       duplicate content: a first-wins map body digest → URL (in a scratch file, in
+                  the state, or in Redis), so a page served under two URLs is recorded twice
+                  but crawled once (``duplicate_of``)
+``warc``          :class:`WarcArchive` (``--warc FILE.warc.gz``): every request the crawl makes
+                  (robots.txt, each redirect hop, each retry) and the answer it got, written by
+                  one thread, rolled over at ``--warc-max-size``, cut back to its last complete
+                  record on resume
+``warcrecords``   the WARC/1.1 records built with ``warcio`` (``request``, ``response``,
+                  ``revisit`` for a 304 and for a duplicate), and what is reconstructed
+================  ============================================================================
+
+The seams: the output hears the crawl as an observer (``on_page``); each worker's
+:class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
+:meth:`WarcArchive.exchange <minicrawl.records.warc.WarcArchive.exchange>` (its ``on_exchange``
+hook, so robots.txt fetches are caught too), and the archive hears the crawl as an observer
+(``page_kept``: is the page a duplicate?; ``crawl_finished``: write the rest, close). The crawl's
+memory on disk (``--state``), which these records may be written through, is
+:mod:`minicrawl.state`.
+"""
