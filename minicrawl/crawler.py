@@ -6,7 +6,7 @@ parts to the core's crawler (:class:`minicrawl.core.crawler.Crawler`), which run
 workers. Each runs the core's loop (:class:`minicrawl.core.worker.Worker`: take → visit →
 done) over ToDo taken in turns; what it does with a ToDo item is run.py's visitor
 (:mod:`minicrawl.visit.hooks`: admit → fetch → extract → Visited → ToDo); its threads are
-run.py's (:mod:`minicrawl.speed.workers`: as many at work as keep the CPU busy, Ctrl-C).
+run.py's (:mod:`minicrawl.workers`: as many at work as keep the CPU busy, Ctrl-C).
 
 The crawl is over when ToDo is empty and no worker is busy (``ToDo.take`` returns ``None``).
 Seed files are read while the crawl runs (:mod:`minicrawl.seeds`): the URL arguments and each
@@ -62,7 +62,6 @@ from minicrawl.scope import Scope
 from minicrawl.seams import HostPace, PageCap, PoliteFrontier, Redirects
 from minicrawl.seeds import NoValidSeeds, SeedFeed, Seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
-from minicrawl.speed.workers import Workers
 from minicrawl.state.opening import LOCK_NAME
 from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import CrawlState, StateError, open_state
@@ -74,6 +73,7 @@ from minicrawl.visited.make import Visited, describe, make_visited
 from minicrawl.watch.progress import Watched
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
+from minicrawl.workers import Workers
 
 __all__ = ["Crawler", "Page"]
 
@@ -170,7 +170,7 @@ class Crawler:
         self._feed = SeedFeed(self.todo) if self.seed_input.streamed and not self.shared \
             else None
         self._seed_origins: dict[str, None] = {}  # with --sitemaps: every seed's origin
-        # Its memories hold at most a share of Visited's URLs (minicrawl.speed.memo).
+        # Its memories hold at most a share of Visited's URLs (minicrawl.memo).
         self.resolver = LinkResolver(opts, [self.scope, Traps(opts.max_repeated_segments)],
                                      budget=None if self.shared else self.visited.__len__)
         self.stats = self.shared.stats if self.shared else Stats()

@@ -13,7 +13,7 @@ encoding unless it is not UTF-8. Each canonical
 URL is then judged once by the rules that answer from the URL alone (scope, traps:
 ``_by_target``). No cached answer differs from a fresh one (tests/test_resolve.py).
 
-The caches are bounded (:class:`minicrawl.speed.memo.Memo`) twice: each holds at most a third of the
+The caches are bounded (:class:`minicrawl.memo.Memo`) twice: each holds at most a third of the
 URLs Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set would;
 and by their memory, 8 MB together (``HREF_BYTES`` + ``TARGET_BYTES``, as :func:`_href_bytes` and
 :func:`_target_bytes` estimate an entry: its strings' lengths and the overhead tracemalloc
@@ -42,8 +42,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from minicrawl.core.interfaces import Admission
 from minicrawl.core.urls import MAX_LENGTH, canonical
+from minicrawl.memo import Memo
 from minicrawl.options import Options
-from minicrawl.speed.memo import Memo
 
 # The caches' memory (see the module's doc): bytes as _href_bytes/_target_bytes estimate them.
 HREF_BYTES = 6 << 20

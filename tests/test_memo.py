@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from minicrawl import Crawler
+from minicrawl import Crawler, memo
 from minicrawl.local.site import Resource
-from minicrawl.speed import memo
-from minicrawl.speed.memo import Memo
+from minicrawl.memo import Memo
 
 
 def test_a_memo_holds_a_share_of_the_budget_and_forgets_its_older_half():

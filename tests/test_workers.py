@@ -10,7 +10,7 @@ from minicrawl.core.todo import ToDo
 from minicrawl.frontier.gate import TokenGate
 from minicrawl.frontier.turns import TakingTurns
 from minicrawl.local.site import Resource, Slow
-from minicrawl.speed.workers import CROWDED_LOOKS, PERIOD, WAITED_LOOKS, WorkLimit
+from minicrawl.workers import CROWDED_LOOKS, PERIOD, WAITED_LOOKS, WorkLimit
 
 
 class Clocks:

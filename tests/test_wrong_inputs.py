@@ -814,7 +814,7 @@ def test_a_system_that_refuses_threads_gets_fewer_workers_not_a_crash(monkeypatc
     import functools
     import threading
 
-    from minicrawl.speed.workers import Workers
+    from minicrawl.workers import Workers
 
     started = []
     real_start = threading.Thread.start

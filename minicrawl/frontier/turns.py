@@ -1,7 +1,7 @@
 """Turns at work: a ToDo whose takers work at most ``gate.width`` at once.
 
 ``--threads 16`` starts sixteen workers, but once the CPU is busy they only make each other wait
-for the GIL (:mod:`minicrawl.speed.workers` says how the width is chosen, from the CPU time the
+for the GIL (:mod:`minicrawl.workers` says how the width is chosen, from the CPU time the
 crawl uses). :class:`TakingTurns` is the core's ``Frontier`` with that limit added: ``take``
 first waits for a turn, which the worker keeps while it works, item after item, until the gate
 narrows. The worker loop is the core's, unchanged; only the ToDo it
@@ -9,7 +9,7 @@ is given knows about turns.
 
 A turn held by a worker waiting inside ToDo (no item for it: the one host BUSY with
 ``--per-host`` requests, or RESTING, or nothing queued) helps nobody: :class:`Waiting` adds up
-that time, and the work limit narrows by it instead of widening (:mod:`minicrawl.speed.workers`).
+that time, and the work limit narrows by it instead of widening (:mod:`minicrawl.workers`).
 """
 
 from __future__ import annotations

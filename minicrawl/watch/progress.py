@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from minicrawl.options import Options
     from minicrawl.seams import PoliteFrontier
-    from minicrawl.speed.workers import Workers
     from minicrawl.stats import Stats
     from minicrawl.visited.make import Visited
+    from minicrawl.workers import Workers
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Progress:
     todo: int  # items waiting in ToDo
     in_flight: int  # items taken by a worker and not finished yet
     workers: int  # worker threads (--threads)
-    at_work: int  # how many of them may work at once now (minicrawl.speed.workers)
+    at_work: int  # how many of them may work at once now (minicrawl.workers)
     visited: int  # URLs Visited has been offered and kept
     fill_ratio: float | None  # fraction of the filter's bits set; None for an exact set
     fp_rate: float | None  # estimated chance that a new URL is taken for seen, right now; None
