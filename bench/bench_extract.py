@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from minicrawl.core.links import extract_links  # noqa: E402
-from minicrawl.local.demo import generate_site  # noqa: E402
+from minicrawl.demo import generate_site  # noqa: E402
 from tests.linkcases import cases  # noqa: E402
 
 DOCS = Path("/usr/share/doc/openjdk-17-jre-headless/api")

@@ -26,11 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from minicrawl.local.demo import generate_site  # noqa: E402
-from minicrawl.local.redis_server import RedisCluster, RedisServer  # noqa: E402
-from minicrawl.local.site import LocalSite  # noqa: E402
+from minicrawl.demo import generate_site  # noqa: E402
+from minicrawl.demo.site import LocalSite  # noqa: E402
 from minicrawl.redis.conn import SharedRedis  # noqa: E402
 from minicrawl.redis.visited import RedisBloomVisited  # noqa: E402
+from tests.redisserver import RedisCluster, RedisServer  # noqa: E402
 
 K = 8
 

@@ -8,10 +8,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from redisserver import RedisServer, require_binaries
 
-from minicrawl.local.demo import Site, generate_site
-from minicrawl.local.redis_server import RedisServer, require_binaries
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo import Site, generate_site
+from minicrawl.demo.site import LocalSite, Resource
 
 
 @pytest.fixture

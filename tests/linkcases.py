@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from requests.utils import requote_uri
 
 from minicrawl.core.urls import canonicalize
-from minicrawl.local.site import LocalSite, Request, Resource
+from minicrawl.demo.site import LocalSite, Request, Resource
 
 DATA = Path(__file__).parent / "data" / "linkcases"
 ORIGIN = "{{ORIGIN}}"  # in truth.json: the recording site's origin

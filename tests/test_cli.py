@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.local.site import Resource
+from minicrawl.demo.site import Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,7 +97,7 @@ def test_demo_under_a_page_cap_counts_no_page_as_missed():
 
 
 def test_demo_tells_a_lost_url_from_a_false_positive_and_a_link_not_followed():
-    from minicrawl.local.demo import _why_missed
+    from minicrawl.demo import _why_missed
 
     missed = ["/a", "/b", "/c", "/d"]
     assert _why_missed(missed, ["/a"], ["/a", "/b"], exact=True) == (

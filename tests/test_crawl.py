@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from minicrawl import Crawler, ExactVisited
-from minicrawl.local.site import Resource
+from minicrawl.demo.site import Resource
 from minicrawl.seeds import NoValidSeeds
 
 # Loopback servers need no politeness: no gap between requests, no per-host limit below the

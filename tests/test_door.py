@@ -14,7 +14,7 @@ import pytest
 import minicrawl
 from minicrawl import Crawler
 from minicrawl.core.door import Door, Entry
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo.site import LocalSite, Resource
 
 PACKAGE = Path(minicrawl.__file__).parent
 

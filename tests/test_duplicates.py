@@ -20,7 +20,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Item
-from minicrawl.local.site import LocalSite, Resource, Slow
+from minicrawl.demo.site import LocalSite, Resource, Slow
 from minicrawl.options import Options
 from minicrawl.page import Page
 from minicrawl.records.digests import LocalDigests

@@ -12,8 +12,8 @@ def test_a_watcher_failing_mid_page_costs_no_page_and_no_link(server, caplog):
     """A watcher that raises while a page's links are being decided (after Visited marked them)
     is told in one line and counted; the page is recorded and its links still crawled."""
     from minicrawl import Crawler
+    from minicrawl.demo.site import Resource
     from minicrawl.events import CrawlObserver
-    from minicrawl.local.site import Resource
 
     class Broken(CrawlObserver):
         def links_decided(self, page, decisions):

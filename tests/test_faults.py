@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from minicrawl import Crawler
 from minicrawl.core.links import base_url, extract_links
 from minicrawl.core.urls import canonicalize, resolve
-from minicrawl.http.fetch import Fetcher
-from minicrawl.local.site import (
+from minicrawl.demo.site import (
     LocalSite,
     Resource,
     drip,
@@ -28,6 +27,7 @@ from minicrawl.local.site import (
     sequence,
     truncated,
 )
+from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
 
 MiB = 1 << 20

@@ -19,8 +19,8 @@ from rawserver import RawSocketServer, read_head, read_request
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Response
+from minicrawl.demo.site import Resource
 from minicrawl.http.fetch import Fetcher, Wire
-from minicrawl.local.site import Resource
 from minicrawl.options import Options
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ import pytest
 from forwardproxy import ForwardingProxy
 from tlsca import make_ca
 
-from minicrawl.local.site import LocalSite, Request, Resource
+from minicrawl.demo.site import LocalSite, Request, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 # The machine's own (this one sets REQUESTS_CA_BUNDLE): each test names the CA it means.

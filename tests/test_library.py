@@ -12,7 +12,7 @@ from pathlib import Path
 
 from minicrawl import Crawler, Options, Page
 from minicrawl.cli.main import build_parser, options_from_args
-from minicrawl.local.site import Resource, chain
+from minicrawl.demo.site import Resource, chain
 from minicrawl.options import option_fields
 
 ROOT = Path(__file__).resolve().parent.parent

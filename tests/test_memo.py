@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minicrawl import Crawler, memo
-from minicrawl.local.site import Resource
+from minicrawl.demo.site import Resource
 from minicrawl.memo import Memo
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo.site import LocalSite, Resource
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = {"Content-Type": "text/html"}

@@ -17,7 +17,7 @@ import pytest
 from forwardproxy import ForwardingProxy
 from warcio.archiveiterator import ArchiveIterator
 
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo.site import LocalSite, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "s3cret"

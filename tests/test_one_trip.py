@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl.core.fetch import USER_AGENT as CORE_AGENT
-from minicrawl.local.site import LocalSite, Request, Resource, truncated
+from minicrawl.demo.site import LocalSite, Request, Resource, truncated
 
 ROOT = Path(__file__).resolve().parents[1]
 CAP = 16 * 1024  # both crawlers' body cap (--max-bytes), small: a cut page is quick to send

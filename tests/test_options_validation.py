@@ -17,7 +17,7 @@ import pytest
 
 from minicrawl import Crawler, Options
 from minicrawl.cli.main import build_parser, main, options_from_args
-from minicrawl.local.demo import DEMO_DEFAULTS
+from minicrawl.demo import DEMO_DEFAULTS
 from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES, option_fields
 
 ROOT = Path(__file__).resolve().parent.parent

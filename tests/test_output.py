@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.local.demo import Site, generate_site
-from minicrawl.local.site import LocalSite, Request, Resource
+from minicrawl.demo import Site, generate_site
+from minicrawl.demo.site import LocalSite, Request, Resource
 from minicrawl.records.output import cut_torn_line, keys_at_end, record_line
 
 ROOT = Path(__file__).resolve().parent.parent

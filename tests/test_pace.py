@@ -11,7 +11,7 @@ import statistics
 from urllib.parse import urlsplit
 
 from minicrawl import Crawler
-from minicrawl.local.site import LocalSite, Resource, Slow
+from minicrawl.demo.site import LocalSite, Resource, Slow
 
 # Three gaps in four must be within this much of the delay: a worker's wake-up and the request's
 # way to the server (on a quiet machine the mean gap is 0.21 s at --delay 0.2; on this 2-core

@@ -15,7 +15,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Response
-from minicrawl.local.site import LocalSite, Resource, Slow, hang, reset, sequence
+from minicrawl.demo.site import LocalSite, Resource, Slow, hang, reset, sequence
 from minicrawl.visit.retry import backoff, is_retryable, retry_after, wait_before_retry
 from minicrawl.visit.robots import robots_token
 

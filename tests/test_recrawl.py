@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.local.site import Request, Resource
+from minicrawl.demo.site import Request, Resource
 from minicrawl.state.recrawl import Prior, classify
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}

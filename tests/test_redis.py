@@ -20,12 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from redisserver import RedisCluster, RedisServer, require_binaries
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Item
-from minicrawl.local.demo import generate_site
-from minicrawl.local.redis_server import RedisCluster, RedisServer, require_binaries
-from minicrawl.local.site import LocalSite
+from minicrawl.demo import generate_site
+from minicrawl.demo.site import LocalSite
 from minicrawl.options import Options
 from minicrawl.redis.conn import SharedRedis, shard_tags
 from minicrawl.redis.gate import RedisHostGate
@@ -322,8 +322,8 @@ def test_a_refused_url_gives_up_its_booking_at_once(redis_server):
 def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
     """RobotsGate tells the shared gate when robots.txt refuses a URL that booked a turn."""
     from minicrawl.core.urls import host_of
+    from minicrawl.demo.site import Resource
     from minicrawl.http.fetch import Fetcher
-    from minicrawl.local.site import Resource
     from minicrawl.stats import Stats
     from minicrawl.visit.robots import RobotsGate, Verdict
 
@@ -480,7 +480,7 @@ def test_redis_lost_mid_crawl_is_a_clear_error(site):
 
 
 def test_unreachable_redis_at_start_is_a_clear_error(site):
-    from minicrawl.local.redis_server import free_port
+    from redisserver import free_port
 
     server, _ = site
     done = subprocess.run([sys.executable, "run.py", server.url("/"), "--redis",
@@ -570,7 +570,7 @@ def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_serv
     """Process A fetches /old (a 301 to /new) and queues /new; process B takes /new. The chain
     rides in Redis with its target, so B records one page — /old, finally /new — as a single
     process would, and A's start of the chain is not lost."""
-    from minicrawl.local.site import Resource
+    from minicrawl.demo.site import Resource
 
     with LocalSite({"/old": Resource(status=301, headers={"Location": "/new"}),
                     "/new": Resource(b"<p>new</p>")}) as server:
@@ -597,7 +597,7 @@ def test_three_processes_record_each_redirect_chain_once_whoever_takes_its_targe
     --out. A target is taken by whichever process polls first, yet the merged files hold each
     chain once, under the URL that started it, ending at its target — no target recorded as a
     page of its own, no chain lost."""
-    from minicrawl.local.site import Handler, Resource, Slow
+    from minicrawl.demo.site import Handler, Resource, Slow
 
     pages: dict[str, Handler] = {
         "/": Resource("".join(f'<a href="/r{n}">r</a>' for n in range(60)).encode())}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.local.site import Resource, Slow
+from minicrawl.demo.site import Resource, Slow
 
 ROOT = Path(__file__).resolve().parent.parent
 # Three gaps in four within this much of the delay: wake-ups, Redis round trips of 3 processes

@@ -14,8 +14,8 @@ import lxml.html
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.local.demo import generate_site
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo import generate_site
+from minicrawl.demo.site import LocalSite, Resource
 from minicrawl.watch.report import ReportUnavailable
 
 pytest.importorskip("matplotlib")

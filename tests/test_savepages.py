@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.local.site import Resource
+from minicrawl.demo.site import Resource
 from minicrawl.state.pages import MAX_NAME, MAX_PATH, PageSaver, UnsafePath, relative_path
 
 HOSTILE = [

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from minicrawl import Crawler
-from minicrawl.local.site import LocalSite, Request, Resource
+from minicrawl.demo.site import LocalSite, Request, Resource
 from minicrawl.scope import Scope
 
 ROOT = Path(__file__).resolve().parent.parent

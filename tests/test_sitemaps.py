@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo.site import LocalSite, Resource
 from minicrawl.sitemaps.parse import MAX_BYTES, MAX_URLS, parse_lastmod, parse_sitemap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -263,7 +263,7 @@ def test_recrawl_skips_pages_whose_lastmod_is_not_newer(server, tmp_path):
 
 
 def test_sigterm_while_reading_sitemaps_stops_cleanly(server, tmp_path):
-    from minicrawl.local.site import hang
+    from minicrawl.demo.site import hang
 
     server.pages.update({"/": page("home"), "/sitemap.xml": hang(30)})
     state = tmp_path / "state"

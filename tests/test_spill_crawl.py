@@ -22,7 +22,7 @@ import pytest
 from rich.console import Console
 
 from minicrawl import Crawler
-from minicrawl.local.site import LocalSite, Resource, Slow
+from minicrawl.demo.site import LocalSite, Resource, Slow
 from minicrawl.options import Options
 from minicrawl.watch.progress import read_progress
 from minicrawl.watch.view import LiveView

@@ -16,7 +16,7 @@ import pytest
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Item
-from minicrawl.local.site import Resource
+from minicrawl.demo.site import Resource
 from minicrawl.options import Options
 from minicrawl.state.store import FILTER_NAME, CrawlState, StateError, crawl_config
 from minicrawl.visited.make import make_visited
@@ -192,7 +192,7 @@ def test_a_link_seen_only_by_an_unrecorded_page_is_not_in_the_checkpoint(tmp_pat
 
 
 def test_rows_written_after_the_checkpoint_are_replayed(tmp_path, server):
-    from minicrawl.local.site import Resource
+    from minicrawl.demo.site import Resource
 
     server.pages["/"] = Resource(b'<a href="/a">a</a>')
     server.pages["/a"] = Resource(b'<a href="/b">b</a>')
@@ -218,7 +218,7 @@ def test_rows_written_after_the_checkpoint_are_replayed(tmp_path, server):
 
 @pytest.fixture
 def crawled(server, tmp_path):
-    from minicrawl.local.site import Resource
+    from minicrawl.demo.site import Resource
 
     server.pages["/"] = Resource(b'<a href="/a">a</a>')
     server.pages["/a"] = Resource(b"end")
@@ -316,7 +316,7 @@ def test_recrawl_needs_a_state_dir_and_state_excludes_redis(server, tmp_path):
 def test_a_redirect_chain_resumes_at_its_last_hop(server, tmp_path):
     """A crash while a redirect hop waits in ToDo: the resumed run fetches the hop, not the
     chain's start again (its journal row was replaced by the hop's)."""
-    from minicrawl.local.site import Resource
+    from minicrawl.demo.site import Resource
 
     server.pages.update({"/": Resource(b'<a href="/old">old</a>'),
                          "/old": Resource(b"", 301, {"Location": "/mid"}),
@@ -370,7 +370,7 @@ def test_a_state_that_cannot_record_an_internal_error_page_stops_the_crawl(serve
     """A bug on one page makes an internal-error record; if the state cannot commit that either,
     the crawl stops with the state's error (as for any page), rather than going on unjournaled."""
     from minicrawl import Crawler
-    from minicrawl.local.site import Resource
+    from minicrawl.demo.site import Resource
     from minicrawl.state.db import StateError
     from minicrawl.state.store import CrawlState
     from minicrawl.visit.hooks import CrawlHooks

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.local.site import Resource, chain, sequence
+from minicrawl.demo.site import Resource, chain, sequence
 from minicrawl.watch.trace import Tracer
 
 ROOT = Path(__file__).resolve().parent.parent

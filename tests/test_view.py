@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from minicrawl import Crawler
-from minicrawl.local.site import Resource
+from minicrawl.demo.site import Resource
 from minicrawl.watch.progress import Progress, ProgressReader, RecentRate, read_progress
 from minicrawl.watch.view import LiveView, render_progress, wants_live_view
 

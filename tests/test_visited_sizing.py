@@ -14,7 +14,7 @@ import pytest
 
 from minicrawl import BloomFilter, Options
 from minicrawl.core.visited import bits_for
-from minicrawl.local.site import LocalSite, Request, Resource
+from minicrawl.demo.site import LocalSite, Request, Resource
 from minicrawl.visited import ScalableBloomFilter
 from minicrawl.visited.make import describe, make_visited
 from minicrawl.visited.sizing import (

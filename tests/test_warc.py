@@ -23,8 +23,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Response
+from minicrawl.demo.site import Request, Resource, reset, sequence
 from minicrawl.http.fetch import Fetcher
-from minicrawl.local.site import Request, Resource, reset, sequence
 from minicrawl.options import Options
 from minicrawl.page import Page
 from minicrawl.records.warc import WarcArchive, cut_partial_record

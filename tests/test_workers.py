@@ -7,9 +7,9 @@ import threading
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Item
 from minicrawl.core.todo import ToDo
+from minicrawl.demo.site import Resource, Slow
 from minicrawl.frontier.gate import TokenGate
 from minicrawl.frontier.turns import TakingTurns
-from minicrawl.local.site import Resource, Slow
 from minicrawl.workers import CROWDED_LOOKS, PERIOD, WAITED_LOOKS, WorkLimit
 
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from redisserver import RedisServer, free_port
 from tlsca import make_ca
 
 from minicrawl import BloomFilter, Crawler, ExactVisited, Options
-from minicrawl.local.redis_server import RedisServer, free_port
-from minicrawl.local.site import LocalSite, Resource, hang
+from minicrawl.demo.site import LocalSite, Resource, hang
 from minicrawl.visited import CountingBloomFilter, ScalableBloomFilter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -626,7 +626,7 @@ def test_rediss_with_the_ca_given_in_the_url_crawls(tls_redis_servers, server, t
 
 @pytest.mark.timeout(90)
 def test_redis_killed_mid_crawl_is_one_line_not_tracebacks(tmp_path):
-    from minicrawl.local.demo import generate_site
+    from minicrawl.demo import generate_site
 
     with LocalSite() as server, RedisServer(password=PASSWORD) as lost:
         server.pages.update(generate_site(server.origin, pages=3000).pages)

@@ -38,7 +38,7 @@ import pytest
 from test_wrong_inputs import ROOT, Case, check, limited  # the harness of the earlier rounds
 from tlsca import make_ca
 
-from minicrawl.local.site import LocalSite, Request, Resource
+from minicrawl.demo.site import LocalSite, Request, Resource
 
 USER = "crawler"
 # Passwords as a URL's userinfo may hold them: ' " : ; and @ percent-encoded (%40), or raw.

@@ -27,7 +27,7 @@ from test_wrong_inputs import PASSWORD, ROOT, SEED, Case, check
 from warcio.archiveiterator import ArchiveIterator
 
 from minicrawl.core.fetch import CA_VARIABLES
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo.site import LocalSite, Resource
 
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 NOT_PEM = "not a certificate\n"
@@ -614,7 +614,7 @@ def test_one_crawler_runs_one_crawl_at_a_time(server, tmp_path):
     import threading
 
     from minicrawl import Crawler
-    from minicrawl.local.site import Slow
+    from minicrawl.demo.site import Slow
 
     server.pages["/"] = Resource(b'<a href="/slow">s</a>')
     server.pages["/slow"] = Slow(Resource(b'<a href="/after">a</a>'), 2)  # then one more page
@@ -648,9 +648,8 @@ def test_redis_url_options_and_a_cluster_url_at_one_server_are_one_line_at_once(
     ``rediss://`` (keeping TLS), not ``redis://``."""
     import time
 
+    from redisserver import RedisServer
     from tlsca import make_ca
-
-    from minicrawl.local.redis_server import RedisServer
 
     (tmp_path / "tls").mkdir()
     ca = make_ca(tmp_path / "tls")

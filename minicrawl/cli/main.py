@@ -234,7 +234,7 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.demo:  # other defaults for the demo's loopback site; flags given still win
-        from minicrawl.local.demo import DEMO_DEFAULTS
+        from minicrawl.demo import DEMO_DEFAULTS
 
         parser.set_defaults(**DEMO_DEFAULTS)
         args = parser.parse_args(argv)
@@ -251,7 +251,7 @@ def _main(argv: list[str]) -> int:
         parser.error(f"--trace took {options.trace!r} as its FILE; put --trace after the seeds "
                      "or write --trace - for stdout")
     if args.demo:
-        from minicrawl.local.demo import run_demo
+        from minicrawl.demo import run_demo
 
         def crawl(seeds: list[str]) -> tuple[int, Visited | None]:
             code, crawler = crawl_and_report(seeds, quiet=args.quiet, options=options)

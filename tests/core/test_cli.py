@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from minicrawl.local.site import LocalSite, Request, Resource, Slow, chain
+from minicrawl.demo.site import LocalSite, Request, Resource, Slow, chain
 from tests.core.test_shape import LEANS_ON
 
 HEAVY = ("redis", "numpy", "rich", "warcio", "sqlite3", "mmh3", "protego", "matplotlib")

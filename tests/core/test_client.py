@@ -14,8 +14,8 @@ import pytest
 
 from minicrawl.core.fetch import Fetcher as CoreFetcher
 from minicrawl.core.interfaces import Client
+from minicrawl.demo.site import Resource
 from minicrawl.http.fetch import Fetcher as RunPyFetcher
-from minicrawl.local.site import Resource
 from minicrawl.options import Options
 
 pytestmark = pytest.mark.timeout(30)

@@ -11,7 +11,7 @@ from minicrawl.core.crawler import Crawler
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Page
 from minicrawl.core.limits import SameHost
-from minicrawl.local.site import LocalSite, Resource, Slow, chain
+from minicrawl.demo.site import LocalSite, Resource, Slow, chain
 
 
 class Pages:

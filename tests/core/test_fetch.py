@@ -22,7 +22,7 @@ from rawserver import RawSocketServer, read_head, read_request
 
 from minicrawl.core.fetch import CA_VARIABLES, Fetcher
 from minicrawl.core.interfaces import Page
-from minicrawl.local.site import Resource, drip, endless, hang, truncated
+from minicrawl.demo.site import Resource, drip, endless, hang, truncated
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -15,8 +15,8 @@ import pytest
 from minicrawl.core.crawler import Crawler
 from minicrawl.core.interfaces import Item, Pace
 from minicrawl.core.limits import Politeness
+from minicrawl.demo.site import LocalSite, Resource, Slow
 from minicrawl.frontier.hosts import Hosts
-from minicrawl.local.site import LocalSite, Resource, Slow
 from minicrawl.redis.conn import SharedRedis
 from minicrawl.redis.gate import RedisHostGate
 

@@ -11,7 +11,7 @@ import minicrawl.core.trip as trip_module
 import minicrawl.html.walk as walk_module
 from minicrawl import Crawler as RunPyCrawler
 from minicrawl.core.crawler import Crawler
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo.site import LocalSite, Resource
 
 
 def crawl_counting(slots: int | None, monkeypatch, runpy: bool = False) -> tuple[int, int]:

@@ -20,7 +20,7 @@ from minicrawl.core.todo import ToDo
 from minicrawl.core.trip import NoHooks, Trip
 from minicrawl.core.visited import BloomVisited
 from minicrawl.core.worker import Worker
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo.site import LocalSite, Resource
 
 
 @dataclass

@@ -5,7 +5,9 @@
 starts three ``--cluster-enabled yes`` servers and joins them with ``redis-cli --cluster create``,
 so the cluster code paths run against a real cluster, slots and redirections included.
 
-Like :mod:`minicrawl.local.site`, this is what lets everything run without any outside service.
+Like :mod:`minicrawl.demo.site`, this is what lets everything run without any outside service.
+Not part of the package: the tests import it as ``redisserver`` (``tests/`` is on their path, as
+for ``rawserver``), ``bench/bench_redis.py`` as ``tests.redisserver``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A generated demo site, and the offline demo crawl (``python run.py --demo``).
+"""The demo: a generated site, and the offline demo crawl (``python run.py --demo``).
 
 :func:`generate_site` builds a site of interlinked pages with everything a crawler meets: cycles,
 self-links, relative / ``../`` / absolute links, the same link spelled differently (case of scheme
@@ -9,6 +9,12 @@ Disallow covers pages that are linked but must never be fetched; ``duplicates=N`
 ``sitemap=True`` serves ``/sitemap.xml`` (named in robots.txt) listing some pages and one page
 linked from nowhere else. It also returns the link graph it meant, so a breadth-first search
 over that graph says exactly which pages a correct crawl fetches.
+
+The site is served by :class:`~minicrawl.demo.site.LocalSite` (:mod:`minicrawl.demo.site`): an
+HTTP server on 127.0.0.1 serving pages from a dict, with a request log and fault injection, which
+the tests and the benchmarks serve their sites with too. ``python -m minicrawl.demo`` serves the
+demo site alone (:func:`serve`). Nothing in the crawl imports this package; the command line
+does, for ``--demo`` only.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from minicrawl.core.urls import canonicalize
-from minicrawl.local.site import LocalSite, Resource
+from minicrawl.demo.site import LocalSite, Resource
 from minicrawl.visited.make import ExactVisited
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
@@ -260,7 +266,7 @@ def _why_missed(missed: list[str], taken: list[str], unfollowed: list[str],
 
 
 def serve() -> None:
-    """``python -m minicrawl.local.demo``: serve the demo site on 127.0.0.1 (a free port) until
+    """``python -m minicrawl.demo``: serve the demo site on 127.0.0.1 (a free port) until
     killed, printing its start URL first — for crawlers run by hand, such as
     ``python -m minicrawl.core``, which has no ``--demo`` of its own."""
     import threading
@@ -269,10 +275,3 @@ def serve() -> None:
         server.pages.update(generate_site(server.origin).pages)
         print(server.url("/"), flush=True)
         threading.Event().wait()
-
-
-if __name__ == "__main__":
-    try:
-        serve()
-    except KeyboardInterrupt:
-        pass
