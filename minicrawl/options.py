@@ -223,7 +223,7 @@ class Options:
         (0.05/n without: under one page lost in a crawl of 10 n URLs)."""
         if self.error_rate is not None:
             return self.error_rate
-        from minicrawl.visited.sizing import default_rate  # numbers of the bloom wing
+        from minicrawl.visited.sizing import default_rate  # Visited's numbers
 
         return default_rate(self.expected_urls, pages)
 
