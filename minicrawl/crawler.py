@@ -51,7 +51,7 @@ from minicrawl.frontier.hosts import Hosts
 from minicrawl.frontier.todo import ToDo
 from minicrawl.frontier.turns import TakingTurns
 from minicrawl.http.credentials import seed_credentials
-from minicrawl.http.fetch import crawl_cookies
+from minicrawl.http.fetch import Fetcher, crawl_cookies
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
 from minicrawl.records.digests import open_duplicates
@@ -69,7 +69,7 @@ from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.hooks import CrawlHooks, Parts
 from minicrawl.visit.redirects import Chains
 from minicrawl.visit.robots import RobotsGate
-from minicrawl.visited.make import Visited, describe, make_visited
+from minicrawl.visited.make import CapacityWatch, Visited, describe, make_visited
 from minicrawl.watch.progress import Watched
 from minicrawl.watch.report import Recorder, require_plotting
 from minicrawl.watch.trace import Tracer
@@ -204,7 +204,6 @@ class Crawler:
         self.page_count: PageCap = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
         self._running = threading.Lock()  # held by the one run()
-        self._over_capacity = threading.Event()  # told once, by whichever worker sees it first
 
     # -- the crawl ---------------------------------------------------------------------------
 
@@ -319,11 +318,13 @@ class Crawler:
     def trip(self, n: int) -> Trip:
         """Worker ``n``'s trip: the core's, with run.py's hooks over this crawl's parts and its
         own fetcher (kept, to be closed by its thread: ``_work``)."""
+        fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None,
+                          self.cookies)
+        fetcher.core.credentials = self.credentials  # the core's fetcher sends them
         hooks = CrawlHooks(Parts(
             self.options, self.todo, self.door, self.resolver, self.politeness, self.chains,
-            self.cookies, self.state, self.stats, self.events, self.duplicates, self.archive,
-            self.page_count, self._lastmod, self._fail, self._over_capacity, self._parsing), n)
-        hooks.fetcher.core.credentials = self.credentials  # the core's fetcher sends them
+            self.state, self.stats, self.events, self.duplicates, self.page_count,
+            self._lastmod, self._fail), n, fetcher)
         self._hooks.append(hooks)
         return Trip(self.door, hooks.fetcher, None, hooks, self._parsing)
 
@@ -356,6 +357,7 @@ class Crawler:
         observers.append(self.state)
         if self.archive is not None:
             observers.append(self.archive)
+        observers.append(CapacityWatch(self.visited))  # a fixed Bloom filter overfull: said once
         if opts.trace:
             observers.append(Tracer.open(opts.trace, on_broken=self.stop))
         if opts.report:

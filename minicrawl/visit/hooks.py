@@ -19,10 +19,8 @@ only uses them. Whatever watches or keeps the crawl hears about it at the points
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -40,16 +38,12 @@ from minicrawl.state.store import StateError
 from minicrawl.visit.redirects import Chain, next_hop
 from minicrawl.visit.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.visit.robots import RobotsGate, Verdict
-from minicrawl.visited.make import warn_over_capacity
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from requests.cookies import RequestsCookieJar
-
     from minicrawl.options import Options
     from minicrawl.records.digests import Duplicates
-    from minicrawl.records.warc import WarcArchive
     from minicrawl.resolve import LinkResolver
     from minicrawl.seams import PageCap, PoliteFrontier, Redirects
     from minicrawl.state.nostate import NoState
@@ -71,17 +65,13 @@ class Parts:
     resolver: LinkResolver
     politeness: RobotsGate
     chains: Redirects  # this process's, or the shared crawl's
-    cookies: RequestsCookieJar  # the crawl's, shared by its workers' fetchers
     state: CrawlState | NoState  # NoState without --state
     stats: Stats
     events: Events
     duplicates: Duplicates | None
-    archive: WarcArchive | None
     page_count: PageCap  # .take(cap): this process's fetches, or all's
     lastmod: dict[str, datetime]  # --sitemaps with --recrawl: URL → <lastmod>
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
-    over_capacity_told: threading.Event  # Visited's over-capacity warning given: once a crawl
-    parsing: AbstractContextManager[object]  # the core crawler's parsing slot (Trip.links_of)
 
 
 class CrawlHooks:
@@ -91,10 +81,8 @@ class CrawlHooks:
     until ``keep``. Its ``fetcher`` is the trip's (robots.txt is fetched with it); the crawl's
     parts are shared. :meth:`close` it when its worker is done."""
 
-    def __init__(self, crawl: Parts, n: int) -> None:
-        self.crawl, self.n = crawl, n
-        self.fetcher = Fetcher(crawl.options, crawl.archive.exchange if crawl.archive else None,
-                               crawl.cookies)
+    def __init__(self, crawl: Parts, n: int, fetcher: Fetcher) -> None:
+        self.crawl, self.n, self.fetcher = crawl, n, fetcher
         self.robot = crawl.politeness.token  # our name to robots <meta>s and X-Robots-Tag
         self.counts: dict[str, int] = {}  # the item's stats, added at ``keep``
         self.decisions: LinkDecisions | None = None  # what became of its links
@@ -310,10 +298,6 @@ class CrawlHooks:
                 if not decisions.too_deep:
                     decisions.unwanted[url] = why
         decisions.new = [item.url for item in entry.new]
-        told, visited = self.crawl.over_capacity_told, self.crawl.door.visited
-        if not told.is_set() and getattr(visited, "over_capacity", False):
-            told.set()
-            warn_over_capacity(visited)
         counts["links_filtered"] = len(decisions.in_scope) - len(entry.new)
         counts["links_new"] = page.new = len(entry.new)
         self.crawl.events.links_decided(page, decisions)

@@ -42,8 +42,12 @@ the URLs met; pages only if they would have been fetched) and its rate now
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
+from minicrawl.core.interfaces import Item, Page
+from minicrawl.events import CrawlObserver
 from minicrawl.options import Options
 from minicrawl.stats import StatValue
 from minicrawl.visited import BloomFilter, ScalableBloomFilter
@@ -56,7 +60,7 @@ if TYPE_CHECKING:  # not a cycle (redis.visited needs nothing of this module): o
     from minicrawl.redis.visited import RedisBloomVisited
 
 __all__ = ["ExactVisited", "LocalVisited", "Visited", "describe", "make_visited",
-           "warn_over_capacity"]
+           "warn_over_capacity", "CapacityWatch"]
 
 log = logging.getLogger("minicrawl")
 
@@ -85,6 +89,25 @@ def make_visited(options: Options) -> LocalVisited:
                                    / (1 - TIGHTENING),
                                    growth=GROWTH, tightening=TIGHTENING)
     raise ValueError(f"unknown visited kind {options.visited!r} (bloom, scalable or exact)")
+
+
+class CapacityWatch(CrawlObserver):
+    """Warns once a crawl that its fixed Bloom filter holds more URLs than it was sized for:
+    from then on its false-positive rate (new pages taken for seen, never crawled) climbs.
+    Looked at as each page is kept, its links just offered to Visited."""
+
+    def __init__(self, visited: Visited) -> None:
+        self.visited = visited
+        self._told = threading.Event()
+        self._lock = threading.Lock()
+
+    def page_kept(self, page: Page, new: Sequence[Item]) -> None:
+        if self._told.is_set() or not getattr(self.visited, "over_capacity", False):
+            return
+        with self._lock:  # one warning, whichever workers find it at once
+            if not self._told.is_set():
+                self._told.set()
+                warn_over_capacity(self.visited)
 
 
 def warn_over_capacity(visited: Visited) -> None:
