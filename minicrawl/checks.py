@@ -6,7 +6,9 @@ the crawl never asks it anything once it runs.
   ``HTTP_PROXY`` …), a CA bundle (given, or ``REQUESTS_CA_BUNDLE`` …). Each wrong one would
   otherwise fail every request of the crawl, one page at a time, and end "successfully".
 * :func:`check_number`: a number within its bounds (run.py's options and the core's command
-  line say the same of the same value).
+  line say the same of the same value), the one check of every bound on a user's number
+  (:func:`number_problem`: the rule, for a caller that words its own line: ``minicrawl bloom``'s
+  arguments, a Bloom file's header, a ``--redis`` URL's query).
 * :func:`check_crawler`: the core Crawler's arguments, as a library user gives them.
 * :func:`check_core_options`: the core's command line's options (its numbers, its environment).
 """
@@ -149,20 +151,33 @@ def _reason(error: Exception) -> str:
 
 
 def check_number(flag: str, value: float, low: float | None = None, high: float | None = None,
-                 above: float | None = None) -> None:
-    """Raise ``ValueError`` unless ``value`` is finite, at least ``low``, over ``above`` and at
-    most ``high`` (each None: no such bound), naming ``flag`` as the user wrote it."""
-    problem = None
-    if isinstance(value, float) and not finite(value):
-        problem = "must be a finite number"
-    elif low is not None and not value >= low:
-        problem = f"must be at least {low}"
-    elif above is not None and not value > above:
-        problem = f"must be greater than {above}"
-    elif high is not None and not value <= high:
-        problem = f"must be at most {_number(high)}"
-    if problem:
+                 above: float | None = None, below: float | None = None) -> None:
+    """Raise ``ValueError`` (``FLAG must be …, got VALUE``) unless ``value`` is within its bounds
+    (:func:`number_problem`), naming ``flag`` as the user wrote it."""
+    if problem := number_problem(value, low, high, above, below):
         raise ValueError(f"{flag} {problem}, got {shown(value)}")
+
+
+def number_problem(value: float, low: float | None = None, high: float | None = None,
+                   above: float | None = None, below: float | None = None) -> str | None:
+    """What is wrong with ``value`` ("must be at least 1"), or None if it is finite, at least
+    ``low``, over ``above``, at most ``high`` and under ``below`` (each None: no such bound):
+    the one rule on a user's number, for a caller that words its own line (an argparse type, a
+    file's header). Over ``above`` and under ``below`` both, a rate's ``0 < p < 1``, is said as
+    one range."""
+    if isinstance(value, float) and not finite(value):
+        return "must be a finite number"
+    if above is not None and below is not None and not above < value < below:
+        return f"must be between {_number(above)} and {_number(below)} (exclusive)"
+    if low is not None and not value >= low:
+        return f"must be at least {low}"
+    if above is not None and not value > above:
+        return f"must be greater than {above}"
+    if high is not None and not value <= high:
+        return f"must be at most {_number(high)}"
+    if below is not None and not value < below:
+        return f"must be less than {_number(below)}"
+    return None
 
 
 def finite(value: float) -> bool:

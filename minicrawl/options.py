@@ -33,6 +33,7 @@ from minicrawl.checks import (
     check_http,
     check_number,
     finite,
+    number_problem,
     shown,
 )
 from minicrawl.redact import redact
@@ -101,7 +102,8 @@ class Options:
                                    "(first) filter; by default 0.5/P for the P pages of the "
                                    "crawl (max-pages if given, for a scalable filter; else 10 x "
                                    "expected-urls): under "
-                                   "one page lost in expectation over them", "Visited")
+                                   "one page lost in expectation over them", "Visited",
+                                   above=0, below=1)
 
     # -- todo (past the budget, on disk: minicrawl/frontier/disk.py)
     frontier_memory: float = opt(16.0, "MB of waiting URLs ToDo keeps in memory (estimated, ~250 "
@@ -248,9 +250,6 @@ class Options:
         # What was given; the crawl checks the environment's proxies and CAs before it starts
         check_http(self.user_agent, self.proxy, self.ca_bundle)
         # -- visited
-        if self.error_rate is not None and not 0 < self.error_rate < 1:
-            raise ValueError(_msg("error_rate", "must be between 0 and 1 (exclusive)",
-                                  self.error_rate))
         if self.visited != "exact":  # the exact set is not sized in advance
             _check_filter_size(self.expected_urls, self.filter_error_rate,
                                local=self.redis is None, given=self.error_rate is not None)
@@ -322,13 +321,15 @@ def _check_bounds(name: str, value: OptionValue, meta: Mapping[str, object]) -> 
     """
     if value is None or isinstance(value, (str, list)):
         return
-    low, above, high = (meta.get(key) for key in ("low", "above", "high"))
-    check_number(_flag(name), value, low, high, above)  # type: ignore[arg-type]
+    low, above, high, below = (meta.get(key) for key in ("low", "above", "high", "below"))
+    check_number(_flag(name), value, low, high, above, below)  # type: ignore[arg-type]
 
 
 def bounds_text(meta: Mapping[str, object]) -> str:
     """The bounds in a field's ``meta`` as the help says them: "1 to 1024", "over 0, at most
-    86400"; "" for a field without bounds."""
+    86400", "over 0, under 1"; "" for a field without bounds."""
+    if "below" in meta:
+        return f"over {meta['above']}, under {meta['below']}"
     if "high" not in meta:
         return f"at least {meta['low']:,}" if "low" in meta else ""
     high = f"{meta['high']:,g}" if isinstance(meta["high"], float) else f"{meta['high']:,}"
@@ -410,8 +411,8 @@ def _check_redis_url(url: str) -> None:
                 problem = "must end in a database number (/0, /1 …)"
             elif db and scheme.endswith("+cluster") and int(db) != 0:
                 problem = "names database " + db + ", but a Redis Cluster has only database 0"
-            elif db and int(db) > MAX_REDIS_DB:
-                problem = f"database number must be at most {MAX_REDIS_DB}"
+            elif db and (bound := number_problem(int(db), high=MAX_REDIS_DB)):
+                problem = f"database number {bound}"
     if problem is None and "?" in url:
         problem = _redis_query_problem(scheme, url)
     if problem:
@@ -477,13 +478,13 @@ def _redis_query_problem(scheme: str, url: str) -> str | None:
     except ValueError as e:
         return f"has a query option redis-py cannot read: {str(e).rstrip('.')}"
     for name in ("socket_timeout", "socket_connect_timeout", "timeout", "health_check_interval"):
-        value, low = parsed.get(name), 0 if name == "health_check_interval" else None  # 0: off
-        if value is not None and not ((value >= 0 if low == 0 else value > 0)
-                                      and value <= MAX_SECONDS):
-            return (f"?{name}= must be {'at least 0' if low == 0 else 'over 0'} seconds and at "
-                    f"most {MAX_SECONDS:g}")
-    if parsed.get("max_connections") is not None and parsed["max_connections"] < 1:
-        return "?max_connections= must be at least 1"
+        low, above = (0, None) if name == "health_check_interval" else (None, 0)  # 0: off
+        if parsed.get(name) is not None and (
+                problem := number_problem(parsed[name], low, MAX_SECONDS, above)):
+            return f"?{name}= {problem} (seconds)"
+    if parsed.get("max_connections") is not None and (
+            problem := number_problem(parsed["max_connections"], low=1)):
+        return f"?max_connections= {problem}"
     if parsed.get("ssl_certfile") or parsed.get("ssl_keyfile"):
         return _client_certificate_problem(parsed.get("ssl_certfile"), parsed.get("ssl_keyfile"),
                                            parsed.get("ssl_password"))

@@ -156,13 +156,13 @@ def test_corrupt_header(saved: tuple[Path, bytes]) -> None:
 @pytest.mark.parametrize("changes,words", [
     ({"k": 0}, "k=0"),
     ({"k": 7}, "k=7, not the core's 8"),
-    ({"m": 0}, "m=0"),
+    ({"m": 0}, "m must be at least 1, got 0"),
     ({"family": b"md5"}, "unknown hash family"),
     ({"family": b"default"}, "unknown hash family"),
     ({"family": b"java"}, "unknown hash family"),
     ({"flags": 4}, "flags"),
-    ({"capacity": 0}, "capacity"),
-    ({"error_rate": 1.5}, "error rate"),
+    ({"capacity": 0}, "capacity must be at least 1, got 0"),
+    ({"error_rate": 1.5}, "error_rate must be between 0 and 1 (exclusive), got 1.5"),
     ({"count": 1 << 40}, "count"),
 ])
 def test_bad_parameters(saved: tuple[Path, bytes], changes: dict, words: str) -> None:

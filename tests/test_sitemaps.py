@@ -131,7 +131,10 @@ def test_sitemap_fetches_obey_robots_and_the_delay(server, tmp_path):
     assert refused["sitemap"] and "robots.txt disallows" in refused["error"]
     times = sorted(r.time for r in server.requests)
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-    assert min(gaps) >= 0.29, gaps  # as the server saw them: robots, sitemaps, pages alike
+    # As the server saw them: robots, sitemaps, pages alike. Arrival, not booked start: a send
+    # can lag its start by a thread's scheduling (12 ms seen on a loaded 2-core machine); a
+    # delay not kept shows as gaps near 0, so 10 % of slack still catches it.
+    assert min(gaps) >= 0.27, gaps
 
 
 def oversized(first: str, last: str, mib: int = 60) -> bytes:

@@ -674,9 +674,12 @@ def test_redis_url_options_and_a_cluster_url_at_one_server_are_one_line_at_once(
             "db in the query": ("db=3", "give the database as the path"),
             "socket_timeout not a number": ("socket_timeout=abc", "redis-py cannot read: "
                                             "Invalid value for 'socket_timeout'"),
-            "socket_timeout negative": ("socket_timeout=-1", "?socket_timeout= must be over 0"),
-            "socket_connect_timeout 0": ("socket_connect_timeout=0", "must be over 0 seconds"),
-            "timeout huge": ("socket_timeout=1e10", "and at most 86400"),
+            "socket_timeout negative": ("socket_timeout=-1",
+                                        "?socket_timeout= must be greater than 0 (seconds)"),
+            "socket_connect_timeout 0": ("socket_connect_timeout=0",
+                                         "must be greater than 0 (seconds)"),
+            "socket_timeout nan": ("socket_timeout=nan", "?socket_timeout= must be a finite"),
+            "timeout huge": ("socket_timeout=1e10", "must be at most 86400 (seconds)"),
             "max_connections 0": ("max_connections=0", "?max_connections= must be at least 1"),
             "a password in the query too": (f"password={PASSWORD}&foo=1", "has ?foo="),
         }

@@ -21,9 +21,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 from urllib.parse import quote
 
+from minicrawl.checks import check_number, number_problem, shown
 from minicrawl.cli.outpaths import OutputPathError, cannot_write, check_output_file
 from minicrawl.core.visited import HASHES
 from minicrawl.core.visited import bits_for as crawler_bits
@@ -151,8 +152,8 @@ def measure_fp(family: str = FAMILY, n: int = 1_000_000, ratio: float = 10.0, k:
     The crawler's family fills the crawler's :class:`BloomFilter` (k = 8 only); a teaching
     family fills a plain bit array at its k indices.
     """
-    if n < 1 or ratio <= 0:
-        raise ValueError("n must be positive and ratio > 0")
+    check_number("n", n, low=1)
+    check_number("ratio", ratio, above=0)
     fam = get_family(family)
     if fam.fixed_k is not None and k != fam.fixed_k:
         raise ValueError(f"the {family} family has k = {fam.fixed_k}, not {k}")
@@ -362,6 +363,9 @@ MAX_MEASURED = 5_000_000  # measure keeps 2n synthetic URLs (~150 bytes each) in
 MAX_RATIO = 1000.0  # bits per item: f is 0.0000 long before
 
 
+N = TypeVar("N", int, float)
+
+
 def _integer(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: an integer (``1_000_000`` or ``1e6``) from ``low`` to ``high``."""
     def parse(text: str) -> int:
@@ -375,11 +379,7 @@ def _integer(low: int, high: int) -> Callable[[str], int]:
             if not as_float.is_integer():  # also NaN and inf
                 raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
             value = int(as_float)
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}: {text!r}")
-        if value > high:
-            raise argparse.ArgumentTypeError(f"must be at most {high:,}: {text!r}")
-        return value
+        return _within(value, low=low, high=high)
     return parse
 
 
@@ -390,10 +390,7 @@ def _real(above: float, high: float) -> Callable[[str], float]:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not above < value <= high:  # also false for NaN
-            raise argparse.ArgumentTypeError(f"must be over {above:g} and at most {high:g}: "
-                                             f"{text!r}")
-        return value
+        return _within(value, above=above, high=high)
     return parse
 
 
@@ -402,8 +399,14 @@ def _rate(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1: {text!r}")
+    return _within(value, above=0, below=1)
+
+
+def _within(value: N, **bounds: float) -> N:
+    """``value``, if within ``bounds`` (check_number's rule); else argparse's error, in its
+    words: "must be at least 1, got 0"."""
+    if problem := number_problem(value, **bounds):
+        raise argparse.ArgumentTypeError(f"{problem}, got {shown(value)}")
     return value
 
 

@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
             meta["group"], parser.add_argument_group(meta["group"]))
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        kwargs: _Argument = {"help": _help_with_bounds(meta["help"], meta), "dest": f.name}
+        kwargs: _Argument = {"help": _help_with_bounds(meta["help"], meta, default),
+                              "dest": f.name}
         if isinstance(default, bool):
             kwargs.update({"action": "store_true"})
         elif meta.get("action") == "append":
@@ -85,15 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _help_with_bounds(text: str, meta: Mapping[str, object]) -> str:
+def _help_with_bounds(text: str, meta: Mapping[str, object], default: object = 0) -> str:
     """The field's help ``text``, the bounds in its ``meta`` added to the default the help
-    ends with."""
+    ends with (None: "none")."""
     bounds = bounds_text(meta)
     if not bounds:
         return text
     if text.endswith(")") and "(default" in text:  # "(default: no limit)"
         return f"{text[:-1]}; {bounds})"
-    return f"{text} (default: %(default)s; {bounds})"
+    return f"{text} (default: {'none' if default is None else '%(default)s'}; {bounds})"
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

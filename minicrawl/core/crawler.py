@@ -14,7 +14,7 @@ from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Admission, Frontier, Observer, Pace, Page, SeenSet
 from minicrawl.core.limits import Politeness
 from minicrawl.core.todo import ToDo
-from minicrawl.core.trip import NoHooks, Trip
+from minicrawl.core.trip import CoreHooks, Trip
 from minicrawl.core.urls import canonicalize
 from minicrawl.core.visited import BloomVisited
 from minicrawl.core.worker import Worker
@@ -81,7 +81,7 @@ class Crawler:
         """Worker ``n``'s :class:`Trip`, the core's own hooks and a fetcher of its own."""
         fetcher = self.make_fetcher()
         fetcher.credentials = self.credentials
-        return Trip(self.door, fetcher, self.pace, NoHooks(self.ignore_nofollow), self.parsing)
+        return Trip(self.door, fetcher, self.pace, CoreHooks(self.ignore_nofollow), self.parsing)
 
     def run(self) -> Summary:
         """Crawl until done, or Ctrl-C (each worker visits the item it holds, then run_threads

@@ -46,7 +46,7 @@ class Page:
     headers: Mapping[str, str] = field(default_factory=dict)  # the Response's (case-insensitive)
     body: bytes = b""
     links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
-    new: int = 0  # of those, how many were admitted and new to Visited: put in ToDo
+    new: int = 0  # of those, how many were admitted and new to Visited (then put in ToDo)
     elapsed_ms: float = 0.0
     error: str | None = None
     redirect: str | None = None  # a 3xx answer's Location, made absolute (the page's one link)
@@ -164,16 +164,16 @@ class Admission(Protocol):
 
 
 class Hooks(Protocol):
-    """What a crawler adds to the core's trip (``trip.Trip``) at its points: the core's own
-    (``trip.NoHooks``) nothing; run.py's (``visit.hooks.CrawlHooks``) robots.txt, its pace and
-    page cap, retries, redirect chains, unchanged and duplicate pages, the page kept.
+    """What a crawler does at the points of the one trip (``trip.Trip``): the core's own
+    (``trip.CoreHooks``) the plain rules; run.py's (``visit.hooks.CrawlHooks``) robots.txt, its
+    pace and page cap, retries, redirect chains, unchanged and duplicate pages, the page kept.
 
     Contract, one worker's, one item at a time: ``before`` says :class:`Go`, or ends the trip
     with a page not fetched (no links) or None (the item went back to ToDo); ``after`` makes the
     answer the page, or None (back to ToDo: a retry, a redirect chain's next hop); ``follows``
     may refuse links ``follows_links`` allows; ``resolve``: the links followed, as canonical
     URLs; ``keep`` hears of the page and what the door did, before its links are in ToDo;
-    ``failed``: the trip raised — the page to give for it, or None (the crawl cannot go on)."""
+    ``failed``: the trip raised — the page to give for it, or None (run.py's: the crawl stops)."""
 
     robot: str  # our name to robots <meta>s and X-Robots-Tag (besides "robots")
 

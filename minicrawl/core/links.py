@@ -13,8 +13,6 @@ Hrefs are kept as written, only the fragment cut. A page's ``nofollow`` (robots 
 X-Robots-Tag) and an HTML link's ``rel=nofollow`` are applied by :meth:`Links.followed`.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 
 from minicrawl.core.interfaces import Links, Page

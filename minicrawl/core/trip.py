@@ -14,7 +14,7 @@ from minicrawl.html.meta import ROBOT
 
 class Trip:
     """What a worker does with each item it takes: fetch it, find its links, through the crawl's
-    ``door`` into ToDo, with a crawler's ``hooks`` at its points (none: :class:`NoHooks`). The
+    ``door`` into ToDo, with a crawler's ``hooks`` at its points (none: :class:`CoreHooks`). The
     ``pace`` is the crawl's, the ``client`` this worker's own. ``parsing``: the crawl's parsing
     slot (a lock: one worker parses at a time), or None for no limit."""
 
@@ -22,7 +22,7 @@ class Trip:
                  hooks: Hooks | None = None,
                  parsing: AbstractContextManager[object] | None = None) -> None:
         self.door, self.client, self.pace = door, client, pace
-        self.hooks = hooks if hooks is not None else NoHooks()
+        self.hooks = hooks if hooks is not None else CoreHooks()
         self.parsing = parsing if parsing is not None else nullcontext()
 
     def visit(self, item: Item) -> Page | None:
@@ -62,18 +62,18 @@ class Trip:
 
     def links_of(self, page: Page) -> list[str]:
         """The canonical URLs ``page``'s links lead to (the hooks resolve those it follows)."""
-        # One parser at a time: Python runs one thread at a time (the GIL), so parsers at once
-        # only switch threads (Java docs: twice the CPU); lxml parses without the GIL, so one
-        # parser keeps a second core busy beside Python's (bench/README.md, issue 37).
+        # One parser at a time: the walk and resolving are Python, one thread at a time (the
+        # GIL), so more parsers only switch threads (Java docs: twice the CPU); lxml builds the
+        # tree without the GIL, so one keeps a second core busy (bench/README.md, issue 37).
         with self.parsing:
             links = extract_links(page.body, page.headers, self.hooks.robot)
             page.noindex = links.noindex
             return self.hooks.resolve(page, links)
 
 
-class NoHooks:
-    """The core's own :class:`Hooks`: every item fetched as it is, each answer its page (a
-    redirect's: its target), its links followed as it says (all if ``ignore_nofollow``)."""
+class CoreHooks:
+    """The core's own :class:`Hooks`, the plain trip: every item fetched as it is, each answer its
+    page (a redirect's: its target), its links followed as it says (all if ``ignore_nofollow``)."""
 
     robot = ROBOT  # our name to robots <meta>s
 
@@ -94,7 +94,7 @@ class NoHooks:
         return True
 
     def resolve(self, page: Page, links: Links) -> list[str]:
-        base = base_url(page.url, links)
+        base = base_url(page.final_url, links)  # whose answer it is (run.py: a chain's end)
         return list(dict.fromkeys(url for href in links.followed(self.ignore_nofollow)
                                   if (url := resolve(base, href, links.encoding))))
 

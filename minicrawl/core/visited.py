@@ -16,14 +16,16 @@ from hashlib import blake2b
 
 from bitarray import bitarray
 
+from minicrawl.checks import check_number
+
 HASHES = 8
 SEED = b"minicrawl"  # salts every hash (another seed, other positions); BLAKE2b takes ≤ 16 bytes
 
 
 def bits_for(expected: int, error_rate: float) -> int:
     """The size m, in bits, that keeps ``expected`` URLs at ``error_rate`` false positives."""
-    if expected < 1 or not 0 < error_rate < 1:
-        raise ValueError("expected must be ≥ 1 and error_rate between 0 and 1")
+    check_number("expected", expected, low=1)
+    check_number("error_rate", error_rate, above=0, below=1)
     return max(64, math.ceil(-HASHES * expected / math.log1p(-error_rate ** (1 / HASHES))))
 
 

@@ -59,6 +59,7 @@ from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
+from minicrawl.checks import check_number
 from minicrawl.errors import RedisRefused, RedisUnavailable
 from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES, redis_query
 from minicrawl.redact import redact
@@ -165,8 +166,7 @@ def shard_tags(shards: int) -> list[str]:
     them evenly), so tags spread over the slot space spread the shards over the nodes; arbitrary
     tags like ``0``, ``1``, ``2`` can land on one node.
     """
-    if not 1 <= shards <= SLOTS:
-        raise ValueError(f"visited shards must be between 1 and {SLOTS}, got {shards}")
+    check_number("visited shards", shards, low=1, high=SLOTS)
     tags = []
     for i in range(shards):
         j = 0

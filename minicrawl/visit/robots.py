@@ -112,13 +112,10 @@ class RobotsGate:
     """Decides, for each URL a worker takes from ToDo, whether it may be fetched now."""
 
     def __init__(self, options: Options, stats: Stats, pacer: HostPace) -> None:
-        """``pacer``: the hosts' pace (which keeps a URL's turn on its host while robots.txt is
-        fetched elsewhere: a shared crawl's gate books it; a local ToDo keeps it in the host's
-        line)."""
-        if options.per_host < 1:
-            raise ValueError("per_host must be at least 1")
-        if options.delay < 0 or options.max_crawl_delay < 0:
-            raise ValueError("delay and max_crawl_delay must not be negative")
+        """``options``: validated (:meth:`Options.validate` checks per_host, delay and
+        max_crawl_delay within their bounds, by check_number); ``pacer``: the hosts' pace (which
+        keeps a URL's turn on its host while robots.txt is fetched elsewhere: a shared crawl's
+        gate books it; a local ToDo keeps it in the host's line)."""
         self.options = options
         self.stats = stats
         self.obey_robots = not options.ignore_robots

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from bitarray import bitarray
 
 from minicrawl.atomic import write_atomically
+from minicrawl.checks import number_problem
 from minicrawl.core.visited import HASHES, positions
 from minicrawl.visited.batch import (
     FAMILY,
@@ -364,16 +365,16 @@ def _bad_parameter(m: int, k: int, flags: int, count: int, capacity: int,
                    error_rate: float, family: str) -> str | None:
     if family != FAMILY:
         return f"unknown hash family {family!r} (this minicrawl's is {FAMILY!r})"
-    if not 1 <= m <= MAX_BITS:
-        return f"m={m} out of range"
+    if problem := number_problem(m, low=1, high=MAX_BITS):
+        return f"m {problem}, got {m}"
     if k != HASHES:
         return f"k={k}, not the core's {HASHES}"
     if flags:
         return f"unknown flags {flags:#x}"
-    if capacity < 1:
-        return f"capacity={capacity} must be positive"
-    if not 0.0 < error_rate < 1.0:
-        return f"error rate {error_rate} not in (0, 1)"
+    if problem := number_problem(capacity, low=1):
+        return f"capacity {problem}, got {capacity}"
+    if problem := number_problem(error_rate, above=0, below=1):
+        return f"error_rate {problem}, got {error_rate}"
     if count > m:
         return f"count={count} larger than m={m}"
     return None

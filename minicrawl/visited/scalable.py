@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from minicrawl.checks import check_number
 from minicrawl.visited.batch import FAMILY, url_list
 from minicrawl.visited.bloom import BloomFilter, new_urls
 from minicrawl.visited.sizing import check_np, false_positive_rate, offered_for
@@ -24,10 +25,8 @@ class ScalableBloomFilter:
     def __init__(self, initial_capacity: int = 100_000, error_rate: float = 0.001, *,
                  growth: int = 2, tightening: float = 0.9) -> None:
         check_np(initial_capacity, error_rate)
-        if growth < 1:
-            raise ValueError(f"growth must be at least 1, got {growth}")
-        if not 0.0 < tightening < 1.0:
-            raise ValueError(f"tightening must be strictly between 0 and 1, got {tightening}")
+        check_number("growth", growth, low=1)
+        check_number("tightening", tightening, above=0, below=1)
         self._initial_capacity = int(initial_capacity)
         self._error_rate = float(error_rate)
         self._growth = growth

@@ -58,6 +58,7 @@ import threading
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
+from minicrawl.checks import check_number
 from minicrawl.core.visited import HASHES
 from minicrawl.core.visited import bits_for as core_bits_for
 from minicrawl.visited.batch import FAMILY
@@ -78,8 +79,8 @@ def false_positive_rate(m: int, n: float, k: int) -> float:
     This is the standard approximation (it treats the bits as independent); for the sizes a
     crawler uses it is accurate to well under 1 %. n = 0 gives 0.0.
     """
-    if m <= 0 or k <= 0:
-        raise ValueError("m and k must be positive")
+    check_number("m", m, above=0)
+    check_number("k", k, above=0)
     if n <= 0:
         return 0.0
     return (1.0 - math.exp(-k * n / m)) ** k
@@ -87,8 +88,8 @@ def false_positive_rate(m: int, n: float, k: int) -> float:
 
 def optimal_hashes(m: int, n: float) -> float:
     """k = (m/n)·ln 2: the (real-valued) k that minimises f for m bits and n items."""
-    if m <= 0 or n <= 0:
-        raise ValueError("m and n must be positive")
+    check_number("m", m, above=0)
+    check_number("n", n, above=0)
     return m / n * LN2
 
 
@@ -105,8 +106,7 @@ def bits_for(n: float, p: float, k: int) -> int:
     the optimal k for that p, and is larger otherwise.
     """
     check_np(n, p)
-    if k <= 0:
-        raise ValueError("k must be positive")
+    check_number("k", k, above=0)
     return math.ceil(-k * n / math.log1p(-(p ** (1.0 / k))))
 
 
@@ -116,13 +116,11 @@ def capacity_for(m: int, p: float, k: int | None = None) -> int:
     With ``k=None`` the classic n = m·ln(0.6185)/ln p, which assumes the optimal k; with a given
     k the exact n = −m·ln(1 − p^(1/k))/k. Rounded down.
     """
-    if m <= 0:
-        raise ValueError("m must be positive")
+    check_number("m", m, above=0)
     check_np(1, p)
     if k is None:
         return math.floor(m * math.log(0.6185) / math.log(p))
-    if k <= 0:
-        raise ValueError("k must be positive")
+    check_number("k", k, above=0)
     return math.floor(-m * math.log1p(-(p ** (1.0 / k))) / k)
 
 
@@ -241,10 +239,8 @@ def bill(n: int, first_rate: float, offered: int, growth: int = GROWTH,
 
 def check_np(n: float, p: float) -> None:
     """Raise ValueError unless the capacity ``n`` is positive and 0 < ``p`` < 1."""
-    if n <= 0:
-        raise ValueError(f"capacity must be positive, got {n}")
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"error rate must be strictly between 0 and 1, got {p}")
+    check_number("capacity", n, above=0)
+    check_number("error_rate", p, above=0, below=1)
 
 
 # --------------------------------------------------------------------------- sizing
@@ -273,8 +269,7 @@ def resolve_size(capacity: int | None, error_rate: float | None, bits: int | Non
         p = 0.01 if error_rate is None else error_rate
         check_np(capacity, p)
         return core_bits_for(capacity, p), int(capacity), float(p)
-    if bits <= 0:
-        raise ValueError(f"bits must be positive, got {bits}")
+    check_number("bits", bits, above=0)
     if capacity is None:
         if error_rate is None:
             capacity = max(1, round(bits * LN2 / HASHES))

@@ -442,7 +442,8 @@ def test_a_body_cut_short_is_an_error_not_a_page(server):
 
 
 def test_errors_are_one_line_and_never_show_a_password(server):
-    """Whatever went wrong, the error is one line, and a URL's password is not in it."""
+    """Whatever went wrong, the error is one line, and a URL's password is not in it: a URL it
+    quotes is shown as every line shows it, ``user:***@`` (minicrawl.redact, the one policy)."""
     server.pages["/hang"] = hang(20)
     server.pages["/cut"] = truncated(b"<p>", 1000)
     secret = "s3cret-pw"
@@ -457,6 +458,8 @@ def test_errors_are_one_line_and_never_show_a_password(server):
     for error in errors:
         assert_one_line(error)
         assert secret not in error, error
+        assert error.count("***@") == error.count("user:***@"), error  # the user name kept
+    assert "Failed to parse: http://user:***@127.0.0.1:99999/" in errors[1]
 
 
 # -- proxies and the CA bundle, from the environment -----------------------------------------

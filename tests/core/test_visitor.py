@@ -1,5 +1,5 @@
 """The trip's contract (core.trip.Trip.visit), with each crawler's hooks (interfaces.Hooks: the
-core's NoHooks, run.py's CrawlHooks), against a real local server: when ``visit`` returns, the
+core's CoreHooks, run.py's CrawlHooks), against a real local server: when ``visit`` returns, the
 page's unseen links are in ToDo and Visited, one request was made, a redirect's target waits in
 ToDo at the page's depth, a dead server is a page's error, not an exception. And the core's
 Worker loop around a trip: None is no page for the observers, a hook that raises costs the page
@@ -17,7 +17,7 @@ from minicrawl.core.door import Door
 from minicrawl.core.fetch import Fetcher
 from minicrawl.core.interfaces import Entry, Frontier, Go, Item, Links, Page, Response, SeenSet
 from minicrawl.core.todo import ToDo
-from minicrawl.core.trip import NoHooks, Trip
+from minicrawl.core.trip import CoreHooks, Trip
 from minicrawl.core.visited import BloomVisited
 from minicrawl.core.worker import Worker
 from minicrawl.demo.site import LocalSite, Resource
@@ -149,7 +149,7 @@ class Scripted:
         pass
 
     def failed(self, item: Item, error: Exception) -> Page | None:
-        return NoHooks().failed(item, error)
+        return CoreHooks().failed(item, error)
 
 
 class Told:
