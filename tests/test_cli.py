@@ -118,6 +118,50 @@ def test_help_is_grouped_with_defaults():
     assert "(default: 0.25; 0 to 86,400)" in help_text  # --delay
 
 
+def help_by_option(text: str) -> dict[str, str]:
+    """``--help``'s text of each option (its flag → its help, joined on one line)."""
+    helps: dict[str, str] = {}
+    flag = None
+    for line in text.splitlines():
+        if match := re.match(r"^  (-\w, )?(--[\w-]+)( [^ ].*?)?(?:  +(.*))?$", line):
+            flag = match[2]
+            helps[flag] = match[4] or ""
+        elif flag and line.startswith(" " * 10):
+            helps[flag] += " " + line.strip()
+        else:
+            flag = None
+    return helps
+
+
+def test_help_says_each_option_s_default_once():
+    """``--max-pages-per-host`` said "(default: no limit) (default: None; 1 to …)": its own
+    text named the default, and the bounds added another. Each option states it once."""
+    result = run("--help")
+    helps = help_by_option(result.stdout)
+    assert {"--threads", "--max-pages-per-host", "--error-rate", "--proxy", "--crawl"} <= set(
+        helps)
+    for flag, text in helps.items():
+        if flag in ("--help", "--version"):
+            continue
+        said = re.findall(r"\bdefaults?\b", text.replace("(default: default)", "(default: X)"))
+        assert len(said) == 1, (flag, text)
+        assert "(default: None" not in text, (flag, text)
+    assert "(default: no limit; 1 to 1,000,000,000,000)" in helps["--max-pages-per-host"]
+
+
+def test_stats_to_standard_output_ends_with_a_newline(server, tmp_path):
+    """``--stats -`` is JSON a program reads, and a text on a terminal: its last line ends
+    with a newline (the shell's prompt came right after the brace); a --stats file too."""
+    server.pages["/"] = Resource(b"end")
+    result = run(server.url("/"), "--stats", "-", "--delay", "0")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("}\n"), result.stdout[-20:]
+    assert json.loads(result.stdout)["pages"] == 1
+    stats = tmp_path / "stats.json"
+    assert run(server.url("/"), "--stats", str(stats), "--quiet").returncode == 0
+    assert stats.read_text().endswith("}\n")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_stop_cleanly_with_complete_output(tmp_path, server, sig):
     def slow(request):
