@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.demo.site import Resource
+from minicrawl.demo.site import LocalSite, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +44,31 @@ def test_bad_seed_lines_are_skipped_and_the_good_ones_crawled(tmp_path, server):
     assert [json.loads(x)["url"] for x in out.read_text().splitlines()] == [
         server.url("/"), server.url("/next")]
     assert re.search(r"pages\s+2\b", result.stdout)
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "site.localhost"])
+def test_a_seed_without_its_scheme_is_told_the_url_to_write(tmp_path, host):
+    """``localhost:8001/`` was refused as "not http(s)" (the parser reads ``localhost:`` as a
+    scheme) while ``127.0.0.1:8001`` was told to write https://: every host:port without a
+    scheme is told the same, http:// for a local server, and the URL it is told works."""
+    server = LocalSite().start()  # on 127.0.0.1
+    try:
+        server.pages["/"] = Resource(b"end")
+        seed = f"{host}:{server.port}/"
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(seed + "\n")
+        for args, where in (([seed], "argument"), ([str(seeds)], f"{seeds}:1")):
+            result = run(*args, "--quiet")
+            assert result.returncode == 2, result.stderr
+            assert (f"{where}: {seed!r} is not a valid http(s) URL (no scheme; write "
+                    f"http://{seed}); skipped") in result.stderr, result.stderr
+        if host in ("localhost", "127.0.0.1"):  # (the site listens on IPv4 loopback)
+            told = run(f"http://{seed}", "--quiet", "--delay", "0")
+            assert told.returncode == 0, told.stderr
+    finally:
+        server.stop()
+    assert "write https://example.org)" in run("example.org").stderr  # a name: https
+    assert "write" not in run("foo").stderr  # a bare word: no host to guess
 
 
 def test_demo_crawls_the_whole_demo_site_offline():
