@@ -260,7 +260,7 @@ class Crawler:
             self.output_failures += [o.flag for o in self.events.observers
                                      if getattr(o, "failed", False)]
             if opts.stats and not write_at_end("--stats", opts.stats,
-                                               lambda: json.dumps(stats, indent=2)):
+                                               lambda: json.dumps(stats, indent=2) + "\n"):
                 self.output_failures.append("--stats")
             if interrupted is not None:
                 raise interrupted

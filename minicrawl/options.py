@@ -81,14 +81,14 @@ class Options:
     max_bytes: int = opt(10 * 1024 * 1024, "largest body read, after decompression; longer "
                          "bodies are cut and recorded as errors", "Workers",
                          low=1, high=MAX_BODY_BYTES)
-    no_cookies: bool = opt(False, "keep no cookies (by default a cookie a site sets is sent "
+    no_cookies: bool = opt(False, "keep no cookies (without it a cookie a site sets is sent "
                            "back with its later requests, whichever worker makes them)",
                            "Workers")
     proxy: str | None = opt(None, "send every request through this proxy (http://[user:pass@]"
-                            "host:port); by default http_proxy, https_proxy and no_proxy are "
-                            "obeyed", "Workers", metavar="URL")
+                            "host:port) (default: the environment's http_proxy, https_proxy and "
+                            "no_proxy)", "Workers", metavar="URL")
     ca_bundle: str | None = opt(None, "check HTTPS certificates against the CAs in this PEM "
-                                "file (by default REQUESTS_CA_BUNDLE or SSL_CERT_FILE, else "
+                                "file (default: REQUESTS_CA_BUNDLE or SSL_CERT_FILE, else "
                                 "certifi's)", "Workers", metavar="FILE")
 
     # -- visited
@@ -99,11 +99,10 @@ class Options:
                        choices=("auto", "bloom", "scalable", "exact"))
     expected_urls: int = opt(1_000_000, "URLs the Bloom filter is sized for (n)", "Visited", low=1)
     error_rate: float | None = opt(None, "false-positive rate at expected-urls (p) of the "
-                                   "(first) filter; by default 0.5/P for the P pages of the "
-                                   "crawl (max-pages if given, for a scalable filter; else 10 x "
-                                   "expected-urls): under "
-                                   "one page lost in expectation over them", "Visited",
-                                   above=0, below=1)
+                                   "(first) filter: under one page lost in expectation over "
+                                   "the crawl's P pages (default: 0.5/P, P being max-pages if "
+                                   "given, for a scalable filter; else 10 x expected-urls)",
+                                   "Visited", above=0, below=1)
 
     # -- todo (past the budget, on disk: minicrawl/frontier/disk.py)
     frontier_memory: float = opt(16.0, "MB of waiting URLs ToDo keeps in memory (estimated, ~250 "
@@ -130,7 +129,7 @@ class Options:
                                      "than this (/a/a/a/a/ has 4), a crawler trap; 0: no limit",
                                      "Scope", metavar="N", low=0, high=MAX_COUNT)
     max_pages_per_host: int | None = opt(None, "at most this many requests to one host "
-                                         "(robots.txt and sitemaps not counted; default: no "
+                                         "(robots.txt and sitemaps not counted) (default: no "
                                          "limit)", "Scope", metavar="N",
                                          low=1, high=MAX_COUNT)
     sitemaps: bool = opt(False, "also crawl the URLs of the seed hosts' sitemaps (robots.txt "

@@ -396,8 +396,30 @@ def _seed(text: str, where: str) -> tuple[str | None, str]:
     if url is not None:
         return url, ""
     text = redact(text, typed=True)  # a password stays out of the message and of its hint
-    hint = f"; write https://{text}" if why == "no scheme" and "." in text.split("/", 1)[0] else ""
-    return None, f"{where}: {shown(text)} is not a valid http(s) URL ({why}{hint}); skipped"
+    if hint := _scheme_hint(text):  # "localhost:8001" reads as the scheme "localhost:"
+        why = f"no scheme; write {hint}"
+    return None, f"{where}: {shown(text)} is not a valid http(s) URL ({why}); skipped"
+
+
+# A URL written without its scheme: a host (a name, an IPv4 address, an IPv6 one in brackets),
+# maybe a port, then a path, a query or nothing. The parser reads "localhost:8001/" as the
+# scheme "localhost:" (so "not http(s)"), and "127.0.0.1:8001" as no scheme at all.
+_SCHEMELESS = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[^\s/?#:\[\]@\\]+)(?::(\d{1,5}))?(?=[/?#]|$)")
+_LOCAL = re.compile(r"(?i)localhost|.*\.localhost|127\.[\d.]+|\[::1\]")
+
+
+def _scheme_hint(text: str) -> str:
+    """The URL to write for a seed that is one without its scheme (``localhost:8001/``,
+    ``example.org``, ``[::1]:8080``), else "": http for loopback or a port other than 443 (a
+    local server), https for a name alone; a bare word (``foo``) is no host to guess."""
+    if (match := _SCHEMELESS.match(text)) is None:
+        return ""
+    host, port = match[1], match[2]
+    local = _LOCAL.fullmatch(host) is not None
+    if port is None and not local and "." not in host and not host.startswith("["):
+        return ""
+    url = f"{'https' if port in (None, '443') and not local else 'http'}://{text}"
+    return url if canonical(url)[0] is not None else ""
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.demo.site import Resource
+from minicrawl.demo.site import LocalSite, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +44,31 @@ def test_bad_seed_lines_are_skipped_and_the_good_ones_crawled(tmp_path, server):
     assert [json.loads(x)["url"] for x in out.read_text().splitlines()] == [
         server.url("/"), server.url("/next")]
     assert re.search(r"pages\s+2\b", result.stdout)
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "site.localhost"])
+def test_a_seed_without_its_scheme_is_told_the_url_to_write(tmp_path, host):
+    """``localhost:8001/`` was refused as "not http(s)" (the parser reads ``localhost:`` as a
+    scheme) while ``127.0.0.1:8001`` was told to write https://: every host:port without a
+    scheme is told the same, http:// for a local server, and the URL it is told works."""
+    server = LocalSite().start()  # on 127.0.0.1
+    try:
+        server.pages["/"] = Resource(b"end")
+        seed = f"{host}:{server.port}/"
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(seed + "\n")
+        for args, where in (([seed], "argument"), ([str(seeds)], f"{seeds}:1")):
+            result = run(*args, "--quiet")
+            assert result.returncode == 2, result.stderr
+            assert (f"{where}: {seed!r} is not a valid http(s) URL (no scheme; write "
+                    f"http://{seed}); skipped") in result.stderr, result.stderr
+        if host in ("localhost", "127.0.0.1"):  # (the site listens on IPv4 loopback)
+            told = run(f"http://{seed}", "--quiet", "--delay", "0")
+            assert told.returncode == 0, told.stderr
+    finally:
+        server.stop()
+    assert "write https://example.org)" in run("example.org").stderr  # a name: https
+    assert "write" not in run("foo").stderr  # a bare word: no host to guess
 
 
 def test_demo_crawls_the_whole_demo_site_offline():
@@ -116,6 +141,50 @@ def test_help_is_grouped_with_defaults():
     help_text = " ".join(result.stdout.split())
     assert "(default: 8; 1 to 1,024)" in help_text  # --threads, with its bounds
     assert "(default: 0.25; 0 to 86,400)" in help_text  # --delay
+
+
+def help_by_option(text: str) -> dict[str, str]:
+    """``--help``'s text of each option (its flag → its help, joined on one line)."""
+    helps: dict[str, str] = {}
+    flag = None
+    for line in text.splitlines():
+        if match := re.match(r"^  (-\w, )?(--[\w-]+)( [^ ].*?)?(?:  +(.*))?$", line):
+            flag = match[2]
+            helps[flag] = match[4] or ""
+        elif flag and line.startswith(" " * 10):
+            helps[flag] += " " + line.strip()
+        else:
+            flag = None
+    return helps
+
+
+def test_help_says_each_option_s_default_once():
+    """``--max-pages-per-host`` said "(default: no limit) (default: None; 1 to …)": its own
+    text named the default, and the bounds added another. Each option states it once."""
+    result = run("--help")
+    helps = help_by_option(result.stdout)
+    assert {"--threads", "--max-pages-per-host", "--error-rate", "--proxy", "--crawl"} <= set(
+        helps)
+    for flag, text in helps.items():
+        if flag in ("--help", "--version"):
+            continue
+        said = re.findall(r"\bdefaults?\b", text.replace("(default: default)", "(default: X)"))
+        assert len(said) == 1, (flag, text)
+        assert "(default: None" not in text, (flag, text)
+    assert "(default: no limit; 1 to 1,000,000,000,000)" in helps["--max-pages-per-host"]
+
+
+def test_stats_to_standard_output_ends_with_a_newline(server, tmp_path):
+    """``--stats -`` is JSON a program reads, and a text on a terminal: its last line ends
+    with a newline (the shell's prompt came right after the brace); a --stats file too."""
+    server.pages["/"] = Resource(b"end")
+    result = run(server.url("/"), "--stats", "-", "--delay", "0")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("}\n"), result.stdout[-20:]
+    assert json.loads(result.stdout)["pages"] == 1
+    stats = tmp_path / "stats.json"
+    assert run(server.url("/"), "--stats", str(stats), "--quiet").returncode == 0
+    assert stats.read_text().endswith("}\n")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
