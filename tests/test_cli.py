@@ -38,7 +38,7 @@ def test_bad_seed_lines_are_skipped_and_the_good_ones_crawled(tmp_path, server):
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(f"{server.url('/')}   # the site\nhttp://[::1/\n")
     out = tmp_path / "out.jsonl"
-    result = run(str(seeds), "--out", str(out), "--threads", "2")
+    result = run(str(seeds), "--out", str(out), "--threads", "2", "--verbose")
     assert result.returncode == 0, result.stderr
     assert f"{seeds}:2:" in result.stderr
     assert [json.loads(x)["url"] for x in out.read_text().splitlines()] == [
@@ -72,10 +72,10 @@ def test_a_seed_without_its_scheme_is_told_the_url_to_write(tmp_path, host):
 
 
 def test_demo_crawls_the_whole_demo_site_offline():
-    result = run("--demo", "--threads", "8")
+    result = run("--demo", "--threads", "8", "--verbose")
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"missed 0, fetched twice 0, unreachable fetched 0", result.stdout)
-    assert "pages_per_s" in result.stdout
+    assert "pages_per_s" in result.stdout  # every statistic, with --verbose
 
 
 def test_demo_crawls_its_loopback_site_even_with_a_proxy_in_the_environment(monkeypatch):

@@ -1,4 +1,5 @@
-"""Watching a crawl: a live panel while it runs and a summary when it ends.
+"""Watching a crawl: a live panel while it runs (the summary when it ends:
+:mod:`minicrawl.watch.summary`).
 
 The live panel is redrawn a few times a second from the crawl's counters (never per URL), so
 watching costs the crawl nothing measurable.
@@ -12,14 +13,13 @@ import threading
 from typing import TYPE_CHECKING, TextIO
 
 from minicrawl.watch.progress import Progress, ProgressReader, RecentRate, Watched
+from minicrawl.watch.summary import problems_text
 
 if TYPE_CHECKING:  # rich is imported when a panel is drawn: a --quiet crawl never loads it
     from rich.console import Console
     from rich.live import Live
     from rich.panel import Panel
     from rich.text import Text
-
-    from minicrawl.stats import StatsSnapshot
 
 
 log = logging.getLogger("minicrawl")
@@ -107,6 +107,9 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
     done = f"{p.pages:,}"
     if p.max_pages:
         done += f" / {p.max_pages:,}  ({p.done_fraction or 0.0:.0%})"
+    problems = problems_text(p.problems, p.status_4xx, p.status_5xx)
+    if p.not_requested:
+        problems += f"; {p.not_requested:,} not requested (robots.txt, host cap)"
     rows = [
         ("pages done", done),
         ("ToDo", f"{p.todo:,} waiting, {p.in_flight:,} in flight"),
@@ -120,7 +123,7 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
         ("Visited", f"{p.visited:,} URLs, fill {fill}, est. false-positive rate {fp}"),
         ("links", f"{p.links_new:,} new → ToDo, {p.links_dropped:,} dropped by Visited, "
                   f"{p.links_out_of_scope:,} out of scope"),
-        ("errors", f"{p.errors:,}"),
+        ("problems", problems),
         ("speed", f"{pages_per_s:,.1f} pages/s now, {p.pages_per_s:,.1f} average, "
                   f"{p.elapsed:,.1f} s elapsed"),
     ]
@@ -149,15 +152,3 @@ def _bar(fraction: float, width: int = 40) -> Text:
 
     filled = round(fraction * width)
     return Text.assemble(("━" * filled, "green"), ("━" * (width - filled), "grey23"))
-
-
-def format_summary(stats: StatsSnapshot) -> str:
-    """The final stats as aligned ``name: value`` lines."""
-    width = max((len(k) for k in stats), default=0)
-    lines = ["", "Crawl finished" + (" (interrupted)" if stats.get("interrupted") else "")]
-    for key, value in stats.items():
-        if isinstance(value, float):
-            value = f"{value:.6g}"
-        lines.append(f"  {key:<{width}}  {value}")
-    return "\n".join(lines)
-
