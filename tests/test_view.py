@@ -144,10 +144,37 @@ def test_the_filter_is_counted_only_as_often_as_the_budget_allows(server):
 
 # -- on a terminal, as a user sees it (tests/terminal.py: a pty, and the screen it is left with)
 
+def slow_chain(server, pages: int = 1000, seconds: float = 0.2) -> None:
+    """Pages /, /1, /2 … each linking the next two, each answered after ``seconds``."""
+    def slow(request):
+        time.sleep(seconds)
+        n = int(request.path.strip("/") or 0)
+        return Resource(f'<a href="/{n + 1}">next</a><a href="/{n + 2}">next</a>'.encode())
+
+    for n in range(pages):
+        server.pages[f"/{n}" if n else "/"] = slow
+
+
 def panel_row(lines: list[str], label: str) -> str:
     """The value of the last panel's row ``label`` ("" if there is none)."""
     rows = [line for line in lines if re.match(rf"^│\s+{re.escape(label)}  ", line)]
     return rows[-1].strip("│ ").removeprefix(label).strip() if rows else ""
+
+
+def test_with_state_the_panel_says_the_page_cap_is_this_run_s(server, tmp_path):
+    """With --state the cap is one run's (the next run goes on): "3 / 3 (100%)" read as the
+    whole crawl's."""
+    slow_chain(server, seconds=0.05)
+    state = tmp_path / "state"
+    for run in (1, 2):
+        code, out = on_a_terminal([server.url("/"), "--state", str(state), "--max-pages", "3",
+                                   "--delay", "0"])
+        assert code == 0, out[-2000:]
+        lines = screen(out)
+        assert panel_row(lines, "pages done").startswith("3 of this run's 3  (100%)"), lines
+        assert "Crawl finished: 3 pages this run" in out, (run, out[-2000:])
+    code, out = on_a_terminal([server.url("/"), "--max-pages", "3", "--delay", "0"])
+    assert panel_row(screen(out), "pages done").startswith("3 / 3  (100%)")  # without: a total
 
 
 def test_the_demo_s_panel_and_summary_count_the_same_problems_and_pages(tmp_path):

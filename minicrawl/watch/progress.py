@@ -70,6 +70,7 @@ class Progress:
     status_4xx: int = 0
     status_5xx: int = 0
     not_requested: int = 0
+    per_run: bool = False  # max_pages is this run's (a crawl kept in --state goes on later)
 
     @property
     def pages_per_s(self) -> float:
@@ -109,6 +110,7 @@ def read_progress(crawler: Watched,
         status_4xx=counts.get("status_4xx", 0),
         status_5xx=counts.get("status_5xx", 0),
         not_requested=counts.get("robots_disallowed", 0) + counts.get("host_full", 0),
+        per_run=crawler.options.state is not None,
         **todo_figures(todo),
     )
 

@@ -105,8 +105,9 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
     fp = "none (exact)" if p.fp_rate is None and p.fill_ratio is None else (
         "n/a" if p.fp_rate is None else f"{p.fp_rate:.2e}")
     done = f"{p.pages:,}"
-    if p.max_pages:
-        done += f" / {p.max_pages:,}  ({p.done_fraction or 0.0:.0%})"
+    if p.max_pages:  # with --state the cap is this run's: the next run goes on
+        done += (f" of this run's {p.max_pages:,}" if p.per_run else f" / {p.max_pages:,}") \
+            + f"  ({p.done_fraction or 0.0:.0%})"
     problems = problems_text(p.problems, p.status_4xx, p.status_5xx)
     if p.not_requested:
         problems += f"; {p.not_requested:,} not requested (robots.txt, host cap)"
