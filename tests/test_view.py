@@ -144,6 +144,9 @@ def test_the_filter_is_counted_only_as_often_as_the_budget_allows(server):
 
 # -- on a terminal, as a user sees it (tests/terminal.py: a pty, and the screen it is left with)
 
+PANEL_TOP = "╭─ minicrawl"
+
+
 def slow_chain(server, pages: int = 1000, seconds: float = 0.2) -> None:
     """Pages /, /1, /2 … each linking the next two, each answered after ``seconds``."""
     def slow(request):
@@ -159,6 +162,27 @@ def panel_row(lines: list[str], label: str) -> str:
     """The value of the last panel's row ``label`` ("" if there is none)."""
     rows = [line for line in lines if re.match(rf"^│\s+{re.escape(label)}  ", line)]
     return rows[-1].strip("│ ").removeprefix(label).strip() if rows else ""
+
+
+def test_after_ctrl_c_the_final_panel_replaces_the_last_frame(server):
+    """Ctrl-C typed on the terminal: the "interrupted" warning was written past the panel, so
+    the next frame was drawn a line too low and the top of the last one stayed above it. The
+    warning is printed above the panel, and one panel is left: the final one, then the
+    summary."""
+    slow_chain(server)
+    code, out = on_a_terminal(
+        [server.url("/"), "--threads", "4", "--delay", "0"],
+        ctrl_c_when=lambda text: re.search(r"pages done\s+\S*\s*[3-9]\b", text) is not None)
+    assert code == 130, out[-2000:]
+    lines = screen(out)
+    assert sum(PANEL_TOP in line for line in lines) == 1, "\n".join(lines)
+    top = next(i for i, line in enumerate(lines) if PANEL_TOP in line)
+    warned = [i for i, line in enumerate(lines) if "interrupted: finishing the pages" in line]
+    assert warned and warned[0] < top, "\n".join(lines)  # told above the panel, and kept
+    finished = next(i for i, line in enumerate(lines) if "Crawl finished (interrupted)" in line)
+    assert finished > top
+    pages = int(re.search(r"(\d+) pages", lines[finished])[1])
+    assert panel_row(lines, "pages done") == str(pages)  # the final frame: the summary's count
 
 
 def test_with_state_the_panel_says_the_page_cap_is_this_run_s(server, tmp_path):

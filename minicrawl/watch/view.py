@@ -2,7 +2,10 @@
 :mod:`minicrawl.watch.summary`).
 
 The live panel is redrawn a few times a second from the crawl's counters (never per URL), so
-watching costs the crawl nothing measurable.
+watching costs the crawl nothing measurable. While it is drawn, the crawl's log lines (a
+warning, "interrupted: …" after Ctrl-C) are printed above it, through its console: written
+straight to the terminal they moved the cursor under the panel, and the next frame left a line
+of the last one behind.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class LiveView:
         self._live: Live | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._rerouted: list[tuple[logging.StreamHandler[TextIO], TextIO]] = []
 
     def __enter__(self) -> LiveView:
         if self.enabled:
@@ -62,6 +66,7 @@ class LiveView:
             self._live = Live(self.render(), console=self.console or Console(),
                               transient=False, auto_refresh=False)
             self._live.__enter__()
+            self._reroute_log(self._live.console)
             self._thread = threading.Thread(target=self._refresh, name="live-view", daemon=True)
             self._thread.start()
         return self
@@ -72,8 +77,34 @@ class LiveView:
             if self._thread is not None:
                 self._thread.join()
             self._draw(exact=True)
+            self._restore_log()
             self._live.__exit__(None, None, None)
             self._live = None
+
+    def _reroute_log(self, console: Console) -> None:
+        """The log's handlers that write to a terminal write above the panel while it is drawn
+        (a log line written past it left the next frame one line low: a stale line of the panel
+        stayed above it). Its stream is that of the handler made before the panel (the
+        command line's), which rich's own redirection of sys.stderr does not reach."""
+        from rich.file_proxy import FileProxy
+
+        if not console.is_terminal:
+            return
+        for logger in (logging.getLogger(), log):
+            for handler in logger.handlers:
+                stream = getattr(handler, "stream", None)
+                if (isinstance(handler, logging.StreamHandler) and stream is not None
+                        and not isinstance(stream, FileProxy)
+                        and getattr(stream, "isatty", lambda: False)()):
+                    handler.setStream(FileProxy(console, stream))  # type: ignore[arg-type]
+                    self._rerouted.append((handler, stream))
+
+    def _restore_log(self) -> None:
+        """The log's handlers write where they wrote before the panel (what waits is printed)."""
+        while self._rerouted:
+            handler, stream = self._rerouted.pop()
+            handler.flush()
+            handler.setStream(stream)
 
     def _refresh(self) -> None:
         while not self._stop.wait(1 / REFRESH_PER_SECOND):
