@@ -71,6 +71,28 @@ def test_a_seed_without_its_scheme_is_told_the_url_to_write(tmp_path, host):
     assert "write" not in run("foo").stderr  # a bare word: no host to guess
 
 
+PACE_NOTE = ("minicrawl: pace per host: a request every 0.25 s at most (--delay), 2 at once "
+             "(--per-host): 4 requests a second to each host at most")
+
+
+def test_the_default_pace_is_told_once_at_the_start(server):
+    """The first crawl after the demo (which sets its own pace) ran at ~4 pages/s with nothing
+    saying why: the start says the pace per host and the options that change it, once, on
+    stderr; not when the pace was chosen, nor for the demo, nor with --quiet."""
+    server.pages["/"] = Resource(b'<a href="/a">a</a><a href="/b">b</a>')
+    server.pages["/a"] = server.pages["/b"] = Resource(b"end")
+    told = run(server.url("/"))
+    assert told.returncode == 0, told.stderr
+    assert told.stderr.count(PACE_NOTE) == 1, told.stderr
+    assert "--delay 0 --per-host 8" in told.stderr.splitlines()[0]  # first: at the start
+    assert told.stdout.startswith("\nCrawl finished: 3 pages")  # (stdout: the summary alone)
+    for chosen in (["--delay", "0.25"], ["--per-host", "2"], ["--del", "0.1"], ["--quiet"]):
+        quiet = run(server.url("/"), *chosen)
+        assert quiet.returncode == 0 and "pace per host" not in quiet.stderr, (chosen, quiet)
+    demo = run("--demo", "--max-pages", "5")
+    assert demo.returncode == 0 and "pace per host" not in demo.stdout + demo.stderr
+
+
 def test_demo_crawls_the_whole_demo_site_offline():
     result = run("--demo", "--threads", "8", "--verbose")
     assert result.returncode == 0, result.stdout + result.stderr

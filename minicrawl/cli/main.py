@@ -128,10 +128,12 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, verbose: bool = False,
+                     pace_note: bool = False,
                      **settings: OptionValue) -> tuple[int, Crawler | None]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the summary (``verbose``:
     every statistic); (exit code, the crawler that ran, or None if it could not start or
-    failed). ``settings`` change ``options`` as keywords of :class:`Options` (``threads=4``)."""
+    failed). ``pace_note``: say at the start how the default pace per host bounds the crawl.
+    ``settings`` change ``options`` as keywords of :class:`Options` (``threads=4``)."""
     from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
     from minicrawl.state.db import StateUnwritable
@@ -157,6 +159,8 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         fail(e)
         return EXIT_REDIS, None
     code = EXIT_OK
+    if pace_note:
+        print(pace_note_text(crawler.options), file=sys.stderr)
     # An output on standard output (--out -) keeps it for itself: the summary goes to stderr.
     data_on_stdout = writes_to_stdout(crawler.options)
     view = LiveView(crawler.watched, enabled=wants_live_view(
@@ -300,9 +304,34 @@ def _main(argv: list[str]) -> int:
             return EXIT_REDIS
     if not args.seeds:
         parser.error("give seed URLs or seed files (or --demo)")
+    # The polite defaults bound a crawl of one site to a few pages a second: said once, unless
+    # the pace was chosen (--delay or --per-host given) or --quiet.
+    note = not args.quiet and not _given(argv, PACE_FIELDS)
     code, _ = crawl_and_report(args.seeds, quiet=args.quiet, options=options,
-                               verbose=args.verbose)
+                               verbose=args.verbose, pace_note=note)
     return code
+
+
+PACE_FIELDS = ("delay", "per_host")  # the options that set the pace per host
+
+
+def _given(argv: list[str], names: tuple[str, ...]) -> bool:
+    """Whether the command line gives any of the options ``names`` (abbreviated too, as
+    argparse takes them: ``--del 0``), whatever the value (the default's own too)."""
+    unset = object()
+    probe = build_parser()
+    probe.set_defaults(**dict.fromkeys(names, unset))
+    args = probe.parse_args(argv)
+    return any(getattr(args, name) is not unset for name in names)
+
+
+def pace_note_text(options: Options) -> str:
+    """The line that says how the pace per host bounds the crawl, and how to change it."""
+    per_second = f"{1 / options.delay:g} requests a second" if options.delay else "no gap"
+    return (f"minicrawl: pace per host: a request every {options.delay:g} s at most "
+            f"(--delay), {options.per_host} at once (--per-host): {per_second} to each host "
+            f"at most, polite to someone else's site; a site of your own can take more: "
+            f"--delay 0 --per-host 8")
 
 
 def _raise_interrupt() -> None:
