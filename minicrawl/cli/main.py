@@ -59,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--demo", action="store_true",
                      help="serve a generated demo site on loopback and crawl it (no internet)")
     run.add_argument("--quiet", action="store_true",
-                     help="no live view and no summary, only warnings (the live view is also "
-                          "off when stdout is not a terminal)")
+                     help="no live view, no summary and no note on the pace, only warnings "
+                          "(the live view is also off when stdout is not a terminal)")
     run.add_argument("-v", "--verbose", action="store_true",
                      help="end with every statistic, one per line (as --stats writes them), "
                           "instead of the short summary")
