@@ -72,6 +72,7 @@ from minicrawl.visit.robots import RobotsGate
 from minicrawl.visited.make import CapacityWatch, Visited, describe, make_visited
 from minicrawl.watch.progress import Watched
 from minicrawl.watch.report import Recorder, require_plotting
+from minicrawl.watch.summary import FirstProblems
 from minicrawl.watch.trace import Tracer
 from minicrawl.workers import Workers
 
@@ -193,6 +194,7 @@ class Crawler:
         self.saver = (PageSaver(opts.save_pages, on_failure=self.stop) if opts.save_pages
                       else None)
         self.events = Events()  # the observers are listed when the crawl runs
+        self.first_problems = FirstProblems()  # the first pages that went wrong: the summary's
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
         taken: Frontier = self._feed if self._feed is not None else self.todo
         self._in_turns = TakingTurns(taken, self.workers.at_work.gate,  # what workers take
@@ -368,6 +370,7 @@ class Crawler:
                 on_failure=self.stop)
             self.state.attach_output(out)  # with --state its writer writes the lines
             observers.append(out)
+        observers.append(self.first_problems)
         if self.on_page is not None:
             observers.append(Callback(self.on_page, self.stats))
         return observers

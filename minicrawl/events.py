@@ -26,8 +26,9 @@ point                  who hears it (today)
                        enter ToDo (the resume argument in :mod:`minicrawl.state.store`) —
                        then the WARC archive (a duplicate is archived as a revisit)
 ``on_page``            the ``--out`` file (with ``--state``: the state's writer writes it,
-                       after the commit at ``page_kept``), the report, the ``on_page``
-                       callback: the core's ``Observer`` point, told by the core's worker
+                       after the commit at ``page_kept``), the report, the summary's first
+                       problems, the ``on_page`` callback: the core's ``Observer`` point,
+                       told by the core's worker
                        loop once the page's links are in ToDo (:class:`Events` is the core
                        ``Observer`` it tells)
 ``crawl_finished``     each closes its files; the report is drawn

@@ -2,6 +2,10 @@
 
 Workers call :meth:`Stats.add` with everything one step changed — a page recorded, a retry, a
 wait, a redirect followed — so the lock is taken once per step, never once per link.
+
+What ``pages``, ``errors`` and ``problems`` count (a URL never requested is no page; an error
+is a fetch with no usable answer; a problem, a 4xx or 5xx answer or an error, each page once) is
+said in :mod:`minicrawl.watch.summary`, which tells them.
 """
 
 from __future__ import annotations

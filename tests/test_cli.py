@@ -38,7 +38,7 @@ def test_bad_seed_lines_are_skipped_and_the_good_ones_crawled(tmp_path, server):
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(f"{server.url('/')}   # the site\nhttp://[::1/\n")
     out = tmp_path / "out.jsonl"
-    result = run(str(seeds), "--out", str(out), "--threads", "2")
+    result = run(str(seeds), "--out", str(out), "--threads", "2", "--verbose")
     assert result.returncode == 0, result.stderr
     assert f"{seeds}:2:" in result.stderr
     assert [json.loads(x)["url"] for x in out.read_text().splitlines()] == [
@@ -71,11 +71,33 @@ def test_a_seed_without_its_scheme_is_told_the_url_to_write(tmp_path, host):
     assert "write" not in run("foo").stderr  # a bare word: no host to guess
 
 
+PACE_NOTE = ("minicrawl: pace per host: a request every 0.25 s at most (--delay), 2 at once "
+             "(--per-host): 4 requests a second to each host at most")
+
+
+def test_the_default_pace_is_told_once_at_the_start(server):
+    """The first crawl after the demo (which sets its own pace) ran at ~4 pages/s with nothing
+    saying why: the start says the pace per host and the options that change it, once, on
+    stderr; not when the pace was chosen, nor for the demo, nor with --quiet."""
+    server.pages["/"] = Resource(b'<a href="/a">a</a><a href="/b">b</a>')
+    server.pages["/a"] = server.pages["/b"] = Resource(b"end")
+    told = run(server.url("/"))
+    assert told.returncode == 0, told.stderr
+    assert told.stderr.count(PACE_NOTE) == 1, told.stderr
+    assert "--delay 0 --per-host 8" in told.stderr.splitlines()[0]  # first: at the start
+    assert told.stdout.startswith("\nCrawl finished: 3 pages")  # (stdout: the summary alone)
+    for chosen in (["--delay", "0.25"], ["--per-host", "2"], ["--del", "0.1"], ["--quiet"]):
+        quiet = run(server.url("/"), *chosen)
+        assert quiet.returncode == 0 and "pace per host" not in quiet.stderr, (chosen, quiet)
+    demo = run("--demo", "--max-pages", "5")
+    assert demo.returncode == 0 and "pace per host" not in demo.stdout + demo.stderr
+
+
 def test_demo_crawls_the_whole_demo_site_offline():
-    result = run("--demo", "--threads", "8")
+    result = run("--demo", "--threads", "8", "--verbose")
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"missed 0, fetched twice 0, unreachable fetched 0", result.stdout)
-    assert "pages_per_s" in result.stdout
+    assert "pages_per_s" in result.stdout  # every statistic, with --verbose
 
 
 def test_demo_crawls_its_loopback_site_even_with_a_proxy_in_the_environment(monkeypatch):

@@ -129,7 +129,7 @@ def test_report_from_the_command_line(make_site, tmp_path):
                              str(path), "--delay", "0"], capture_output=True, text=True,
                             timeout=120, cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    assert f"Report: {path}" in result.stdout
+    assert f"Written: {path} (--report)" in result.stdout  # the summary says where it went
     assert path.read_text().count("data:image/png;base64,") == 6
 
 

@@ -24,6 +24,7 @@ from minicrawl.version import __version__
 if TYPE_CHECKING:  # not imported at run time: a usage error need not load the crawler
     from minicrawl.crawler import Crawler
     from minicrawl.visited.make import Visited
+    from minicrawl.watch.summary import Written
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_OUTPUT = EXIT_FAILED = 1  # the crawl ran, but failed: an output file (--out, --stats,
@@ -58,8 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--demo", action="store_true",
                      help="serve a generated demo site on loopback and crawl it (no internet)")
     run.add_argument("--quiet", action="store_true",
-                     help="no live view and no summary, only warnings (the live view is also "
-                          "off when stdout is not a terminal)")
+                     help="no live view, no summary and no note on the pace, only warnings "
+                          "(the live view is also off when stdout is not a terminal)")
+    run.add_argument("-v", "--verbose", action="store_true",
+                     help="end with every statistic, one per line (as --stats writes them), "
+                          "instead of the short summary")
     run.add_argument("--status", action="store_true",
                      help="with --redis and --crawl: print the shared crawl's stats and exit")
     parser.add_argument("--version", action="version", version=f"minicrawl {__version__}")
@@ -124,17 +128,20 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 
 def crawl_and_report(seeds: list[str], quiet: bool = False,
-                     options: Options | None = None,
+                     options: Options | None = None, verbose: bool = False,
+                     pace_note: bool = False,
                      **settings: OptionValue) -> tuple[int, Crawler | None]:
-    """Crawl ``seeds`` with a live view (on a terminal) and print the stats; (exit code, the
-    crawler that ran, or None if it could not start or failed). ``settings`` change ``options``
-    as keywords of :class:`Options` (``threads=4``)."""
+    """Crawl ``seeds`` with a live view (on a terminal) and print the summary (``verbose``:
+    every statistic); (exit code, the crawler that ran, or None if it could not start or
+    failed). ``pace_note``: say at the start how the default pace per host bounds the crawl.
+    ``settings`` change ``options`` as keywords of :class:`Options` (``threads=4``)."""
     from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
     from minicrawl.state.db import StateUnwritable
     from minicrawl.state.store import StateError
     from minicrawl.watch.report import ReportUnavailable
-    from minicrawl.watch.view import LiveView, format_summary, wants_live_view
+    from minicrawl.watch.summary import format_summary, short_summary
+    from minicrawl.watch.view import LiveView, wants_live_view
 
     try:
         if settings:  # what Crawler(seeds, options, **settings) would do with them
@@ -153,6 +160,8 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         fail(e)
         return EXIT_REDIS, None
     code = EXIT_OK
+    if pace_note:
+        print(pace_note_text(crawler.options), file=sys.stderr)
     # An output on standard output (--out -) keeps it for itself: the summary goes to stderr.
     data_on_stdout = writes_to_stdout(crawler.options)
     view = LiveView(crawler.watched, enabled=wants_live_view(
@@ -173,10 +182,29 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         code = EXIT_OUTPUT
     if not quiet:
         summary = sys.stderr if data_on_stdout else sys.stdout
-        print(format_summary(stats), file=summary)
-        if crawler.options.report:
-            print(f"Report: {crawler.options.report}", file=summary)
+        if verbose:
+            print(format_summary(stats), file=summary)
+            if crawler.options.report:
+                print(f"Report: {crawler.options.report}", file=summary)
+        else:
+            print(short_summary(stats, crawler.first_problems.problems,
+                                written(crawler.options, crawler.output_failures),
+                                this_run=crawler.options.state is not None), file=summary)
     return code, crawler
+
+
+# The outputs the summary says were written, in this order: (flag, the Options field).
+OUTPUTS = (("--out", "out"), ("--stats", "stats"), ("--report", "report"), ("--trace", "trace"),
+           ("--warc", "warc"), ("--save-pages", "save_pages"), ("--state", "state"))
+
+
+def written(options: Options, failures: list[str]) -> list[Written]:
+    """The output files and directories ``options`` name (not standard output), each with
+    whether writing it failed (its flag in ``failures``)."""
+    from minicrawl.watch.summary import Written
+
+    return [Written(flag, redact(str(path)), flag in failures) for flag, name in OUTPUTS
+            if (path := getattr(options, name)) is not None and not is_stdout(str(path))]
 
 
 def fail(error: Exception | str) -> None:
@@ -251,11 +279,15 @@ def _main(argv: list[str]) -> int:
         # "--trace URL" reads the URL as the trace file: say so instead of crawling nothing.
         parser.error(f"--trace took {options.trace!r} as its FILE; put --trace after the seeds "
                      "or write --trace - for stdout")
+    if args.verbose and args.quiet:
+        parser.error("--verbose prints every statistic at the end, --quiet no summary at all: "
+                     "give one of them")
     if args.demo:
         from minicrawl.demo import run_demo
 
         def crawl(seeds: list[str]) -> tuple[int, Visited | None]:
-            code, crawler = crawl_and_report(seeds, quiet=args.quiet, options=options)
+            code, crawler = crawl_and_report(seeds, quiet=args.quiet, options=options,
+                                             verbose=args.verbose)
             return code, crawler.visited if crawler else None
 
         return run_demo(crawl, sitemaps=options.sitemaps, max_depth=options.max_depth,
@@ -273,8 +305,34 @@ def _main(argv: list[str]) -> int:
             return EXIT_REDIS
     if not args.seeds:
         parser.error("give seed URLs or seed files (or --demo)")
-    code, _ = crawl_and_report(args.seeds, quiet=args.quiet, options=options)
+    # The polite defaults bound a crawl of one site to a few pages a second: said once, unless
+    # the pace was chosen (--delay or --per-host given) or --quiet.
+    note = not args.quiet and not _given(argv, PACE_FIELDS)
+    code, _ = crawl_and_report(args.seeds, quiet=args.quiet, options=options,
+                               verbose=args.verbose, pace_note=note)
     return code
+
+
+PACE_FIELDS = ("delay", "per_host")  # the options that set the pace per host
+
+
+def _given(argv: list[str], names: tuple[str, ...]) -> bool:
+    """Whether the command line gives any of the options ``names`` (abbreviated too, as
+    argparse takes them: ``--del 0``), whatever the value (the default's own too)."""
+    unset = object()
+    probe = build_parser()
+    probe.set_defaults(**dict.fromkeys(names, unset))
+    args = probe.parse_args(argv)
+    return any(getattr(args, name) is not unset for name in names)
+
+
+def pace_note_text(options: Options) -> str:
+    """The line that says how the pace per host bounds the crawl, and how to change it."""
+    per_second = f"{1 / options.delay:g} requests a second" if options.delay else "no gap"
+    return (f"minicrawl: pace per host: a request every {options.delay:g} s at most "
+            f"(--delay), {options.per_host} at once (--per-host): {per_second} to each host "
+            f"at most, polite to someone else's site; a site of your own can take more: "
+            f"--delay 0 --per-host 8")
 
 
 def _raise_interrupt() -> None:

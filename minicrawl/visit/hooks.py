@@ -126,7 +126,7 @@ class CrawlHooks:
             return None
         log.error("worker %d failed on %s", self.n, item.url, exc_info=error)
         self.crawl.chains.end(item.url)
-        self.crawl.stats.add(errors=1, error_internal=1)
+        self.crawl.stats.add(errors=1, error_internal=1, problems=1)
         why = f"internal error: {type(error).__name__}: {error}"[:300]
         page = Page(item.url, item.depth, item.referrer, item.url, worker=self.n, error=why,
                     fetched_at=now())
@@ -217,13 +217,19 @@ class CrawlHooks:
         self.crawl.stats.add(self.counts)
         self.crawl.events.page_kept(page, entry.new)
 
-    def _noted(self, page: Page, prior: Prior | None, failed: bool = True) -> Page:
-        """Count the page, what changed since ``prior`` (with a state), whether it duplicates
-        one recorded, its error (``failed``: not a rule's refusal). The page."""
+    def _noted(self, page: Page, prior: Prior | None, failed: bool = True,
+               requested: bool = True) -> Page:
+        """Count the page (``requested``: a URL never asked for, refused before its request,
+        is no page), what changed since ``prior`` (with a state), whether it duplicates one
+        recorded, its error (``failed``: not a rule's refusal); a 4xx or 5xx answer or an
+        error is a problem (each page once). The page."""
         counts = self.counts
-        counts["pages"] = 1
+        if requested:
+            counts["pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
+        if (page.error and failed) or (page.status or 0) >= 400:
+            counts["problems"] = 1
         self.crawl.state.note_change(page, prior, counts)  # with --state: new, changed, unchanged…
         if self.crawl.duplicates is not None:  # the same bytes as a page recorded before?
             page.duplicate_of = self.crawl.duplicates.check(page, prior)
@@ -246,7 +252,9 @@ class CrawlHooks:
         prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
         self.counts = counts
-        return self._noted(page, prior, failed=not policy)
+        # (a chain refused at a redirect's target was requested: its record is a page)
+        return self._noted(page, prior, failed=not policy,
+                           requested=chain is not None and bool(chain.urls))
 
     def _redirect(self, chain: Chain, item: Item,
                   response: Response) -> tuple[str, str | None, bool]:

@@ -51,7 +51,7 @@ class Progress:
     links_new: int  # links Visited had never seen: they entered ToDo
     links_dropped: int  # links Visited had seen (or, rarely, a false positive): dropped
     links_out_of_scope: int
-    errors: int
+    errors: int  # fetches that gave no usable answer (minicrawl.watch.summary: what counts)
     max_pages: int | None
     # Where ToDo's waiting URLs are (a spilling ToDo: minicrawl.frontier.disk); None for a ToDo that
     # does not say (the shared crawl's, in Redis). Bytes in memory are estimated; on disk, the
@@ -64,6 +64,13 @@ class Progress:
     todo_disk_used_bytes: int | None = None
     todo_disk_failed: int | None = None
     todo_disk_lost: int | None = None
+    # Problems (a 4xx or 5xx answer, or an error: each page once) and the answers among them;
+    # URLs refused before their request (robots.txt, the host cap): minicrawl.watch.summary.
+    problems: int = 0
+    status_4xx: int = 0
+    status_5xx: int = 0
+    not_requested: int = 0
+    per_run: bool = False  # max_pages is this run's (a crawl kept in --state goes on later)
 
     @property
     def pages_per_s(self) -> float:
@@ -99,6 +106,11 @@ def read_progress(crawler: Watched,
         links_out_of_scope=counts.get("links_out_of_scope", 0),
         errors=counts.get("errors", 0),
         max_pages=crawler.options.max_pages,
+        problems=counts.get("problems", 0),
+        status_4xx=counts.get("status_4xx", 0),
+        status_5xx=counts.get("status_5xx", 0),
+        not_requested=counts.get("robots_disallowed", 0) + counts.get("host_full", 0),
+        per_run=crawler.options.state is not None,
         **todo_figures(todo),
     )
 

@@ -1,7 +1,11 @@
-"""Watching a crawl: a live panel while it runs and a summary when it ends.
+"""Watching a crawl: a live panel while it runs (the summary when it ends:
+:mod:`minicrawl.watch.summary`).
 
 The live panel is redrawn a few times a second from the crawl's counters (never per URL), so
-watching costs the crawl nothing measurable.
+watching costs the crawl nothing measurable. While it is drawn, the crawl's log lines (a
+warning, "interrupted: …" after Ctrl-C) are printed above it, through its console: written
+straight to the terminal they moved the cursor under the panel, and the next frame left a line
+of the last one behind.
 """
 
 from __future__ import annotations
@@ -12,14 +16,13 @@ import threading
 from typing import TYPE_CHECKING, TextIO
 
 from minicrawl.watch.progress import Progress, ProgressReader, RecentRate, Watched
+from minicrawl.watch.summary import problems_text
 
 if TYPE_CHECKING:  # rich is imported when a panel is drawn: a --quiet crawl never loads it
     from rich.console import Console
     from rich.live import Live
     from rich.panel import Panel
     from rich.text import Text
-
-    from minicrawl.stats import StatsSnapshot
 
 
 log = logging.getLogger("minicrawl")
@@ -53,6 +56,7 @@ class LiveView:
         self._live: Live | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._rerouted: list[tuple[logging.StreamHandler[TextIO], TextIO]] = []
 
     def __enter__(self) -> LiveView:
         if self.enabled:
@@ -62,6 +66,7 @@ class LiveView:
             self._live = Live(self.render(), console=self.console or Console(),
                               transient=False, auto_refresh=False)
             self._live.__enter__()
+            self._reroute_log(self._live.console)
             self._thread = threading.Thread(target=self._refresh, name="live-view", daemon=True)
             self._thread.start()
         return self
@@ -72,8 +77,34 @@ class LiveView:
             if self._thread is not None:
                 self._thread.join()
             self._draw(exact=True)
+            self._restore_log()
             self._live.__exit__(None, None, None)
             self._live = None
+
+    def _reroute_log(self, console: Console) -> None:
+        """The log's handlers that write to a terminal write above the panel while it is drawn
+        (a log line written past it left the next frame one line low: a stale line of the panel
+        stayed above it). Its stream is that of the handler made before the panel (the
+        command line's), which rich's own redirection of sys.stderr does not reach."""
+        from rich.file_proxy import FileProxy
+
+        if not console.is_terminal:
+            return
+        for logger in (logging.getLogger(), log):
+            for handler in logger.handlers:
+                stream = getattr(handler, "stream", None)
+                if (isinstance(handler, logging.StreamHandler) and stream is not None
+                        and not isinstance(stream, FileProxy)
+                        and getattr(stream, "isatty", lambda: False)()):
+                    handler.setStream(FileProxy(console, stream))  # type: ignore[arg-type]
+                    self._rerouted.append((handler, stream))
+
+    def _restore_log(self) -> None:
+        """The log's handlers write where they wrote before the panel (what waits is printed)."""
+        while self._rerouted:
+            handler, stream = self._rerouted.pop()
+            handler.flush()
+            handler.setStream(stream)
 
     def _refresh(self) -> None:
         while not self._stop.wait(1 / REFRESH_PER_SECOND):
@@ -105,8 +136,12 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
     fp = "none (exact)" if p.fp_rate is None and p.fill_ratio is None else (
         "n/a" if p.fp_rate is None else f"{p.fp_rate:.2e}")
     done = f"{p.pages:,}"
-    if p.max_pages:
-        done += f" / {p.max_pages:,}  ({p.done_fraction or 0.0:.0%})"
+    if p.max_pages:  # with --state the cap is this run's: the next run goes on
+        done += (f" of this run's {p.max_pages:,}" if p.per_run else f" / {p.max_pages:,}") \
+            + f"  ({p.done_fraction or 0.0:.0%})"
+    problems = problems_text(p.problems, p.status_4xx, p.status_5xx)
+    if p.not_requested:
+        problems += f"; {p.not_requested:,} not requested (robots.txt, host cap)"
     rows = [
         ("pages done", done),
         ("ToDo", f"{p.todo:,} waiting, {p.in_flight:,} in flight"),
@@ -120,7 +155,7 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
         ("Visited", f"{p.visited:,} URLs, fill {fill}, est. false-positive rate {fp}"),
         ("links", f"{p.links_new:,} new → ToDo, {p.links_dropped:,} dropped by Visited, "
                   f"{p.links_out_of_scope:,} out of scope"),
-        ("errors", f"{p.errors:,}"),
+        ("problems", problems),
         ("speed", f"{pages_per_s:,.1f} pages/s now, {p.pages_per_s:,.1f} average, "
                   f"{p.elapsed:,.1f} s elapsed"),
     ]
@@ -149,15 +184,3 @@ def _bar(fraction: float, width: int = 40) -> Text:
 
     filled = round(fraction * width)
     return Text.assemble(("━" * filled, "green"), ("━" * (width - filled), "grey23"))
-
-
-def format_summary(stats: StatsSnapshot) -> str:
-    """The final stats as aligned ``name: value`` lines."""
-    width = max((len(k) for k in stats), default=0)
-    lines = ["", "Crawl finished" + (" (interrupted)" if stats.get("interrupted") else "")]
-    for key, value in stats.items():
-        if isinstance(value, float):
-            value = f"{value:.6g}"
-        lines.append(f"  {key:<{width}}  {value}")
-    return "\n".join(lines)
-
