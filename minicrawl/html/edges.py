@@ -153,6 +153,7 @@ class EdgeWalk(Walk):
                 self.requisite(element, "href")  # (else a link the crawl follows, or neither)
 
     def requisite(self, element: etree._Element, *attrs: str) -> None:
+        """An edge of kind requisite for each URL in each of ``element``'s ``attrs``."""
         line, text = _line(element), _label(element)
         for attr in attrs:
             value = element.get(attr)
