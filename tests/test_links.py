@@ -42,9 +42,9 @@ def page(*lines: str) -> Resource:
 def sites() -> Iterator[tuple[LocalSite, LocalSite]]:
     """(the site crawled, a site out of its scope on another host). The site's pages link to
     each other several times with different texts and on different lines; to a 404, redirects
-    to a 404 and to a page, a redirect loop, a chain of too many redirects, a connection reset,
-    a URL robots.txt disallows, a nofollow link, the other site, a mailto; and load a
-    stylesheet, an icon, a script and images (never requested)."""
+    to a 404 and to a page, a chain with a link to its middle, a redirect loop, a chain of too
+    many redirects, a connection reset, a URL robots.txt disallows, a nofollow link, the other
+    site, a mailto; and load a stylesheet, an icon, a script and images (never requested)."""
     with LocalSite() as site, LocalSite(host="127.0.0.2") as other:
         site.pages.update({
             "/robots.txt": Resource(b"User-agent: *\nDisallow: /private/\n", 200,
@@ -69,6 +69,7 @@ def sites() -> Iterator[tuple[LocalSite, LocalSite]]:
                 f'<a href="{other.origin}/partner">Partner site</a>',
                 '<a href="mailto:info@example.org">Mail us</a>',
                 '<a href="/moved">Moved</a> <a href="/moved-home">Moved home</a>',
+                '<a href="/chain">A chain</a>',
                 "</body></html>"),
             "/about": page(
                 "<html><body>",
@@ -80,10 +81,14 @@ def sites() -> Iterator[tuple[LocalSite, LocalSite]]:
                 "</body></html>"),
             "/docs/": page(
                 '<html><body><a href="../about">About</a>',
-                '<a href="/missing" title="t">Missing from the docs</a></body></html>'),
+                '<a href="/missing" title="t">Missing from the docs</a>',
+                '<a href="/deep">Deeper</a></body></html>'),
+            "/deep": page('<a href="/chain2">The middle of a chain</a>'),
             "/old": Resource(b"", 301, {"Location": "/gone"}),
             "/moved": Resource(b"", 308, {"Location": "/nowhere"}),
             "/moved-home": Resource(b"", 302, {"Location": "/about"}),
+            "/chain": Resource(b"", 301, {"Location": "/chain2"}),
+            "/chain2": Resource(b"", 301, {"Location": "/nowhere2"}),
             "/loop": Resource(b"", 302, {"Location": "/loop2"}),
             "/loop2": Resource(b"", 302, {"Location": "/loop"}),
             "/reset": reset(),
@@ -143,6 +148,8 @@ def truth(site: LocalSite, other: LocalSite) -> list[dict[str, object]]:
         # a redirect to a page crawled as a page of its own: fine
         r("/", "/moved-home", "Moved home", "a", "href", 19, "page", o + "/moved-home",
           final=about, **fine),
+        r("/", "/chain", "A chain", "a", "href", 20, "page", o + "/chain",
+          final=o + "/nowhere2", **gone),
         r("/about", "/", "Home icon", "a", "href", 3, "page", home, final=home, **fine),
         r("/about", "/home.png", "Home icon", "img", "src", 3, "requisite", o + "/home.png"),
         r("/about", "/docs/#intro", "the documentation", "a", "href", 4, "page", docs,
@@ -152,6 +159,11 @@ def truth(site: LocalSite, other: LocalSite) -> list[dict[str, object]]:
         r("/docs/", "../about", "About", "a", "href", 1, "page", about, final=about, **fine),
         r("/docs/", "/missing", "Missing from the docs", "a", "href", 2, "page", missing,
           final=missing, **gone),
+        r("/docs/", "/deep", "Deeper", "a", "href", 3, "page", o + "/deep", final=o + "/deep",
+          **fine),
+        # a link to a hop of a chain started before its page was crawled: the chain's end
+        r("/deep", "/chain2", "The middle of a chain", "a", "href", 1, "page", o + "/chain2",
+          final=o + "/nowhere2", **gone),
     ]
 
 
@@ -200,7 +212,7 @@ def test_every_edge_with_its_line_text_element_kind_and_target(sites, tmp_path) 
     assert all(list(record) == list(FIELDS) for record in records)
     assert settled(records) == settled(truth(site, other))
     # each page's edges in document order
-    for on in ("/", "/about", "/docs/"):
+    for on in ("/", "/about", "/docs/", "/deep"):
         mine = [r["line"] for r in records if r["page"] == site.origin + on]
         assert mine == sorted(mine)
     # requisites, external links, nofollow and robots.txt's: recorded, never requested
@@ -323,7 +335,7 @@ def test_a_crawl_without_links_records_no_edges(sites, tmp_path, monkeypatch) ->
     assert made == []
     Crawler([site.url("/")], delay=0, threads=1, retries=0,
             links=str(tmp_path / "links.jsonl")).run()
-    assert len(made) == 3  # /, /about, /docs/
+    assert len(made) == 4  # /, /about, /docs/, /deep
 
 
 def test_the_end_of_a_csv_out_file_is_read_back(tmp_path) -> None:

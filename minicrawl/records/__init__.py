@@ -22,7 +22,8 @@
 ================  ============================================================================
 
 The seams: the output hears the crawl as an observer (``on_page``), the links file too
-(``page_edges``, ``refused``, ``on_page``; ``crawl_finished``: the file written); each worker's
+(``page_edges``, ``refused``, ``redirected``, ``on_page``; ``crawl_finished``: the file
+written); each worker's
 :class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
 :meth:`WarcArchive.exchange <minicrawl.records.warc.WarcArchive.exchange>` (its ``on_exchange``
 hook, so robots.txt fetches are caught too), and the archive hears the crawl as an observer

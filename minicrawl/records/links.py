@@ -4,7 +4,8 @@ became of its target — written at the end of the crawl, when the targets' stat
 :class:`LinkFile` is an observer (:mod:`minicrawl.events`). It hears each page's edges
 (``page_edges``: :class:`~minicrawl.records.edges.LinkEdge`, from run.py's hooks) and each
 page's record (``on_page``: what its URL answered; ``refused``: a URL robots.txt or a cap kept
-the crawl from fetching), and keeps both in a scratch SQLite file
+the crawl from fetching; ``redirected``: each hop of a redirect chain, so that a link to a hop
+leads to the chain's end too), and keeps both in a scratch SQLite file
 (:class:`~minicrawl.frontier.scratch.ScratchDB`: no name, gone with the process), a few thousand
 rows at a time, so that a crawl's memory does not grow with its links (the Java API docs have
 660,000). At ``crawl_finished`` it joins each edge with its target and writes the file, one
@@ -72,6 +73,10 @@ FROM edges e JOIN pages p ON p.id = e.page LEFT JOIN targets t ON t.url = e.url
 ORDER BY e.rowid
 """
 Target = tuple[int | None, str | None, str | None, int]  # status, error, final URL, fetched
+# What a target's row says of its fetch: its answer (FETCHED), none (REFUSED: robots.txt, a cap),
+# a redirect to its final URL whose end no row says (UNKNOWN_END), a hop of a redirect chain
+# recorded under its start (HOP: where it leads is its final URL's row)
+REFUSED, FETCHED, UNKNOWN_END, HOP = 0, 1, 2, 3
 
 
 class LinkFile(CrawlObserver):
@@ -94,6 +99,7 @@ class LinkFile(CrawlObserver):
         self._page_rows: list[tuple[int, str]] = []
         self._edge_rows: list[tuple[object, ...]] = []
         self._target_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
+        self._end_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
         self._refused: dict[int, str] = {}  # worker → the URL it was refused (until its page)
         self.failed = False
         self.finished = False  # the crawl is over: a straggler's page is not taken any more
@@ -117,21 +123,27 @@ class LinkFile(CrawlObserver):
     def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
         self._refused[worker] = url  # its page follows, from the same worker
 
+    def redirected(self, source: str, target: str, decision: str) -> None:
+        """A hop of a redirect chain, whose record is its start's: a link to it leads there."""
+        with self._lock:
+            if not self.finished:
+                self._end_rows.append((source, None, None, target, HOP))
+
     def on_page(self, page: Page) -> None:
         if page.sitemap:
             return
         refused = self._refused.pop(page.worker, None) == page.final_url and page.status is None
-        fetched = 0 if refused else 1
-        rows = [(page.url, page.status, page.error, page.final_url, fetched)]
-        # The end of its redirect chain answered the same, unless the chain stopped at a URL
-        # it did not fetch (seen before, out of scope: a 3xx recorded), or was refused there
-        if page.final_url != page.url and not (page.status is not None
-                                               and 300 <= page.status < 400):
-            rows.append((page.final_url, page.status, page.error, page.final_url, fetched))
+        fetched = REFUSED if refused else FETCHED
+        row = (page.url, page.status, page.error, page.final_url, fetched)
         with self._lock:
             if self.finished:
                 return
-            self._target_rows += rows
+            self._target_rows.append(row)
+            # The end of its redirect chain answered the same, unless the chain stopped at a
+            # URL it did not fetch (seen before, out of scope: a 3xx recorded)
+            if page.final_url != page.url and not (page.status is not None
+                                                   and 300 <= page.status < 400):
+                self._end_rows.append((page.final_url, *row[1:]))
             self._flush_if_full()
 
     def crawl_finished(self, stats: StatsSnapshot) -> None:
@@ -151,23 +163,26 @@ class LinkFile(CrawlObserver):
     # -- the scratch file ---------------------------------------------------------------------
 
     def _flush_if_full(self) -> None:
-        if len(self._edge_rows) + len(self._target_rows) >= BATCH:
+        if len(self._edge_rows) + len(self._target_rows) + len(self._end_rows) >= BATCH:
             self._flush()
 
     def _flush(self) -> None:
         """The rows waiting in memory into the scratch file (lock held); its failure is told
         once and stops the crawl."""
         pages, edges, targets = self._page_rows, self._edge_rows, self._target_rows
-        self._page_rows, self._edge_rows, self._target_rows = [], [], []
-        if self.failed or not (pages or edges or targets):
+        ends = self._end_rows
+        self._page_rows, self._edge_rows, self._target_rows, self._end_rows = [], [], [], []
+        if self.failed or not (pages or edges or targets or ends):
             return
         try:
             db = self._db()
             db.execute("BEGIN")
             db.executemany("INSERT INTO pages VALUES (?, ?)", pages)
             db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", edges)
-            # A URL is fetched once; a chain's end is recorded under its start first
-            db.executemany("INSERT OR IGNORE INTO targets VALUES (?, ?, ?, ?, ?)", targets)
+            # A page's record says more than the hop its chain starts with (told before it);
+            # a chain's end and its hops are no page's of their own (a URL is fetched once)
+            db.executemany("INSERT OR REPLACE INTO targets VALUES (?, ?, ?, ?, ?)", targets)
+            db.executemany("INSERT OR IGNORE INTO targets VALUES (?, ?, ?, ?, ?)", ends)
             db.execute("COMMIT")
         except (sqlite3.Error, OSError) as e:
             self.failed = True
@@ -209,7 +224,7 @@ class LinkFile(CrawlObserver):
                  status, error, final_url, fetched) in db.execute(JOINED):
                 target: Target | None = None if status is None and fetched is None else \
                     (status, error, final_url, fetched)
-                if target is not None and _redirected(target, url):
+                if target is not None and (fetched == HOP or _redirected(target, url)):
                     target = _chain_end(db, target, ends)
                 record = _record(page, url, why, href, text, tag, attr, line, kind,
                                  bool(nofollow), target)
@@ -229,9 +244,9 @@ def _redirected(target: Target, url: str | None) -> bool:
 
 def _chain_end(db: sqlite3.Connection, target: Target,
                ends: dict[str, Target | None]) -> Target:
-    """Where the redirect record ``target`` leads: the record of the URL its chain stopped at,
-    and on (at most MAX_HOPS). A URL never fetched leaves the 3xx with the final URL, which is
-    neither broken nor fine (:func:`_record`)."""
+    """Where the redirect record or hop ``target`` leads: the record of the URL its chain
+    stopped at, and on (at most MAX_HOPS). A URL no row says leaves the redirect with the final
+    URL (UNKNOWN_END), which is neither broken nor fine (:func:`_record`)."""
     seen: set[str] = set()
     for _ in range(MAX_HOPS):
         status, error, final_url, _fetched = target
@@ -246,9 +261,9 @@ def _chain_end(db: sqlite3.Connection, target: Target,
         else:
             row = ends[final_url]
         if row is None:  # never fetched: the chain's end is unknown
-            return (status, error, final_url, 2)
+            return (status, error, final_url, UNKNOWN_END)
         target = row
-        if not _redirected(target, final_url):
+        if target[3] != HOP and not _redirected(target, final_url):
             return target
     return target
 
@@ -262,12 +277,12 @@ def _record(page: str, url: str | None, why: str | None, href: str, text: str, t
     broken: bool | None = None
     if target is not None:
         status, error, final_url, fetched = target
-        if fetched == 1:
+        if fetched == FETCHED:
             broken = status is None or status >= 400 or (300 <= status < 400 and error is not None)
             if error is None and status is not None and status >= 400:
                 error = f"HTTP {status}"
-        # fetched 0: refused (robots.txt, a cap), never requested; 2: a redirect whose end was
-        # not fetched. Neither broken nor fine.
+        # REFUSED: never requested (robots.txt, a cap); UNKNOWN_END, HOP: a redirect whose
+        # end was not fetched. Neither broken nor fine.
     return {"page": page, "url": url, "href": href, "text": text, "tag": tag, "attr": attr,
             "line": line, "kind": kind, "status": status, "final_url": final_url,
             "error": error, "broken": broken, "nofollow": nofollow}
