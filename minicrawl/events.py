@@ -14,8 +14,8 @@ point                  who hears it (today)
 ``taken``              trace (a worker took a ToDo item)
 ``fetched``            trace (one request answered)
 ``retrying``           trace (back to ToDo, later)
-``redirected``         trace (a redirect target, and what Visited said)
-``refused``            trace (robots.txt, a host cap: not fetched)
+``redirected``         trace (a redirect target, and what Visited said); ``--links`` (a hop)
+``refused``            trace (robots.txt, a host cap: not fetched); ``--links``
 ``gave_up``            trace (a redirect chain that ended in an error)
 ``links_decided``      trace (every link of a page, and its fate)
 ``page_edges``         the ``--links`` file (every link of a page as written: its line,

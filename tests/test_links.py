@@ -272,7 +272,7 @@ def test_the_links_wait_on_disk_not_in_memory(sites, tmp_path, monkeypatch) -> N
     real = linkfile.LinkFile._flush
 
     def flush(self):  # type: ignore[no-untyped-def]
-        flushed.append(len(self._edge_rows) + len(self._target_rows))
+        flushed.append(self._waiting)
         real(self)
 
     monkeypatch.setattr(linkfile, "BATCH", 4)

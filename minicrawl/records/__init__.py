@@ -23,8 +23,7 @@
 
 The seams: the output hears the crawl as an observer (``on_page``), the links file too
 (``page_edges``, ``refused``, ``redirected``, ``on_page``; ``crawl_finished``: the file
-written); each worker's
-:class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
+written); each worker's :class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
 :meth:`WarcArchive.exchange <minicrawl.records.warc.WarcArchive.exchange>` (its ``on_exchange``
 hook, so robots.txt fetches are caught too), and the archive hears the crawl as an observer
 (``page_kept``: is the page a duplicate?; ``crawl_finished``: write the rest, close). The crawl's

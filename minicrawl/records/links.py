@@ -31,7 +31,6 @@ asked again); in a shared crawl (``--redis``), of the pages this process fetched
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import os
@@ -56,27 +55,25 @@ log = logging.getLogger("minicrawl")
 FIELDS = ("page", "url", "href", "text", "tag", "attr", "line", "kind", "status", "final_url",
           "error", "broken", "nofollow")
 PREFIX = "minicrawl-links-"
-BATCH = 5_000  # rows kept in memory before they go to the scratch file
+BATCH = 5_000  # edges (and targets) kept in memory before they go to the scratch file
 MAX_HOPS = 20  # redirect records followed from a target to where its chain ended
+KNOWN = 100_000  # targets whose outcome is kept in memory while the file is written
+# A page's edges are one row (a JSON array of arrays): a row an edge cost ~10× the CPU
 SCHEMA = """
-CREATE TABLE pages (id INTEGER PRIMARY KEY, url TEXT NOT NULL);
-CREATE TABLE edges (page INTEGER NOT NULL, url TEXT, why TEXT, href TEXT NOT NULL,
-                    text TEXT NOT NULL, tag TEXT NOT NULL, attr TEXT NOT NULL, line INTEGER,
-                    kind TEXT NOT NULL, nofollow INTEGER NOT NULL);
+CREATE TABLE pages (id INTEGER PRIMARY KEY, url TEXT NOT NULL, edges TEXT NOT NULL);
 CREATE TABLE targets (url TEXT PRIMARY KEY, status INTEGER, error TEXT, final_url TEXT,
                       fetched INTEGER NOT NULL) WITHOUT ROWID;
 """
-JOINED = """
-SELECT p.url, e.url, e.why, e.href, e.text, e.tag, e.attr, e.line, e.kind, e.nofollow,
-       t.status, t.error, t.final_url, t.fetched
-FROM edges e JOIN pages p ON p.id = e.page LEFT JOIN targets t ON t.url = e.url
-ORDER BY e.rowid
-"""
+TARGET = "SELECT status, error, final_url, fetched FROM targets WHERE url = ?"
 Target = tuple[int | None, str | None, str | None, int]  # status, error, final URL, fetched
 # What a target's row says of its fetch: its answer (FETCHED), none (REFUSED: robots.txt, a cap),
 # a redirect to its final URL whose end no row says (UNKNOWN_END), a hop of a redirect chain
 # recorded under its start (HOP: where it leads is its final URL's row)
 REFUSED, FETCHED, UNKNOWN_END, HOP = 0, 1, 2, 3
+Outcome = tuple[int | None, str | None, str | None, bool | None]  # status, final, error, broken
+NOT_FETCHED: Outcome = (None, None, None, None)
+_pack = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once: 0.6× its time
 
 
 class LinkFile(CrawlObserver):
@@ -95,9 +92,8 @@ class LinkFile(CrawlObserver):
         self._on_failure = on_failure
         self._lock = threading.Lock()
         self._scratch: ScratchDB | None = None  # made at the first rows
-        self._pages = itertools.count(1)
-        self._page_rows: list[tuple[int, str]] = []
-        self._edge_rows: list[tuple[object, ...]] = []
+        self._page_rows: list[tuple[str, str]] = []  # (page, its edges packed)
+        self._waiting = 0  # edges and targets in memory
         self._target_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
         self._end_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
         self._refused: dict[int, str] = {}  # worker → the URL it was refused (until its page)
@@ -110,14 +106,13 @@ class LinkFile(CrawlObserver):
     def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
         if not edges:
             return
-        rows = [(edge.url, edge.why, edge.href, edge.text, edge.tag, edge.attr, edge.line,
-                 edge.kind, int(edge.nofollow)) for edge in edges]
+        packed = _pack([[edge.url, edge.why, edge.href, edge.text, edge.tag, edge.attr,
+                         edge.line, edge.kind, edge.nofollow] for edge in edges])
         with self._lock:
             if self.finished:
                 return
-            number = next(self._pages)
-            self._page_rows.append((number, edges[0].page))
-            self._edge_rows += [(number, *row) for row in rows]
+            self._page_rows.append((edges[0].page, packed))
+            self._waiting += len(edges)
             self._flush_if_full()
 
     def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
@@ -128,6 +123,7 @@ class LinkFile(CrawlObserver):
         with self._lock:
             if not self.finished:
                 self._end_rows.append((source, None, None, target, HOP))
+                self._waiting += 1
 
     def on_page(self, page: Page) -> None:
         if page.sitemap:
@@ -139,6 +135,7 @@ class LinkFile(CrawlObserver):
             if self.finished:
                 return
             self._target_rows.append(row)
+            self._waiting += 1
             # The end of its redirect chain answered the same, unless the chain stopped at a
             # URL it did not fetch (seen before, out of scope: a 3xx recorded)
             if page.final_url != page.url and not (page.status is not None
@@ -163,22 +160,20 @@ class LinkFile(CrawlObserver):
     # -- the scratch file ---------------------------------------------------------------------
 
     def _flush_if_full(self) -> None:
-        if len(self._edge_rows) + len(self._target_rows) + len(self._end_rows) >= BATCH:
+        if self._waiting >= BATCH:
             self._flush()
 
     def _flush(self) -> None:
         """The rows waiting in memory into the scratch file (lock held); its failure is told
         once and stops the crawl."""
-        pages, edges, targets = self._page_rows, self._edge_rows, self._target_rows
-        ends = self._end_rows
-        self._page_rows, self._edge_rows, self._target_rows, self._end_rows = [], [], [], []
-        if self.failed or not (pages or edges or targets or ends):
+        pages, targets, ends = self._page_rows, self._target_rows, self._end_rows
+        self._page_rows, self._target_rows, self._end_rows, self._waiting = [], [], [], 0
+        if self.failed or not (pages or targets or ends):
             return
         try:
             db = self._db()
             db.execute("BEGIN")
-            db.executemany("INSERT INTO pages VALUES (?, ?)", pages)
-            db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", edges)
+            db.executemany("INSERT INTO pages (url, edges) VALUES (?, ?)", pages)
             # A page's record says more than the hop its chain starts with (told before it);
             # a chain's end and its hops are no page's of their own (a URL is fetched once)
             db.executemany("INSERT OR REPLACE INTO targets VALUES (?, ?, ?, ?, ?)", targets)
@@ -212,27 +207,53 @@ class LinkFile(CrawlObserver):
     # -- the file -----------------------------------------------------------------------------
 
     def _lines(self) -> Iterator[str]:
-        """The file's lines (with their newlines), each edge joined with its target."""
+        """The file's lines (with their newlines), each edge joined with its target's outcome
+        (the outcomes of the targets met most are kept: most links of a site are the same
+        few, a target a point query in the scratch file otherwise)."""
         if self.csv:
             yield header(FIELDS) + "\n"
         if self._scratch is None:  # no page walked
             return
         db = self._db()
-        ends: dict[str, Target | None] = {}  # where redirect records lead (a few)
+        known: dict[str, Outcome] = {}
         try:
-            for (page, url, why, href, text, tag, attr, line, kind, nofollow,
-                 status, error, final_url, fetched) in db.execute(JOINED):
-                target: Target | None = None if status is None and fetched is None else \
-                    (status, error, final_url, fetched)
-                if target is not None and (fetched == HOP or _redirected(target, url)):
-                    target = _chain_end(db, target, ends)
-                record = _record(page, url, why, href, text, tag, attr, line, kind,
-                                 bool(nofollow), target)
-                self.written += 1
-                yield redact(csv_line(record.values()) if self.csv
-                             else json.dumps(record, ensure_ascii=False)) + "\n"
+            for page, packed in db.execute("SELECT url, edges FROM pages ORDER BY id"):
+                for url, why, href, text, tag, attr, line, kind, nofollow in json.loads(packed):
+                    if url is None:  # no URL: why is said as the error
+                        outcome: Outcome = (None, None, why, None)
+                    elif (found := known.get(url)) is not None:
+                        outcome = found
+                    else:
+                        outcome = _outcome(db, url)
+                        if len(known) >= KNOWN:
+                            known.clear()
+                        known[url] = outcome
+                    values = (page, url, href, text, tag, attr, line, kind, *outcome, nofollow)
+                    self.written += 1
+                    yield redact(csv_line(values) if self.csv
+                                 else _json(dict(zip(FIELDS, values, strict=True)))) + "\n"
         except sqlite3.Error as e:  # (write_at_end tells an OSError in one line)
             raise OSError(f"reading the links back: {e}") from e
+
+
+def _outcome(db: sqlite3.Connection, url: str) -> Outcome:
+    """What became of the target ``url``: (status, final URL, error, broken); its redirect
+    record or hop followed to where its chain ended."""
+    row = db.execute(TARGET, (url,)).fetchone()
+    if row is None:
+        return NOT_FETCHED
+    target: Target = row
+    if target[3] == HOP or _redirected(target, url):
+        target = _chain_end(db, target)
+    status, error, final_url, fetched = target
+    broken = None
+    if fetched == FETCHED:
+        broken = status is None or status >= 400 or (300 <= status < 400 and error is not None)
+        if error is None and status is not None and status >= 400:
+            error = f"HTTP {status}"
+    # REFUSED: never requested (robots.txt, a cap); UNKNOWN_END, HOP: a redirect whose end
+    # was not fetched. Neither broken nor fine.
+    return status, final_url, error, broken
 
 
 def _redirected(target: Target, url: str | None) -> bool:
@@ -242,48 +263,20 @@ def _redirected(target: Target, url: str | None) -> bool:
     return status is not None and 300 <= status < 400 and error is None and final_url != url
 
 
-def _chain_end(db: sqlite3.Connection, target: Target,
-               ends: dict[str, Target | None]) -> Target:
+def _chain_end(db: sqlite3.Connection, target: Target) -> Target:
     """Where the redirect record or hop ``target`` leads: the record of the URL its chain
     stopped at, and on (at most MAX_HOPS). A URL no row says leaves the redirect with the final
-    URL (UNKNOWN_END), which is neither broken nor fine (:func:`_record`)."""
+    URL (UNKNOWN_END), which is neither broken nor fine."""
     seen: set[str] = set()
     for _ in range(MAX_HOPS):
         status, error, final_url, _fetched = target
         if final_url is None or final_url in seen:
             break
         seen.add(final_url)
-        if final_url not in ends:
-            row = db.execute("SELECT status, error, final_url, fetched FROM targets WHERE url = ?",
-                             (final_url,)).fetchone()
-            if len(ends) < 100_000:
-                ends[final_url] = row
-        else:
-            row = ends[final_url]
+        row = db.execute(TARGET, (final_url,)).fetchone()
         if row is None:  # never fetched: the chain's end is unknown
             return (status, error, final_url, UNKNOWN_END)
         target = row
         if target[3] != HOP and not _redirected(target, final_url):
             return target
     return target
-
-
-def _record(page: str, url: str | None, why: str | None, href: str, text: str, tag: str,
-            attr: str, line: int | None, kind: str, nofollow: bool,
-            target: Target | None) -> dict[str, object]:
-    """One record of the file (``FIELDS``): the edge, and its target's answer."""
-    status = final_url = None
-    error = why if url is None else None
-    broken: bool | None = None
-    if target is not None:
-        status, error, final_url, fetched = target
-        if fetched == FETCHED:
-            broken = status is None or status >= 400 or (300 <= status < 400 and error is not None)
-            if error is None and status is not None and status >= 400:
-                error = f"HTTP {status}"
-        # REFUSED: never requested (robots.txt, a cap); UNKNOWN_END, HOP: a redirect whose
-        # end was not fetched. Neither broken nor fine.
-    return {"page": page, "url": url, "href": href, "text": text, "tag": tag, "attr": attr,
-            "line": line, "kind": kind, "status": status, "final_url": final_url,
-            "error": error, "broken": broken, "nofollow": nofollow}
-
