@@ -42,7 +42,15 @@ from dataclasses import dataclass
 from lxml import etree
 
 from minicrawl.html import meta
-from minicrawl.html.walk import LINK_RELS, LINK_TAGS, Walk, _where, last_walk, walk_with
+from minicrawl.html.walk import (
+    CONTEXT_TAGS,
+    LINK_RELS,
+    LINK_TAGS,
+    Walk,
+    _where,
+    last_walk,
+    walk_with,
+)
 
 REQUISITE_TAGS = ("img", "script", "video", "audio", "source", "track", "input", "object",
                   "embed")
@@ -90,6 +98,12 @@ class EdgeWalk(Walk):
         if tag in REQUISITE_TAGS or tag == "link":
             if (_where(within) if within else "html") == "html":
                 self.requisites(tag, attrib)
+
+    def start(self, tag: str, attrib: Mapping[str, str] | etree._Element) -> None:
+        if tag in CONTEXT_TAGS:  # (a pulled page's: only these and ``tags`` come)
+            super().start(tag, attrib)
+        else:
+            self.element(tag, attrib, self.open if self.foreign or tag == "frame" else ())
 
     def link(self, href: str, rel: str | None = None) -> None:
         """A link the crawl follows, met at ``at`` (or the refresh to follow: :meth:`found`)."""

@@ -72,7 +72,7 @@ class Walk:
         if tag in CONTEXT_TAGS:
             self.open.append(tag)
             self.foreign += tag in _FOREIGN
-        elif tag in self.tags:
+        elif tag in LINK_TAGS:
             self.element(tag, attrib, self.open if self.foreign or tag == "frame" else ())
 
     def end(self, tag: str) -> None:
@@ -190,7 +190,18 @@ def _where(within: Sequence[str]) -> str | None:
 # few by the crawler's keep_heaps_small.
 _OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remove_pis": True,
             "collect_ids": False, "default_doctype": False, "encoding": "utf-8"}
-_local = threading.local()
+
+
+class _Local(threading.local):
+    """What a thread keeps: its tree parser, the kind of walk asked for (walk_with) and the
+    last such walk (a miss of a thread-local's attribute costs 1 µs: these are defaults)."""
+
+    parser: etree.HTMLParser | None = None
+    kind: type[Walk] | None = None
+    walked: Walk | None = None
+
+
+_local = _Local()
 _ASCII_IS_NOT_ASCII = ("iso-2022-jp", "utf-16be", "utf-16le", "replacement")  # (escapes, pairs)
 
 
@@ -199,9 +210,9 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
     other) and walked, its <meta>s read for ``robot``. The walk is a :class:`Walk`, or the
     kind :func:`walk_with` asked for in this thread (then kept for :func:`last_walk`)."""
     data = _utf8(body, encoding)
-    kind = getattr(_local, "kind", Walk)
-    page = kind(robot)
-    if kind is not Walk:
+    kind = getattr(_local, "kind", None)
+    page = Walk(robot) if kind is None else kind(robot)
+    if kind is not None:
         _local.walked = page
         if page.lines and b"\r" in data:  # lines as the HTML standard counts them: a lone
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # CR ends one too
@@ -232,10 +243,7 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
 def walk_with(kind: type[Walk] | None) -> None:
     """This thread's next walks are of ``kind`` (a :class:`Walk` that records more), each kept
     for :func:`last_walk`; None: plain walks again."""
-    if kind is None or kind is Walk:
-        _local.__dict__.pop("kind", None)
-    else:
-        _local.kind = kind
+    _local.kind = None if kind is Walk else kind
     _local.walked = None
 
 
