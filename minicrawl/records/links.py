@@ -57,7 +57,7 @@ FIELDS = ("page", "url", "href", "text", "tag", "attr", "line", "kind", "status"
 PREFIX = "minicrawl-links-"
 BATCH = 5_000  # edges (and targets) kept in memory before they go to the scratch file
 MAX_HOPS = 20  # redirect records followed from a target to where its chain ended
-KNOWN = 100_000  # targets whose outcome is kept in memory while the file is written
+KNOWN = 20_000  # targets whose outcome is kept in memory while the file is written (~4 MB)
 # A page's edges are one row (a JSON array of arrays): a row an edge cost ~10× the CPU
 SCHEMA = """
 CREATE TABLE pages (id INTEGER PRIMARY KEY, url TEXT NOT NULL, edges TEXT NOT NULL);
