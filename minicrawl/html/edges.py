@@ -148,9 +148,7 @@ class EdgeWalk(Walk):
     def requisites(self, tag: str, element: etree._Element) -> None:
         """What ``element`` has the browser load to show the page: an edge each."""
         get = element.get
-        if tag == "img":
-            self.requisite(element, "src", "srcset")
-        elif tag == "source":
+        if tag == "img" or tag == "source":
             self.requisite(element, "src", "srcset")
         elif tag == "video":
             self.requisite(element, "src", "poster")
