@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
-def write_atomically(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Replace ``path`` with ``data`` in one step.
+def write_atomically(path: Path, data: bytes | Iterable[bytes], *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` (or its pieces, written as they come) in one step.
 
     ``durable`` also fsyncs the file and its folder, so the new content survives a power cut
     once this returns (a checkpoint needs that; a saved page copy is cheaper without it).
@@ -23,7 +24,10 @@ def write_atomically(path: Path, data: bytes, *, durable: bool = True) -> None:
                                dir=path.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if isinstance(data, bytes):
+                fh.write(data)
+            else:
+                fh.writelines(data)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -15,9 +15,9 @@ through the door links take, at most 50,000 seeds ahead of the workers (seeds.Se
 in memory), and counts as a busy worker until it is done (a shared crawl reads
 them all before its first take: other processes must see it seeding); a second thread reads the
 seeds' hosts for the scope, which answers a host it does not know yet only after that pass.
-Whatever watches or keeps the crawl (trace, report, ``--out``, saved pages, the state, the WARC
-archive) is an observer, listed here when the crawl runs (:meth:`Crawler._observers`), and hears
-about it at the points of :mod:`minicrawl.events`.
+Whatever watches or keeps the crawl (trace, report, ``--out``, ``--links``, saved pages, the
+state, the WARC archive) is an observer, listed here when the crawl runs
+(:meth:`Crawler._observers`), and hears about it at the points of :mod:`minicrawl.events`.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from minicrawl.http.fetch import Fetcher, crawl_cookies
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
 from minicrawl.records.digests import open_duplicates
+from minicrawl.records.links import LinkFile
 from minicrawl.records.output import Output
 from minicrawl.records.warc import WarcArchive
 from minicrawl.resolve import LinkResolver
@@ -371,6 +372,8 @@ class Crawler:
             self.state.attach_output(out)  # with --state its writer writes the lines
             observers.append(out)
         observers.append(self.first_problems)
+        if opts.links:  # every link of every page, written at the end with its target's fate
+            observers.append(LinkFile(opts.links, on_failure=self.stop))
         if self.on_page is not None:
             observers.append(Callback(self.on_page, self.stats))
         return observers

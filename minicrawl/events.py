@@ -14,10 +14,12 @@ point                  who hears it (today)
 ``taken``              trace (a worker took a ToDo item)
 ``fetched``            trace (one request answered)
 ``retrying``           trace (back to ToDo, later)
-``redirected``         trace (a redirect target, and what Visited said)
-``refused``            trace (robots.txt, a host cap: not fetched)
+``redirected``         trace (a redirect target, and what Visited said); ``--links`` (a hop)
+``refused``            trace (robots.txt, a host cap: not fetched); ``--links``
 ``gave_up``            trace (a redirect chain that ended in an error)
 ``links_decided``      trace (every link of a page, and its fate)
+``page_edges``         the ``--links`` file (every link of a page as written: its line,
+                       text, element, kind, and the URL it leads to)
 ``duplicate_found``    trace (a page's body is one recorded before: ``page.duplicate_of``)
 ``sitemap_read``       trace (``--sitemaps``: one sitemap file read; its record follows)
 ``sitemap_queued``     trace (the sitemaps' URLs Visited had not seen, into ToDo)
@@ -49,6 +51,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item, Response
     from minicrawl.page import Page
+    from minicrawl.records.edges import LinkEdge
     from minicrawl.stats import Stats, StatsSnapshot
 
 log = logging.getLogger("minicrawl")
@@ -111,6 +114,10 @@ class CrawlObserver:
     def links_decided(self, page: Page, decisions: LinkDecisions) -> None:
         """Every link of an HTML ``page`` and its fate, before the new ones enter ToDo."""
 
+    def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
+        """With ``--links``: every link of an HTML ``page`` (its requisites too), as written and
+        resolved, before its links enter ToDo."""
+
     def duplicate_found(self, worker: int, page: Page) -> None:
         """``page``'s body is that of ``page.duplicate_of``: its links are not followed."""
 
@@ -159,6 +166,7 @@ class Events:
     refused: Callable[[int, str, str, str], None]
     gave_up: Callable[[int, str, str], None]
     links_decided: Callable[[Page, LinkDecisions], None]
+    page_edges: Callable[[Page, Sequence[LinkEdge]], None]
     duplicate_found: Callable[[int, Page], None]
     sitemap_read: Callable[[Page], None]
     sitemap_queued: Callable[[Sequence[Item], int], None]

@@ -158,7 +158,13 @@ class Options:
 
     # -- output
     out: str | None = opt(None, "write one JSON line per fetched page to this file (-: standard "
-                          "output)", "Output")
+                          "output); CSV if its name ends in .csv", "Output")
+    links: str | None = opt(None, "at the end, write one record per link of every page crawled "
+                            "(each <a>, frame, image, script, stylesheet…): the page it is on, "
+                            "the href, its text, tag, attribute and line, its kind (page, "
+                            "requisite, external), the target's status and whether it is "
+                            "broken; JSON lines, CSV if FILE ends in .csv (-: standard output)",
+                            "Output", metavar="FILE")
     stats: str | None = opt(None, "write the final stats as JSON to this file (-: standard "
                             "output)", "Output")
     trace: str | None = opt(None, "write one line per crawl decision (EXTRACT, VISITED?, TAKES, "
@@ -296,7 +302,8 @@ class Options:
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
-PATH_FIELDS = frozenset({"out", "stats", "trace", "report", "save_pages", "state", "warc"})
+PATH_FIELDS = frozenset({"out", "links", "stats", "trace", "report", "save_pages", "state",
+                         "warc"})
 REDIS_ONLY = ("crawl", "visited_shards", "reclaim_after", "redis_retry")  # nothing without it
 
 

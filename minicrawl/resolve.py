@@ -88,11 +88,13 @@ class LinkResolver:
         self._by_target: Memo[str, Judged] = Memo(TARGET_BYTES, _target_bytes, budget)
 
     def resolve(self, hrefs: Iterable[str], base: str, counts: dict[str, int],
-                encoding: str = "utf-8") -> tuple[dict[str, str | None], list[tuple[str, str]]]:
+                encoding: str = "utf-8", *, each: list[Judged] | None = None,
+                ) -> tuple[dict[str, str | None], list[tuple[str, str]]]:
         """({canonical link: why unwanted, or None if wanted}, [(href, why it is no URL)]) for
         the hrefs of a page whose base URL is ``base`` and encoding ``encoding``; the rejected
         are counted in ``counts`` (``links_not_http``, ``links_malformed``). Links come once
-        each, in page order."""
+        each, in page order. ``each``: given, the answer for each href is added to it, in
+        order: (canonical URL, why unwanted) or (None, why no URL)."""
         candidates: dict[str, str | None] = {}
         rejected: list[tuple[str, str]] = []
         page = base if encoding == "utf-8" else f"{encoding} {base}"
@@ -119,6 +121,8 @@ class LinkResolver:
             hit = cache.get(entry)
             if hit is None:
                 hit = self._by_href.put(entry, self._judge(key, base, encoding))
+            if each is not None:
+                each.append(hit)
             url, why = hit
             if url is None:  # not a URL we could ever fetch: why is the core's reason
                 name = "links_not_http" if why == "not http(s)" else "links_malformed"
@@ -127,6 +131,14 @@ class LinkResolver:
             else:
                 candidates[url] = why
         return candidates, rejected
+
+    def judge(self, hrefs: Iterable[str], base: str, encoding: str = "utf-8") -> list[Judged]:
+        """For each of ``hrefs`` (a page's, its base ``base``), in order: (canonical URL, why
+        unwanted, or None) or (None, why it is no URL). The answers :meth:`resolve` gives, from
+        the same memories; nothing counted."""
+        each: list[Judged] = []
+        self.resolve(hrefs, base, {}, encoding, each=each)
+        return each
 
     def refuses(self, url: str, depth: int) -> str | None:
         """Why the canonical ``url`` is never for this crawl (the first of the rules to refuse

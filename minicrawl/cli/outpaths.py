@@ -1,8 +1,8 @@
 """Output paths, checked before the crawl starts against each other and against every input,
 and written safely when it ends.
 
-One rule, applied here for every output an option names (``--out``, ``--trace``, ``--stats``,
-``--report`` and ``--warc`` with its rolled-over names as files; ``--state`` and
+One rule, applied here for every output an option names (``--out``, ``--links``, ``--trace``,
+``--stats``, ``--report`` and ``--warc`` with its rolled-over names as files; ``--state`` and
 ``--save-pages`` as directories): **nothing of the user's is changed but the outputs they
 named.** :func:`check_output_paths` refuses, before anything is created or fetched, with one
 :class:`OutputPathError` line naming the flag (and the input it would destroy):
@@ -21,14 +21,15 @@ named.** :func:`check_output_paths` refuses, before anything is created or fetch
   permission test and a read-only mount only shows when written to, without leaving anything
   behind.
 
-``-`` is standard output for ``--out``, ``--stats`` and ``--trace`` (so are ``/dev/stdout`` and a
-path naming the file standard output was redirected to): :func:`open_output` then writes
+``-`` is standard output for ``--out``, ``--links``, ``--stats`` and ``--trace`` (so are
+``/dev/stdout`` and a path naming the file standard output was redirected to):
+:func:`open_output` then writes
 through a copy of file descriptor 1, never truncating what the shell opened, and the
 command line prints its summary to stderr instead (:func:`writes_to_stdout`).
 
-:func:`write_at_end` writes a file the crawl produces when it is over (stats, report): atomically
-(a crash or a SIGTERM leaves the old file or the new one, never a 0-byte one), a failure one
-logged line, never an exception that would hide the crawl's summary.
+:func:`write_at_end` writes a file the crawl produces when it is over (stats, report, links):
+atomically (a crash or a SIGTERM leaves the old file or the new one, never a 0-byte one), a
+failure one logged line, never an exception that would hide the crawl's summary.
 """
 
 from __future__ import annotations
@@ -51,17 +52,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("minicrawl")
 
-FILE_FLAGS = ("out", "trace", "stats", "report")  # written as one file each
+FILE_FLAGS = ("out", "links", "trace", "stats", "report")  # written as one file each
 DIR_FLAGS = ("state", "save_pages")  # directories the crawl creates and fills
 STDOUT = "-"
-STDOUT_FLAGS = ("out", "trace", "stats")  # may write to standard output
+STDOUT_FLAGS = ("out", "links", "trace", "stats")  # may write to standard output
 STDOUT_NAMES = frozenset({STDOUT, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "CURL_CA_BUNDLE")  # read by requests/ssl
 _HEAD = 4096  # bytes read of an existing output to tell whether it is one of ours
 # What each output's file begins with: an existing file that does not is no output of that kind
 # (its first line). Empty files pass: `touch out.jsonl` before a crawl is fine.
 _OURS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
-    "out": ("JSON-lines --out file", lambda head: head.lstrip().startswith(b"{")),
+    "out": ("JSON-lines or CSV --out file", lambda head: head.lstrip().startswith(
+        (b"{", b"url,final_url,"))),
+    "links": ("JSON-lines or CSV --links file", lambda head: head.lstrip().startswith(
+        (b"{", b"page,url,"))),
     "stats": ("stats file (JSON)", lambda head: head.lstrip().startswith(b"{")),
     "trace": ("trace", lambda head: re.match(rb"[A-Z][A-Z?]+ ", head) is not None),
     "report": ("HTML report", lambda head: head.lstrip()[:14].lower().startswith(
@@ -116,11 +120,11 @@ def is_stdout(path: str | os.PathLike[str]) -> bool:
 
 
 def writes_to_stdout(options: Options) -> bool:
-    """``--out`` or ``--stats`` of ``options`` goes to standard output: JSON for a program
-    (``| jq``), so the summary goes to stderr. (A trace on stdout is for a person: the
+    """``--out``, ``--links`` or ``--stats`` of ``options`` goes to standard output: JSON for a
+    program (``| jq``), so the summary goes to stderr. (A trace on stdout is for a person: the
     summary follows it there.)"""
     return any(getattr(options, name, None) is not None and is_stdout(getattr(options, name))
-               for name in ("out", "stats"))
+               for name in ("out", "links", "stats"))
 
 
 def open_output(path: str | os.PathLike[str], mode: str = "w") -> TextIO:
@@ -205,11 +209,12 @@ def check_directory(flag: str, path: str) -> None:
     _probe(flag, path, lambda: tempfile.TemporaryFile(dir=path).close())
 
 
-def write_at_end(flag: str, path: str, text: Callable[[], str]) -> bool:
-    """Write ``text()``, the last output of a crawl, to ``path`` in one step (atomically: the
-    old file or the new one, never a part, should a signal or a full disk come in between;
-    standard output and devices directly). A failure is logged in one line naming ``flag``
-    (the crawl's results are not lost to it). True if written."""
+def write_at_end(flag: str, path: str, text: Callable[[], str | Iterable[str]]) -> bool:
+    """Write ``text()``, the last output of a crawl (or its pieces, written as they come: a
+    big file need not be held), to ``path`` in one step (atomically: the old file or the new
+    one, never a part, should a signal or a full disk come in between; standard output and
+    devices directly). A failure is logged in one line naming ``flag`` (the crawl's results
+    are not lost to it). True if written."""
     try:
         write_text(path, text())
         return True
@@ -218,12 +223,14 @@ def write_at_end(flag: str, path: str, text: Callable[[], str]) -> bool:
         return False
 
 
-def write_text(path: str, text: str) -> None:
-    """``text`` to ``path``: atomically if it is (or will be) a regular file, else (stdout, a
-    device, a pipe) written straight; a symlink's target is replaced, not the link."""
+def write_text(path: str, text: str | Iterable[str]) -> None:
+    """``text`` (or its pieces) to ``path``: atomically if it is (or will be) a regular file,
+    else (stdout, a device, a pipe) written straight; a symlink's target is replaced, not the
+    link."""
+    pieces = [text] if isinstance(text, str) else text
     if is_stdout(path):
         with open_output(path) as f:
-            f.write(text)
+            f.writelines(pieces)
         return
     real = os.path.realpath(path)
     try:
@@ -232,10 +239,10 @@ def write_text(path: str, text: str) -> None:
         regular = True
     if not regular:  # /dev/null: never renamed over (as root that would replace the device)
         with open(real, "w", encoding="utf-8") as f:
-            f.write(text)
+            f.writelines(pieces)
         return
     mode = os.stat(real).st_mode & 0o777 if os.path.exists(real) else None
-    write_atomically(Path(real), text.encode("utf-8"), durable=False)
+    write_atomically(Path(real), (piece.encode("utf-8") for piece in pieces), durable=False)
     if mode is not None:  # the new file keeps the old one's permissions
         os.chmod(real, mode)
 

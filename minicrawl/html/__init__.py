@@ -6,5 +6,7 @@
 * :mod:`~minicrawl.html.meta`: what a ``<meta>`` or a header says besides links — a refresh, a
   word to robots;
 * :mod:`~minicrawl.html.walk`: the parse and the walk of a page's elements that can be links;
+* :mod:`~minicrawl.html.edges`: when a crawl asks (``--links``), the same walk also records
+  every link as written — element, attribute, text, line — and the page's requisites;
 * :mod:`~minicrawl.html.mime`: whether a page of no named type is HTML, as browsers sniff it.
 """

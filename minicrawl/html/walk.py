@@ -48,7 +48,13 @@ _HTML_IN_MATH = ("mi", "mo", "mn", "ms", "mtext")
 class Walk:
     """One page's walk: handed each start and end tag of the elements above (from a tree, or
     as lxml's parser *target* while it parses), it keeps the links in document order, and
-    what the page's <meta>s tell ``robot``."""
+    what the page's <meta>s tell ``robot``. ``tags``: the elements it is handed; ``lines``:
+    it wants the elements themselves, with their lines, even from a big page (a walk that
+    records each link's element, :class:`minicrawl.html.edges.EdgeWalk`)."""
+
+    tags: tuple[str, ...] = LINK_TAGS
+    lines = False
+    pulling = False  # a big page pulled (_pull): an element's content comes after its start
 
     def __init__(self, robot: str = meta.ROBOT) -> None:
         self.robots = ("robots", robot.lower())  # the <meta name>s that speak to us
@@ -60,8 +66,9 @@ class Walk:
         self.directives: set[str] = set()  # what the page tells us: nofollow, noindex…
         self.soonest: tuple[int, str] | None = None  # the refresh to follow: (delay, href)
 
-    def start(self, tag: str, attrib: Mapping[str, str]) -> None:
-        """An element of a streamed page starts: the walk keeps the context elements open."""
+    def start(self, tag: str, attrib: Mapping[str, str] | etree._Element) -> None:
+        """An element of a streamed page starts (its attributes, or the element of a pulled
+        page): the walk keeps the context elements open."""
         if tag in CONTEXT_TAGS:
             self.open.append(tag)
             self.foreign += tag in _FOREIGN
@@ -78,9 +85,17 @@ class Walk:
         """The end of a streamed page (lxml's parser calls it)."""
         return self
 
+    def ended(self, element: etree._Element) -> None:
+        """An element of a pulled page (:func:`_pull`) ends: the walk may read it whole now."""
+
+    def held(self) -> Sequence[etree._Element]:
+        """The elements of a pulled page the walk still reads (an ``<a>`` whose text it reads
+        at its end): kept whole (:func:`_prune`)."""
+        return ()
+
     def element(self, tag: str, attrib: Mapping[str, str] | etree._Element,
                 within: Sequence[str]) -> None:
-        """An element whose tag is one of LINK_TAGS, ``within`` the elements it is in (their
+        """An element whose tag is one of ``tags``, ``within`` the elements it is in (their
         tags, outermost first; () where none of them can matter). ``attrib``: a dict, or the
         element of a tree, whose ``get`` is its attributes'."""
         where = _where(within) if within else "html"
@@ -175,26 +190,47 @@ def _where(within: Sequence[str]) -> str | None:
 # few by the crawler's keep_heaps_small.
 _OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remove_pis": True,
             "collect_ids": False, "default_doctype": False, "encoding": "utf-8"}
-_local = threading.local()
+
+
+class _Local(threading.local):
+    """What a thread keeps: its tree parser, the kind of walk asked for (walk_with) and the
+    last such walk (a miss of a thread-local's attribute costs 1 µs: these are defaults)."""
+
+    parser: etree.HTMLParser | None = None
+    kind: type[Walk] | None = None
+    walked: Walk | None = None
+
+
+_local = _Local()
 _ASCII_IS_NOT_ASCII = ("iso-2022-jp", "utf-16be", "utf-16le", "replacement")  # (escapes, pairs)
 
 
 def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
     """The walk of the page ``body`` in ``encoding``: parsed (as UTF-8: libxml2 is given no
-    other) and walked, its <meta>s read for ``robot``."""
+    other) and walked, its <meta>s read for ``robot``. The walk is a :class:`Walk`, or the
+    kind :func:`walk_with` asked for in this thread (then kept for :func:`last_walk`)."""
     data = _utf8(body, encoding)
-    page = Walk(robot)
+    kind = getattr(_local, "kind", None)
+    page = Walk(robot) if kind is None else kind(robot)
+    if kind is not None:
+        _local.walked = page
+        if page.lines and b"\r" in data:  # lines as the HTML standard counts them: a lone
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # CR ends one too
     try:
         if len(data) > STREAM_ABOVE:
-            parser = etree.HTMLParser(target=page, **_OPTIONS)
-            for at in range(0, len(data), STREAM_CHUNK):
-                parser.feed(data[at:at + STREAM_CHUNK])
-            parser.close()
+            if page.lines:
+                _pull(data, page)
+            else:
+                parser = etree.HTMLParser(target=page, **_OPTIONS)
+                for at in range(0, len(data), STREAM_CHUNK):
+                    parser.feed(data[at:at + STREAM_CHUNK])
+                parser.close()
         elif (root := etree.fromstring(data, _tree_parser())) is not None:
+            tags = page.tags
             for top in (root, *root.itersiblings()):  # after </html>: more <html>s
                 # Only what is in a _FOREIGN element (and a frame) needs its ancestors.
-                aside = {e for f in top.iter(*_FOREIGN) for e in f.iter(*LINK_TAGS)}
-                for element in top.iter(*LINK_TAGS):
+                aside = {e for f in top.iter(*_FOREIGN) for e in f.iter(*tags)}
+                for element in top.iter(*tags):
                     tag = element.tag
                     within = [e.tag for e in element.iterancestors()][::-1] \
                         if tag == "frame" or element in aside else ()
@@ -202,6 +238,64 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
     except (etree.LxmlError, ValueError):
         pass  # what was found before the damage stands
     return page
+
+
+def walk_with(kind: type[Walk] | None) -> None:
+    """This thread's next walks are of ``kind`` (a :class:`Walk` that records more), each kept
+    for :func:`last_walk`; None: plain walks again."""
+    _local.kind = None if kind is Walk else kind
+    _local.walked = None
+
+
+def last_walk() -> Walk | None:
+    """The last walk of a page in this thread since :func:`walk_with` asked for its kind (given
+    once: then None)."""
+    page, _local.walked = getattr(_local, "walked", None), None
+    return page
+
+
+def _pull(data: bytes, page: Walk) -> None:
+    """A big page for a walk that wants its elements and their lines (a parser target is given
+    neither): its tree built as it is read, the walk handed the start and end of the elements a
+    target would be handed (the same parser: the same elements, in the same order), and after
+    each piece what is done with pruned (:func:`_prune`): no more of the tree is held than a
+    piece's and the elements the walk ``holds`` (an ``<a>`` whose text it reads at its end)."""
+    parser = etree.HTMLPullParser(events=("start", "end"), tag=(*CONTEXT_TAGS, *page.tags),
+                                  **_OPTIONS)
+    root, page.pulling = None, True
+    for at in range(0, len(data), STREAM_CHUNK):
+        parser.feed(data[at:at + STREAM_CHUNK])
+        root = _pulled(parser, page, root)
+        if root is not None:
+            _prune(root, page)
+    parser.close()
+    _pulled(parser, page, root)
+
+
+def _pulled(parser: etree.HTMLPullParser, page: Walk,
+            root: etree._Element | None) -> etree._Element | None:
+    """Hand the walk the elements' starts and ends read so far; the tree's root."""
+    for event, element in parser.read_events():
+        if event == "start":
+            page.start(element.tag, element)
+            if root is None:
+                root = element.getroottree().getroot()
+        else:
+            page.end(element.tag)
+            page.ended(element)
+    return root
+
+
+def _prune(root: etree._Element, page: Walk) -> None:
+    """Remove what the parser is done with: the tree builder only adds to the elements open,
+    which are the last child of each other from the root down, so every child before the last
+    one of each is complete, and walked. Not inside what the walk ``holds``."""
+    holding = page.held()
+    element: etree._Element | None = root
+    while element is not None and element not in holding:
+        if len(element) > 1:
+            del element[:-1]
+        element = element[-1] if len(element) else None
 
 
 def _utf8(body: bytes, encoding: str) -> bytes:

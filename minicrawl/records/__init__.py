@@ -1,10 +1,15 @@
-"""What a crawl writes: its page records (``--out``), its WARC archive (``--warc``), and the
-duplicate-content map that says which records share a body.
+"""What a crawl writes: its page records (``--out``), its links (``--links``), its WARC archive
+(``--warc``), and the duplicate-content map that says which records share a body.
 
 ================  ============================================================================
-``output``        :class:`Output`: the ``--out`` file, one JSON line per page record, complete
+``output``        :class:`Output`: the ``--out`` file, one JSON (or CSV) line a page, complete
                   under ``kill -9`` (in a shared crawl flushed before the ack; with a state,
                   written after each commit through its :class:`Outbox`)
+``links``         :class:`LinkFile` (``--links FILE``): every link of every page, joined at the
+                  end with what its target answered (``broken``); its rows wait in a scratch file
+``edges``         :class:`LinkEdge`: one link of one page, as written and resolved (run.py's
+                  hooks make them from the walk's edges, :mod:`minicrawl.html.edges`)
+``csvlines``      CSV for ``--out`` and ``--links`` files named ``….csv``
 ``digests``       duplicate content: a first-wins map body digest → URL (in a scratch file, in
                   the state, or in Redis), so a page served under two URLs is recorded twice
                   but crawled once (``duplicate_of``)
@@ -16,8 +21,9 @@ duplicate-content map that says which records share a body.
                   ``revisit`` for a 304 and for a duplicate), and what is reconstructed
 ================  ============================================================================
 
-The seams: the output hears the crawl as an observer (``on_page``); each worker's
-:class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
+The seams: the output hears the crawl as an observer (``on_page``), the links file too
+(``page_edges``, ``refused``, ``redirected``, ``on_page``; ``crawl_finished``: the file
+written); each worker's :class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
 :meth:`WarcArchive.exchange <minicrawl.records.warc.WarcArchive.exchange>` (its ``on_exchange``
 hook, so robots.txt fetches are caught too), and the archive hears the crawl as an observer
 (``page_kept``: is the page a duplicate?; ``crawl_finished``: write the rest, close). The crawl's

@@ -1,4 +1,5 @@
-"""The ``--out`` file: one JSON line per page record, and how it stays complete under ``kill -9``.
+"""The ``--out`` file: one JSON line per page record (a CSV line, under a header, for a file
+named ``….csv``: :mod:`minicrawl.records.csvlines`), and how it stays complete under ``kill -9``.
 
 :class:`Output` is the file, a :class:`~minicrawl.events.CrawlObserver` (it hears each recorded
 page and closes the file when the crawl is over). How its lines get there depends on the crawl:
@@ -13,7 +14,9 @@ page and closes the file when the crawl is over). How its lines get there depend
   through :class:`Outbox` — see the argument in :mod:`minicrawl.state.store` (point 4).
 
 Each line carries ``seq``: with a state, the sequence number of the commit that recorded the page
-(also in the database's ``pages.seq``); else null.
+(also in the database's ``pages.seq``); else null. The state's outbox keeps JSON lines, which a
+CSV file is given as CSV lines (:meth:`Output.write_lines`); reading a file's last lines back
+(:func:`keys_at_end`) knows both.
 """
 
 from __future__ import annotations
@@ -22,19 +25,20 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from minicrawl.cli.outpaths import cannot_write, is_stdout, open_output, silence_stdout
 from minicrawl.events import CrawlObserver
-from minicrawl.page import record
+from minicrawl.page import PageRecord, record
+from minicrawl.records.csvlines import csv_fields, csv_line, header, is_csv
 from minicrawl.redact import redact
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from minicrawl.page import Page, PageRecord
+    from minicrawl.page import Page
     from minicrawl.stats import StatsSnapshot
 
 log = logging.getLogger("minicrawl")
@@ -47,10 +51,21 @@ CREATE TABLE IF NOT EXISTS outbox (
 """
 
 
+# A CSV --out file's columns: every field a record may have (sitemap and noindex false when
+# absent), then seq.
+COLUMNS = (*PageRecord.__annotations__, "seq")
+_ABSENT = {"sitemap": False, "noindex": False}
+
+
 def record_line(record: PageRecord, seq: int | None = None) -> str:
     """The ``--out`` line (without its newline) for a page's ``record``: a URL's password
     shown as ``***`` (a seed's are taken out when the crawl starts; a page's links may hold one)."""
     return redact(json.dumps({**record, "seq": seq}, ensure_ascii=False))
+
+
+def csv_record_line(fields: Mapping[str, object]) -> str:
+    """The CSV ``--out`` line for a record's ``fields`` (with its ``seq``), in ``COLUMNS``."""
+    return redact(csv_line(fields.get(name, _ABSENT.get(name)) for name in COLUMNS))
 
 
 class Output(CrawlObserver):
@@ -72,6 +87,9 @@ class Output(CrawlObserver):
         if continued and not self.to_stdout:
             cut_torn_line(self.path)
         self._file = open_output(self.path, "a" if continued else "w")
+        self.csv = is_csv(self.path)
+        if self.csv and not _has_lines(self._file):  # a new file (or an empty one): its header
+            self._file.write(header(COLUMNS) + "\n")
         self._flush_each = flush_each
         self._lock = threading.Lock()
         self.by_state = False
@@ -89,7 +107,7 @@ class Output(CrawlObserver):
 
     def write(self, record: PageRecord) -> None:
         """Write one page's record (no ``seq``: without a state)."""
-        line = record_line(record)
+        line = csv_record_line({**record, "seq": None}) if self.csv else record_line(record)
         with self._lock:
             if self._file.closed:
                 return
@@ -101,7 +119,10 @@ class Output(CrawlObserver):
                 self._fail(e)
 
     def write_lines(self, lines: Iterable[str]) -> None:
-        """Write complete lines and flush them to the OS before returning."""
+        """Write complete lines (JSON lines: the state's outbox keeps them so; a CSV file gets
+        them as CSV lines) and flush them to the OS before returning."""
+        if self.csv:
+            lines = [csv_record_line(json.loads(line)) for line in lines]
         with self._lock:
             if self._file.closed:
                 raise OSError(f"{self.path} is closed")
@@ -189,10 +210,21 @@ def keys_at_end(path: str, keys: set[Key]) -> set[Key]:
 
 def _key(raw: bytes) -> Key | None:
     try:
-        record = json.loads(raw)
-        return record["url"], record["seq"]
-    except (ValueError, KeyError, TypeError):
+        if raw.startswith(b"{"):
+            record = json.loads(raw)
+            return record["url"], record["seq"]
+        fields = csv_fields(raw.decode("utf-8"))  # a CSV --out file's line
+        return (fields[0], int(fields[-1])) if len(fields) == len(COLUMNS) else None
+    except (ValueError, KeyError, TypeError, IndexError):
         return None  # not a line of ours: the records before it are not the outbox's
+
+
+def _has_lines(file: IO[str]) -> bool:
+    """The file just opened (for writing, or appending: at its end) has something in it."""
+    try:
+        return file.tell() > 0
+    except OSError:  # a pipe: nothing was written to it by us
+        return False
 
 
 class Outbox:

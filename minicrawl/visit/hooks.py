@@ -29,8 +29,10 @@ from minicrawl.core.interfaces import Entry, Go, Item, Links, Response
 from minicrawl.core.links import base_url
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
+from minicrawl.html.edges import record_edges, recorded_edges
 from minicrawl.http.fetch import Fetcher, error_kind
 from minicrawl.page import Page, now
+from minicrawl.records.edges import LinkEdge, link_edges
 from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
@@ -86,12 +88,13 @@ class CrawlHooks:
         self.robot = crawl.politeness.token  # our name to robots <meta>s and X-Robots-Tag
         self.counts: dict[str, int] = {}  # the item's stats, added at ``keep``
         self.decisions: LinkDecisions | None = None  # what became of its links
+        self.edges: list[LinkEdge] | None = None  # with --links: every link of it, as written
         self.chain: Chain | None = None
         self.holding: Item | None = None  # the item whose slot on its host is held (GO)
 
     def before(self, item: Item) -> Go | Page | None:
         """Robots.txt and the host's turn, the page cap; a conditional GET with a state."""
-        self.counts, self.decisions, self.holding = {}, None, None
+        self.counts, self.decisions, self.holding, self.edges = {}, None, None, None
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         self.chain = chain = self.crawl.chains.waiting_at(item.url)
         if chain is None and item.url in self.crawl.lastmod \
@@ -186,16 +189,26 @@ class CrawlHooks:
         return self._noted(page, chain.prior)
 
     def follows(self, page: Page) -> bool:
-        """A page its state finds unchanged, or a duplicate of one recorded, gives no links."""
-        return page.change != UNCHANGED and page.duplicate_of is None
+        """A page its state finds unchanged, or a duplicate of one recorded, gives no links.
+        With ``--links``, the walk of a page that gives them is asked for its edges."""
+        if page.change == UNCHANGED or page.duplicate_of is not None:
+            return False
+        if self.crawl.options.links:
+            record_edges()  # (this thread's next walk: the page's, in the trip's links_of)
+        return True
 
     def resolve(self, page: Page, links: Links) -> list[str]:
         """The page's links (the core's extractor), less those it says not to follow, as
         canonical URLs for the door; what was decided of the rest so far is kept."""
         opts, counts = self.crawl.options, self.counts
         followed = links.followed(opts.ignore_nofollow)
-        candidates, rejected = self.crawl.resolver.resolve(
-            followed, base_url(page.final_url, links), counts, links.encoding)
+        base = base_url(page.final_url, links)
+        candidates, rejected = self.crawl.resolver.resolve(followed, base, counts,
+                                                           links.encoding)
+        if opts.links and (edges := recorded_edges()) is not None:  # every link, resolved
+            judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
+                                               links.encoding)
+            self.edges = link_edges(page.final_url, edges, judged, links.nofollow)
         counts["links_extracted"] = len(links.hrefs)
         nofollow = []
         if len(followed) < len(links.hrefs):  # the page says not to follow some
@@ -214,6 +227,8 @@ class CrawlHooks:
         links with it (the state's commit), so a URL is in ToDo only once journaled."""
         if self.decisions is not None:
             self._decided(page, self.decisions, entry, self.counts)
+        if self.edges is not None:
+            self.crawl.events.page_edges(page, self.edges)
         self.crawl.stats.add(self.counts)
         self.crawl.events.page_kept(page, entry.new)
 

@@ -1,0 +1,282 @@
+"""The ``--links`` file: every link of every page the crawl walked, one record each, with what
+became of its target — written at the end of the crawl, when the targets' statuses are known.
+
+:class:`LinkFile` is an observer (:mod:`minicrawl.events`). It hears each page's edges
+(``page_edges``: :class:`~minicrawl.records.edges.LinkEdge`, from run.py's hooks) and each
+page's record (``on_page``: what its URL answered; ``refused``: a URL robots.txt or a cap kept
+the crawl from fetching; ``redirected``: each hop of a redirect chain, so that a link to a hop
+leads to the chain's end too), and keeps both in a scratch SQLite file
+(:class:`~minicrawl.frontier.scratch.ScratchDB`: no name, gone with the process), a few thousand
+rows at a time, so that a crawl's memory does not grow with its links (the Java API docs have
+660,000). At ``crawl_finished`` it joins each edge with its target and writes the file, one
+record per edge in the order the pages were kept, its links in document order: JSON lines, or CSV
+(under a header) for a file named ``….csv``.
+
+Each record has ``FIELDS``: the edge's (``page``, ``url``, ``href``, ``text``, ``tag``, ``attr``,
+``line``, ``kind``, ``nofollow``) and its target's: ``status`` (of the answer it ended at, after
+its redirects), ``final_url`` (where they ended), ``error``, and ``broken``:
+
+* true: the target was fetched and failed — a 4xx or 5xx, no answer (a connection, DNS or TLS
+  error, a time-out), a redirect chain that ended in one of those, in a loop, or past the hops
+  allowed;
+* false: fetched and fine (2xx, a 304; a 3xx whose chain ended at a page that is fine);
+* null: never fetched — a requisite or an external link (this crawl does not request them),
+  a URL robots.txt disallows, past ``--max-depth``, ``--max-pages``, nofollow, an href that is
+  no http(s) URL (then ``error`` says why, and ``url`` is null).
+
+``error``: the target's error as ``--out`` records it, else for a 4xx or 5xx ``HTTP <status>``.
+The statuses are this process's: with ``--state``, of this run's pages (an earlier run's are not
+asked again); in a shared crawl (``--redis``), of the pages this process fetched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from minicrawl.cli.outpaths import write_at_end
+from minicrawl.events import CrawlObserver
+from minicrawl.frontier.scratch import ScratchDB, scratch_directory
+from minicrawl.records.csvlines import csv_line, header, is_csv
+from minicrawl.redact import redact
+
+if TYPE_CHECKING:
+    from minicrawl.page import Page
+    from minicrawl.records.edges import LinkEdge
+    from minicrawl.stats import StatsSnapshot
+
+log = logging.getLogger("minicrawl")
+
+FIELDS = ("page", "url", "href", "text", "tag", "attr", "line", "kind", "status", "final_url",
+          "error", "broken", "nofollow")
+PREFIX = "minicrawl-links-"
+BATCH = 5_000  # edges (and targets) kept in memory before they go to the scratch file
+MAX_HOPS = 20  # redirect records followed from a target to where its chain ended
+KNOWN = 20_000  # targets whose outcome is kept in memory while the file is written (~4 MB)
+# A page's edges are one row (a JSON array of arrays): a row an edge cost ~10× the CPU
+SCHEMA = """
+CREATE TABLE pages (id INTEGER PRIMARY KEY, url TEXT NOT NULL, edges TEXT NOT NULL);
+CREATE TABLE targets (url TEXT PRIMARY KEY, status INTEGER, error TEXT, final_url TEXT,
+                      fetched INTEGER NOT NULL) WITHOUT ROWID;
+"""
+TARGET = "SELECT status, error, final_url, fetched FROM targets WHERE url = ?"
+Target = tuple[int | None, str | None, str | None, int]  # status, error, final URL, fetched
+# What a target's row says of its fetch: its answer (FETCHED), none (REFUSED: robots.txt, a cap),
+# a redirect to its final URL whose end no row says (UNKNOWN_END), a hop of a redirect chain
+# recorded under its start (HOP: where it leads is its final URL's row)
+REFUSED, FETCHED, UNKNOWN_END, HOP = 0, 1, 2, 3
+Outcome = tuple[int | None, str | None, str | None, bool | None]  # status, final, error, broken
+NOT_FETCHED: Outcome = (None, None, None, None)
+_pack = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once: 0.6× its time
+
+
+class LinkFile(CrawlObserver):
+    """The ``--links`` file at ``path``, written when the crawl is over; its rows wait in a
+    scratch file under ``temp_dir`` (default: ``TMPDIR``). Thread-safe. If the scratch file
+    cannot be written (a full disk) it says so in one line and stops the crawl (``on_failure``):
+    the file would miss links; ``failed`` is then set, and no file is written."""
+
+    flag = "--links"
+
+    def __init__(self, path: str | os.PathLike[str], temp_dir: str | None = None,
+                 on_failure: Callable[[], None] | None = None) -> None:
+        self.path = os.fspath(path)
+        self.csv = is_csv(self.path)
+        self._temp_dir = temp_dir
+        self._on_failure = on_failure
+        self._lock = threading.Lock()
+        self._scratch: ScratchDB | None = None  # made at the first rows
+        self._page_rows: list[tuple[str, str]] = []  # (page, its edges packed)
+        self._waiting = 0  # edges and targets in memory
+        self._target_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
+        self._end_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
+        self._refused: dict[int, str] = {}  # worker → the URL it was refused (until its page)
+        self.failed = False
+        self.finished = False  # the crawl is over: a straggler's page is not taken any more
+        self.written = 0  # records written to the file
+
+    # -- what the crawl tells it ----------------------------------------------------------------
+
+    def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
+        if not edges:
+            return
+        packed = _pack([[edge.url, edge.why, edge.href, edge.text, edge.tag, edge.attr,
+                         edge.line, edge.kind, edge.nofollow] for edge in edges])
+        with self._lock:
+            if self.finished:
+                return
+            self._page_rows.append((edges[0].page, packed))
+            self._waiting += len(edges)
+            self._flush_if_full()
+
+    def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
+        self._refused[worker] = url  # its page follows, from the same worker
+
+    def redirected(self, source: str, target: str, decision: str) -> None:
+        """A hop of a redirect chain, whose record is its start's: a link to it leads there."""
+        with self._lock:
+            if not self.finished:
+                self._end_rows.append((source, None, None, target, HOP))
+                self._waiting += 1
+
+    def on_page(self, page: Page) -> None:
+        if page.sitemap:
+            return
+        refused = self._refused.pop(page.worker, None) == page.final_url and page.status is None
+        fetched = REFUSED if refused else FETCHED
+        row = (page.url, page.status, page.error, page.final_url, fetched)
+        with self._lock:
+            if self.finished:
+                return
+            self._target_rows.append(row)
+            self._waiting += 1
+            # The end of its redirect chain answered the same, unless the chain stopped at a
+            # URL it did not fetch (seen before, out of scope: a 3xx recorded)
+            if page.final_url != page.url and not (page.status is not None
+                                                   and 300 <= page.status < 400):
+                self._end_rows.append((page.final_url, *row[1:]))
+            self._flush_if_full()
+
+    def crawl_finished(self, stats: StatsSnapshot) -> None:
+        with self._lock:
+            self.finished = True
+            self._flush()
+            if self.failed:
+                self._close()
+                return
+        try:
+            if not write_at_end(self.flag, self.path, self._lines):
+                self.failed = True
+        finally:
+            with self._lock:
+                self._close()
+
+    # -- the scratch file ---------------------------------------------------------------------
+
+    def _flush_if_full(self) -> None:
+        if self._waiting >= BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        """The rows waiting in memory into the scratch file (lock held); its failure is told
+        once and stops the crawl."""
+        pages, targets, ends = self._page_rows, self._target_rows, self._end_rows
+        self._page_rows, self._target_rows, self._end_rows, self._waiting = [], [], [], 0
+        if self.failed or not (pages or targets or ends):
+            return
+        try:
+            db = self._db()
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO pages (url, edges) VALUES (?, ?)", pages)
+            # A page's record says more than the hop its chain starts with (told before it);
+            # a chain's end and its hops are no page's of their own (a URL is fetched once)
+            db.executemany("INSERT OR REPLACE INTO targets VALUES (?, ?, ?, ?, ?)", targets)
+            db.executemany("INSERT OR IGNORE INTO targets VALUES (?, ?, ?, ?, ?)", ends)
+            db.execute("COMMIT")
+        except (sqlite3.Error, OSError) as e:
+            self.failed = True
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            log.error("--links: cannot keep the links in %s: %s; the crawl stops",
+                      scratch_directory(self._temp_dir), reason)
+            self._close()
+            if self._on_failure is not None:
+                self._on_failure()
+
+    def _db(self) -> sqlite3.Connection:
+        if self._scratch is None:
+            self._scratch = ScratchDB(PREFIX, self._temp_dir, journal="MEMORY")
+            assert self._scratch.db is not None
+            self._scratch.db.executescript(SCHEMA)
+        assert self._scratch.db is not None
+        return self._scratch.db
+
+    def _close(self) -> None:
+        if self._scratch is not None:
+            scratch, self._scratch = self._scratch, None
+            try:
+                scratch.close()
+            except (sqlite3.Error, OSError):
+                pass
+
+    # -- the file -----------------------------------------------------------------------------
+
+    def _lines(self) -> Iterator[str]:
+        """The file's lines (with their newlines), each edge joined with its target's outcome
+        (the outcomes of the targets met most are kept: most links of a site are the same
+        few, a target a point query in the scratch file otherwise)."""
+        if self.csv:
+            yield header(FIELDS) + "\n"
+        if self._scratch is None:  # no page walked
+            return
+        db = self._db()
+        known: dict[str, Outcome] = {}
+        try:
+            for page, packed in db.execute("SELECT url, edges FROM pages ORDER BY id"):
+                for url, why, href, text, tag, attr, line, kind, nofollow in json.loads(packed):
+                    if url is None:  # no URL: why is said as the error
+                        outcome: Outcome = (None, None, why, None)
+                    elif (found := known.get(url)) is not None:
+                        outcome = found
+                    else:
+                        outcome = _outcome(db, url)
+                        if len(known) >= KNOWN:
+                            known.clear()
+                        known[url] = outcome
+                    values = (page, url, href, text, tag, attr, line, kind, *outcome, nofollow)
+                    self.written += 1
+                    yield redact(csv_line(values) if self.csv
+                                 else _json(dict(zip(FIELDS, values, strict=True)))) + "\n"
+        except sqlite3.Error as e:  # (write_at_end tells an OSError in one line)
+            raise OSError(f"reading the links back: {e}") from e
+
+
+def _outcome(db: sqlite3.Connection, url: str) -> Outcome:
+    """What became of the target ``url``: (status, final URL, error, broken); its redirect
+    record or hop followed to where its chain ended."""
+    row = db.execute(TARGET, (url,)).fetchone()
+    if row is None:
+        return NOT_FETCHED
+    target: Target = row
+    if target[3] == HOP or _redirected(target, url):
+        target = _chain_end(db, target)
+    status, error, final_url, fetched = target
+    broken = None
+    if fetched == FETCHED:
+        broken = status is None or status >= 400 or (300 <= status < 400 and error is not None)
+        if error is None and status is not None and status >= 400:
+            error = f"HTTP {status}"
+    # REFUSED: never requested (robots.txt, a cap); UNKNOWN_END, HOP: a redirect whose end
+    # was not fetched. Neither broken nor fine.
+    return status, final_url, error, broken
+
+
+def _redirected(target: Target, url: str | None) -> bool:
+    """A 3xx recorded without an error: its chain stopped at a URL fetched as a page of its own
+    (seen before), or not at all."""
+    status, error, final_url, _ = target
+    return status is not None and 300 <= status < 400 and error is None and final_url != url
+
+
+def _chain_end(db: sqlite3.Connection, target: Target) -> Target:
+    """Where the redirect record or hop ``target`` leads: the record of the URL its chain
+    stopped at, and on (at most MAX_HOPS). A URL no row says leaves the redirect with the final
+    URL (UNKNOWN_END), which is neither broken nor fine."""
+    seen: set[str] = set()
+    for _ in range(MAX_HOPS):
+        status, error, final_url, _fetched = target
+        if final_url is None or final_url in seen:
+            break
+        seen.add(final_url)
+        row = db.execute(TARGET, (final_url,)).fetchone()
+        if row is None:  # never fetched: the chain's end is unknown
+            return (status, error, final_url, UNKNOWN_END)
+        target = row
+        if target[3] != HOP and not _redirected(target, final_url):
+            return target
+    return target
