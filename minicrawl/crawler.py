@@ -192,6 +192,7 @@ class Crawler:
         self.duplicates = open_duplicates(opts, self.state,
                                           self.shared.redis if self.shared else None)
         self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>
+        self._heads_failed: set[str] = set()  # --check-links: URLs to GET, their HEAD failed
         self.saver = (PageSaver(opts.save_pages, on_failure=self.stop) if opts.save_pages
                       else None)
         self.events = Events()  # the observers are listed when the crawl runs
@@ -327,7 +328,7 @@ class Crawler:
         hooks = CrawlHooks(Parts(
             self.options, self.todo, self.door, self.resolver, self.politeness, self.chains,
             self.state, self.stats, self.events, self.duplicates, self.page_count,
-            self._lastmod, self._fail), n, fetcher)
+            self._lastmod, self._fail, self._heads_failed), n, fetcher)
         self._hooks.append(hooks)
         return Trip(self.door, hooks.fetcher, None, hooks, self._parsing)
 

@@ -132,6 +132,12 @@ class Options:
                                          "(robots.txt and sitemaps not counted) (default: no "
                                          "limit)", "Scope", metavar="N",
                                          low=1, high=MAX_COUNT)
+    check_links: bool = opt(False, "also check, once each and without crawling them, what the "
+                            "pages link to but the crawl does not follow: their images, "
+                            "scripts, stylesheets and other requisites, their links out of "
+                            "scope or past --max-depth, their nofollow links (HEAD off the "
+                            "site, GET where HEAD fails; GET on it), as politely as pages",
+                            "Scope")
     sitemaps: bool = opt(False, "also crawl the URLs of the seed hosts' sitemaps (robots.txt "
                          "Sitemap: lines, else /sitemap.xml), read before the workers start",
                          "Scope")
@@ -292,6 +298,10 @@ class Options:
                  "which --ignore-robots does not read")):
             if idle and getattr(self, name) != _default(name):
                 raise ValueError(f"{_flag(name)} would do nothing: {why}, or leave it out")
+        if self.check_links and (self.state is not None or self.redis is not None):
+            other = "--state" if self.state is not None else "--redis"
+            raise ValueError(f"--check-links does not work with {other} yet: its ToDo would not "
+                             "keep which URLs are only to be checked")
         if self.forget_gone and not self.recrawl and self.state is not None:  # (no --state:
             # minicrawl.state says both need it)
             raise ValueError("--forget-gone forgets the pages a --recrawl finds gone: give "

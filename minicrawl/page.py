@@ -36,6 +36,7 @@ class PageRecord(TypedDict):
     duplicate_of: str | None
     sitemap: NotRequired[bool]  # only for a sitemap file read with --sitemaps (then True)
     noindex: NotRequired[bool]  # only for a page that asks not to be indexed (then True)
+    check: NotRequired[bool]  # only for a URL checked, not crawled (--check-links: then True)
 
 
 def record(page: Page) -> PageRecord:
@@ -51,6 +52,8 @@ def record(page: Page) -> PageRecord:
         out["sitemap"] = True
     if page.noindex:
         out["noindex"] = True  # crawled, but the page asks not to be indexed
+    if page.check:
+        out["check"] = True  # its answer is all that was wanted: its links were not followed
     return out
 
 

@@ -341,13 +341,13 @@ def test_ctrl_c_waits_for_every_worker_even_the_one_being_joined(make_site, tmp_
     recorded_late: list[str] = []
     enter = Door.enter
 
-    def slow_to_finish(door, urls, depth, referrer, keep=None):
+    def slow_to_finish(door, urls, depth, referrer, keep=None, checks=()):
         """A page's links through the door, where its record is kept (the ``keep`` step)."""
         late = crawler._stopping.is_set() and threading.current_thread().name == "worker-1"
         if late:
             started_late.append(referrer)
             time.sleep(1.0)  # the page worker 1 holds when Ctrl-C comes is slow to record
-        entry = enter(door, urls, depth, referrer, keep)
+        entry = enter(door, urls, depth, referrer, keep, checks)
         if late:
             recorded_late.append(referrer)
         return entry

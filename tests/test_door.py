@@ -31,8 +31,8 @@ class Watched:
         self._lock = threading.Lock()
         enter, seed, back = Door.enter, Door.seed, Door.back
 
-        def watched_enter(door: Door, urls, depth, referrer, keep=None) -> Entry:  # type: ignore[no-untyped-def]
-            entry = enter(door, urls, depth, referrer, keep)
+        def watched_enter(door: Door, urls, depth, referrer, keep=None, checks=()) -> Entry:  # type: ignore[no-untyped-def]
+            entry = enter(door, urls, depth, referrer, keep, checks)
             self._note([item.url for item in entry.new])
             return entry
 

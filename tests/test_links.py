@@ -239,7 +239,7 @@ def test_out_csv_is_csv(sites, tmp_path) -> None:
     names, rows = from_csv(tmp_path / "pages.csv")
     assert names == list(COLUMNS)
     pages = [json.loads(line) for line in (tmp_path / "pages.jsonl").read_text().splitlines()]
-    by_url = {p["url"]: {"sitemap": False, "noindex": False, **p} for p in pages}
+    by_url = {p["url"]: {"sitemap": False, "noindex": False, "check": False, **p} for p in pages}
     assert len(rows) == len(by_url) > 10
     for row in rows:
         expected = by_url[row["url"]]

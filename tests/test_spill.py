@@ -59,6 +59,18 @@ def test_memory_stays_within_the_budget_and_the_rest_waits_on_disk(spill_dir: st
     todo.close()
 
 
+def test_an_item_to_check_comes_back_from_the_disk_still_to_check(spill_dir: str) -> None:
+    # --check-links: a URL to check and the same URL to crawl are two items; the spill keeps
+    # which is which (else an image would be crawled, or a page only checked).
+    items = [Item(f"http://a.test/{i // 2:04d}", 1, "http://a.test/", check=bool(i % 2))
+             for i in range(200)]
+    todo = SpillingToDo(ToDo(), 10 * item_bytes(items[0]), temp_dir=spill_dir)
+    todo.put_many(items)
+    assert todo.figures()["todo_on_disk"] > 100
+    assert drain(todo) == items
+    todo.close()
+
+
 def test_each_hosts_line_stays_fifo_while_links_keep_spilling_and_refilling(spill_dir) -> None:
     """Items of five hosts put in random batches while others are taken: each host's items
     come out in the order they were put, every one once."""

@@ -6,7 +6,6 @@ Read in this order, each file using only those before it: ``interfaces`` (the se
 import Crawler``: its library API. What the core leans on is outside it, named for what it is,
 skipped on a first reading: :mod:`minicrawl.html`, the browser's rules (keep one idea: a link's
 query is in its page's encoding); :mod:`minicrawl.http` (answer, credentials, proxies);
-:mod:`minicrawl.checks`, ``refused``, ``origins``, ``lines``, ``heaps``, ``redact`` (a URL's
-userinfo: the one split, the URL as sent, the one redaction). The rest of minicrawl plugs into
-the core through ``interfaces``.
+:mod:`minicrawl.checks`, ``refused``, ``origins``, ``lines``, ``heaps``, ``redact`` (passwords
+out of what is shown). The rest of minicrawl plugs into the core through ``interfaces``.
 """

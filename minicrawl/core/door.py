@@ -1,15 +1,20 @@
-"""The door: the one way a new URL enters ToDo — seeds, links, redirect targets, sitemap URLs.
+"""The door: the one way a new URL enters ToDo — seeds, links, redirects, sitemaps, checks.
 
 Three questions, in this order: may it be crawled at all (the admission rules; a seed is not
 asked)? was it ever put in ToDo (Visited's test-and-set, atomic per URL: of two workers offering
 one link, one is told "new")? for the new ones, is the crawl's record written (``keep``: run.py
 journals them)? Then ToDo. A refused URL takes no room in Visited; an item that goes back (to
-wait, be retried, a resumed journal: :meth:`Door.back`) is not asked again.
+wait, be retried, a resumed journal: :meth:`Door.back`) is not asked again. A URL to *check*
+(run.py's ``--check-links``: an image, a link out) is wanted for its answer alone: no rule asks,
+and Visited keeps it apart (``CHECK`` + URL): checked for a nofollow link, it is still crawled
+once for a followed one.
 """
 
 from collections.abc import Callable, Sequence
 
 from minicrawl.core.interfaces import Admission, Entry, Frontier, Item, SeenSet
+
+CHECK = "check "  # Visited's key for a URL to check is this + the URL
 
 
 class Door:
@@ -20,9 +25,9 @@ class Door:
         self.todo, self.visited, self.admission = todo, visited, admission
 
     def enter(self, urls: list[str], depth: int, referrer: str | None,
-              keep: Callable[[Entry], None] | None = None) -> Entry:
-        """Offer the canonical ``urls`` found at ``depth`` on ``referrer``: the rules refuse some,
-        Visited says which others are new, ``keep`` is told, then the new ones enter ToDo."""
+              keep: Callable[[Entry], None] | None = None, checks: Sequence[str] = ()) -> Entry:
+        """Offer the canonical ``urls`` (and ``checks``) found at ``depth`` on ``referrer``: the
+        rules refuse some, Visited says which others are new, ``keep`` is told, then ToDo."""
         entry = Entry()
         admitted = []
         for url in urls:
@@ -34,6 +39,9 @@ class Door:
                 admitted.append(url)
         if admitted:
             entry.new = [Item(url, depth, referrer) for url in self.visited.add_new(admitted)]
+        if checks:
+            entry.new += [Item(key.removeprefix(CHECK), depth, referrer, check=True)
+                          for key in self.visited.add_new([CHECK + url for url in checks])]
         return self._put(entry, keep)
 
     def seed(self, urls: list[str], keep: Callable[[Entry], None] | None = None) -> Entry:

@@ -44,11 +44,13 @@ class Fetcher:
         # One prepared request, copied for each URL: Session.get merges settings anew (¼ of its CPU)
         self._template = self.session.prepare_request(requests.Request("GET", "http://x/"))
 
-    def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> Response:
-        """GET ``url`` (canonical) with ``headers`` added, following no redirect."""
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None,
+              method: str = "GET") -> Response:
+        """GET ``url`` (canonical; or HEAD it) with ``headers`` added, following no redirect."""
         start = time.monotonic()
         try:
             request = self._template.copy()
+            request.method = method
             request.prepare_url(url, None)
             request.prepare_cookies(self.session.cookies)
             request.headers.update(headers or {})

@@ -15,6 +15,7 @@ class Item:
     depth: int = 0  # hops from a seed
     referrer: str | None = None  # the page that linked here (None for a seed)
     attempt: int = 0  # fetches of it that failed so far (a crawler that retries counts them)
+    check: bool = False  # to check, not crawl: its answer is all that is wanted (--check-links)
 
 
 @dataclass(slots=True)
@@ -46,6 +47,7 @@ class Page:
     headers: Mapping[str, str] = field(default_factory=dict)  # the Response's (case-insensitive)
     body: bytes = b""
     links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
+    checks: list[str] = field(default_factory=list)  # URLs it leads to, to check, not crawl
     new: int = 0  # of those, how many were admitted and new to Visited (then put in ToDo)
     elapsed_ms: float = 0.0
     error: str | None = None
@@ -59,6 +61,7 @@ class Page:
     duplicate_of: str | None = None  # the first URL that had this body (digests)
     digest: str | None = None  # the body's MD5
     sitemap: bool = False  # a sitemap file read, not a page
+    check: bool = False  # the answer of a URL checked, not crawled (an image, a link out…)
 
     @property
     def content_type(self) -> str | None:
@@ -98,13 +101,15 @@ class Go:
     """A trip's ``before`` hook says: fetch the item now, with ``headers`` added to the GET."""
 
     headers: Mapping[str, str] | None = None
+    method: str = "GET"  # HEAD: the status is all that is wanted
 
 
 class Client(Protocol):
     """A worker's HTTP client: the core's ``fetch.Fetcher``, or run.py's around it. Contract:
-    ``fetch`` GETs ``url``, follows no redirect, and never raises: a failure is the error."""
+    ``fetch`` GETs ``url`` (or HEADs), follows no redirect, never raises: a failure is the error."""
 
-    def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> Response: ...
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None,
+              method: str = "GET") -> Response: ...
 
 
 class Frontier(Protocol):

@@ -19,20 +19,9 @@ from minicrawl.core.interfaces import Links, Page
 from minicrawl.core.urls import resolve
 from minicrawl.html.encoding import sniff
 from minicrawl.html.meta import ROBOT
-from minicrawl.html.mime import sniffs_html
+from minicrawl.html.mime import is_html
 from minicrawl.html.walk import walk
 from minicrawl.http.answer import undone
-
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-
-
-def is_html(content_type: str | None, body: bytes = b"") -> bool:
-    """True for a page whose links are followed: one of ``HTML_TYPES``; with no Content-Type
-    (or one that names no type), if ``body`` sniffs as HTML, as browsers sniff it."""
-    essence = (content_type or "").split(";", 1)[0].strip(" \t").lower()
-    if essence in ("", "unknown/unknown", "application/unknown", "*/*"):  # to be sniffed
-        return sniffs_html(body)
-    return essence in HTML_TYPES
 
 
 def follows_links(page: Page) -> bool:

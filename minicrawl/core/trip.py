@@ -2,7 +2,6 @@
 them at the door (Visited, then ToDo) — and where a crawler adds to it (``interfaces.Hooks``)."""
 
 import time
-from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 
 from minicrawl.core.door import Door
@@ -36,7 +35,7 @@ class Trip:
 
     def _visit(self, item: Item) -> Page | None:
         go = self.hooks.before(item)
-        page = self.hooks.after(item, self.fetch(item, go.headers)) if isinstance(go, Go) else go
+        page = self.hooks.after(item, self.fetch(item, go)) if isinstance(go, Go) else go
         if page is None:  # back in ToDo: its trip goes on later
             return None
         if page.redirect:  # a redirect's target is the same page under another name: same depth
@@ -44,19 +43,19 @@ class Trip:
         elif follows_links(page) and self.hooks.follows(page):
             page.links = self.links_of(page)
         depth = page.depth if page.redirect else page.depth + 1
-        page.new = len(self.door.enter(page.links, depth, page.final_url,
+        page.new = len(self.door.enter(page.links, depth, page.final_url, checks=page.checks,
                                        keep=lambda entry: self.hooks.keep(page, entry)).new)
         return page
 
-    def fetch(self, item: Item, headers: Mapping[str, str] | None = None) -> Response:
-        """GET the item's URL once its host's pace allows (http and https of a host share it)."""
+    def fetch(self, item: Item, go: Go = Go()) -> Response:  # noqa: B008 (frozen: one is safe)
+        """Ask for the item's URL as ``go`` says once its host's pace allows (http, https alike)."""
         if self.pace is None:
-            return self.client.fetch(item.url, headers)
+            return self.client.fetch(item.url, go.headers, go.method)
         host = host_of(item.url)  # "host[:port]": either scheme, without user:password@
         while (wait := self.pace.take(item, host)) > 0:
             time.sleep(wait)
         try:
-            return self.client.fetch(item.url, headers)
+            return self.client.fetch(item.url, go.headers, go.method)
         finally:
             self.pace.release(item, host)
 

@@ -56,4 +56,3 @@ class BloomVisited:
                     self.bits[bits] = 1
                     new.append(url)
         return new
-

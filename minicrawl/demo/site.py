@@ -91,7 +91,14 @@ class LocalSite:
             disable_nagle_algorithm = True  # headers and body go out in two writes
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                request = Request("GET", self.path, {k.lower(): v for k, v in self.headers.items()},
+                self.answer("GET")
+
+            def do_HEAD(self) -> None:  # noqa: N802 - the GET's head, no body (a handler of
+                self.answer("HEAD")  # the request may answer otherwise: a server that lies)
+
+            def answer(self, method: str) -> None:
+                request = Request(method, self.path,
+                                  {k.lower(): v for k, v in self.headers.items()},
                                   time.monotonic())
                 with site._lock:
                     site.requests.append(request)
@@ -104,7 +111,8 @@ class LocalSite:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(resource.body)))
                 self.end_headers()
-                self.wfile.write(resource.body)
+                if method != "HEAD":
+                    self.wfile.write(resource.body)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass  # the request log above is the record; keep the terminal quiet

@@ -34,7 +34,7 @@ PREFIX = "minicrawl-todo-"  # the scratch file's name, for the moment it has one
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS spill (
     seq INTEGER PRIMARY KEY, host INTEGER NOT NULL, url TEXT NOT NULL, depth INTEGER NOT NULL,
-    referrer TEXT, attempt INTEGER NOT NULL);
+    referrer TEXT, attempt INTEGER NOT NULL, checked INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS spill_host ON spill (host, seq);
 """
 
@@ -62,16 +62,16 @@ class DiskLines:
 
     def append(self, rows: Sequence[tuple[int, Item]]) -> None:
         """Add ``(host number, item)`` rows at the tail, in their order."""
-        numbered = [(next(self._seq), host, i.url, i.depth, i.referrer, i.attempt)
+        numbered = [(next(self._seq), host, i.url, i.depth, i.referrer, i.attempt, i.check)
                     for host, i in rows]
-        self._db.executemany("INSERT INTO spill VALUES (?, ?, ?, ?, ?, ?)", numbered)
+        self._db.executemany("INSERT INTO spill VALUES (?, ?, ?, ?, ?, ?, ?)", numbered)
         if numbered:
             self._stored = numbered[-1][0]
 
     def oldest(self, n: int, host: int | None = None) -> list[tuple[int, Item]]:
         """Take the ``n`` oldest ``(host number, item)`` rows (of ``host`` only, if given) off
         the disk, oldest first."""
-        columns = "SELECT seq, host, url, depth, referrer, attempt FROM spill"
+        columns = "SELECT seq, host, url, depth, referrer, attempt, checked FROM spill"
         rows = (self._db.execute(f"{columns} ORDER BY seq LIMIT ?", (n,)) if host is None else
                 self._db.execute(f"{columns} WHERE host = ? ORDER BY seq LIMIT ?", (host, n))
                 ).fetchall()
@@ -83,18 +83,18 @@ class DiskLines:
         else:
             self._db.execute("DELETE FROM spill WHERE host = ? AND seq <= ?",
                              (host, rows[-1][0]))
-        return [(h, Item(url, depth, referrer, attempt))
-                for _, h, url, depth, referrer, attempt in rows]
+        return [(h, Item(url, depth, referrer, attempt, bool(checked)))
+                for _, h, url, depth, referrer, attempt, checked in rows]
 
     def rest(self) -> Iterator[tuple[int, Item]]:
         """Every ``(host number, item)`` row still stored, oldest first, read in chunks (after a
         failure: a row of an append that failed half-way is not one, its items are still the
         caller's). Raises, part-way perhaps, if the file cannot be read."""
-        rows = self._db.execute("SELECT host, url, depth, referrer, attempt FROM spill "
+        rows = self._db.execute("SELECT host, url, depth, referrer, attempt, checked FROM spill "
                                 "WHERE seq <= ? ORDER BY seq", (self._stored,))
         while chunk := rows.fetchmany(4096):
-            for host, url, depth, referrer, attempt in chunk:
-                yield host, Item(url, depth, referrer, attempt)
+            for host, url, depth, referrer, attempt, checked in chunk:
+                yield host, Item(url, depth, referrer, attempt, bool(checked))
 
     def size(self) -> int:
         """Bytes the file takes on disk now (0 once closed)."""

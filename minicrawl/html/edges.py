@@ -22,8 +22,9 @@ twice is two edges):
   ``input``/``src`` (``type=image``), ``object``/``data``, ``embed``/``src``: kind
   ``requisite``.
 
-What is inert for the walk (in a ``<template>``; with scripting on, in a ``<noscript>``) is no
-link and no requisite here either. The text: an ``<a>``'s text, blanks collapsed (if it has none:
+What is in a ``<template>`` is no link and no requisite here either. What is in a
+``<noscript>`` is inert for the walk (scripting on: its links are not followed) but is an edge:
+a reader without scripts sees it. The text: an ``<a>``'s text, blanks collapsed (if it has none:
 the alt, else the title, of an image in it; else its own ``aria-label`` or ``title``); an image's
 (``img``, ``area``, ``input``) ``alt``, else its ``title``; another element's ``title``; at most
 ``MAX_TEXT`` characters. The line: the source line (of the page as decoded; a lone CR ends a
@@ -95,9 +96,11 @@ class EdgeWalk(Walk):
         assert isinstance(attrib, etree._Element), "an EdgeWalk is handed elements"
         self.at = attrib
         super().element(tag, attrib, within)  # its link, if it is one: through link()
-        if tag in REQUISITE_TAGS or tag == "link":
-            if (_where(within) if within else "html") == "html":
-                self.requisites(tag, attrib)
+        where = _where(within) if within else "html"
+        if where is None and _unscripted(within):  # in a <noscript>: what a reader without
+            self.unscripted(tag, attrib)  # scripts follows, a link of the page all the same
+        elif (tag in REQUISITE_TAGS or tag == "link") and where == "html":
+            self.requisites(tag, attrib)
 
     def start(self, tag: str, attrib: Mapping[str, str] | etree._Element) -> None:
         if tag in CONTEXT_TAGS:  # (a pulled page's: only these and ``tags`` come)
@@ -164,6 +167,25 @@ class EdgeWalk(Walk):
             if rels & REQUISITE_RELS and not (rels & LINK_RELS and "stylesheet" not in rels):
                 self.requisite(element, "href")  # (else a link the crawl follows, or neither)
 
+    def unscripted(self, tag: str, element: etree._Element) -> None:
+        """An element in a ``<noscript>`` (inert for a browser running scripts, as for the
+        walk: its links are not followed), an edge all the same: an ``<a>``, ``<area>`` or
+        ``<iframe>``'s of kind page, a requisite's (a fallback image, a stylesheet)."""
+        attr = "src" if tag == "iframe" else "href"
+        if tag in ("a", "area", "iframe") and (href := element.get(attr)) is not None:
+            rel = element.get("rel")
+            edge = Edge(href, tag, attr, _line(element), "page",
+                        nofollow=rel is not None and "nofollow" in rel.lower().split())
+            if tag != "a":
+                edge.text = _label(element)
+            elif self.pulling:  # its text is read at its end (ended)
+                self.reading.append((edge, element))
+            else:
+                edge.text = _link_text(element)
+            self.edges.append(edge)
+        elif tag in REQUISITE_TAGS or tag == "link":
+            self.requisites(tag, element)
+
     def requisite(self, element: etree._Element, *attrs: str) -> None:
         """An edge of kind requisite for each URL in each of ``element``'s ``attrs``."""
         line, text = _line(element), _label(element)
@@ -173,6 +195,13 @@ class EdgeWalk(Walk):
                 continue
             for href in srcset_urls(value) if attr == "srcset" else (value,):
                 self.edges.append(Edge(href, element.tag, attr, line, "requisite", text))
+
+
+def _unscripted(within: Sequence[str]) -> bool:
+    """True if an element ``within`` these is in a ``<noscript>`` (in no ``<template>``), in
+    the HTML of the page."""
+    return "noscript" in within and "template" not in within \
+        and _where([tag for tag in within if tag != "noscript"]) == "html"
 
 
 def record_edges() -> None:

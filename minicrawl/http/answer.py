@@ -25,6 +25,8 @@ def read_body(answer: requests.Response, start: float, max_bytes: int, deadline:
     None, or as much as came (≤ ``max_bytes``) and why it is not all of it: over the cap, not
     all in by ``deadline`` seconds, cut short. A body declared over the cap is not read, unless
     ``prefix``: then it is read up to the cap."""
+    if answer.request.method == "HEAD":  # no body: its Content-Length is what a GET would get
+        return b"", None
     coding = answer.headers.get("Content-Encoding", "identity").lower()
     declared = answer.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > max_bytes and not prefix:

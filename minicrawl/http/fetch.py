@@ -62,14 +62,15 @@ class Fetcher:
         if options.ca_bundle:
             session.verify = options.ca_bundle
 
-    def fetch(self, url: str, headers: Mapping[str, str] | None = None,
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None, method: str = "GET",
               max_bytes: int | None = None) -> Response:
-        """GET ``url`` once; network failures come back as ``Response.error``, never raised."""
+        """GET (or HEAD) ``url`` once; network failures come back as ``Response.error``, never
+        raised."""
         # An explicit max_bytes asks for the body's first bytes whatever its size (robots.txt)
         self.core.max_bytes = self.options.max_bytes if max_bytes is None else max_bytes
         self.core.read_prefix = max_bytes is not None
         self.adapter.last_request = None  # set again if the request goes out
-        response = self.core.fetch(url, headers)
+        response = self.core.fetch(url, headers, method)
         if response.error and error_kind(response.error) == "SSLError":  # which host, and why
             why = _SSL_SOURCE.sub("", response.error.removeprefix("SSLError: "))
             response.error = f"SSLError: {urlsplit(url).hostname}: {why}"

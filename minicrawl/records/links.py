@@ -17,12 +17,13 @@ Each record has ``FIELDS``: the edge's (``page``, ``url``, ``href``, ``text``, `
 its redirects), ``final_url`` (where they ended), ``error``, and ``broken``:
 
 * true: the target was fetched and failed — a 4xx or 5xx, no answer (a connection, DNS or TLS
-  error, a time-out), a redirect chain that ended in one of those, in a loop, or past the hops
-  allowed;
+  error, a time-out; its host's robots.txt unreachable so), a redirect chain that ended in one
+  of those, in a loop, or past the hops allowed;
 * false: fetched and fine (2xx, a 304; a 3xx whose chain ended at a page that is fine);
-* null: never fetched — a requisite or an external link (this crawl does not request them),
-  a URL robots.txt disallows, past ``--max-depth``, ``--max-pages``, nofollow, an href that is
-  no http(s) URL (then ``error`` says why, and ``url`` is null).
+* null: never fetched — without ``--check-links``, a requisite, an external link, a nofollow
+  link or one past ``--max-depth`` (with it, these are checked); a URL robots.txt disallows,
+  past ``--max-pages``, an href that is no http(s) URL (then ``error`` says why, and ``url`` is
+  null).
 
 ``error``: the target's error as ``--out`` records it, else for a 4xx or 5xx ``HTTP <status>``.
 The statuses are this process's: with ``--state``, of this run's pages (an earlier run's are not
@@ -55,6 +56,7 @@ log = logging.getLogger("minicrawl")
 FIELDS = ("page", "url", "href", "text", "tag", "attr", "line", "kind", "status", "final_url",
           "error", "broken", "nofollow")
 PREFIX = "minicrawl-links-"
+POLICY = ("robots_disallowed", "host_full")  # a refusal by a rule: the target was not asked
 BATCH = 5_000  # edges (and targets) kept in memory before they go to the scratch file
 MAX_HOPS = 20  # redirect records followed from a target to where its chain ended
 KNOWN = 20_000  # targets whose outcome is kept in memory while the file is written (~4 MB)
@@ -116,7 +118,8 @@ class LinkFile(CrawlObserver):
             self._flush_if_full()
 
     def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
-        self._refused[worker] = url  # its page follows, from the same worker
+        if kind in POLICY:  # (robots.txt unreachable: its host is, a link to it is broken)
+            self._refused[worker] = url  # its page follows, from the same worker
 
     def redirected(self, source: str, target: str, decision: str) -> None:
         """A hop of a redirect chain, whose record is its start's: a link to it leads there."""

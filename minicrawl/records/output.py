@@ -51,10 +51,10 @@ CREATE TABLE IF NOT EXISTS outbox (
 """
 
 
-# A CSV --out file's columns: every field a record may have (sitemap and noindex false when
+# A CSV --out file's columns: every field a record may have (sitemap, noindex, check false when
 # absent), then seq.
 COLUMNS = (*PageRecord.__annotations__, "seq")
-_ABSENT = {"sitemap": False, "noindex": False}
+_ABSENT = {"sitemap": False, "noindex": False, "check": False}
 
 
 def record_line(record: PageRecord, seq: int | None = None) -> str:

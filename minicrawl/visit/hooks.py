@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from minicrawl.core.door import Door
+from minicrawl.core.door import CHECK, Door
 from minicrawl.core.interfaces import Entry, Go, Item, Links, Response
 from minicrawl.core.links import base_url
 from minicrawl.errors import RedisUnavailable
@@ -32,11 +32,12 @@ from minicrawl.events import Events, LinkDecisions
 from minicrawl.html.edges import record_edges, recorded_edges
 from minicrawl.http.fetch import Fetcher, error_kind
 from minicrawl.page import Page, now
-from minicrawl.records.edges import LinkEdge, link_edges
+from minicrawl.records.edges import OUT_OF_SCOPE, LinkEdge, link_edges
 from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
+from minicrawl.visit.checks import checks_of, head_failed, method_for
 from minicrawl.visit.redirects import Chain, next_hop
 from minicrawl.visit.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.visit.robots import RobotsGate, Verdict
@@ -74,6 +75,7 @@ class Parts:
     page_count: PageCap  # .take(cap): this process's fetches, or all's
     lastmod: dict[str, datetime]  # --sitemaps with --recrawl: URL → <lastmod>
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
+    heads_failed: set[str]  # --check-links: URLs whose HEAD failed, to GET (visit/checks.py)
 
 
 class CrawlHooks:
@@ -91,13 +93,14 @@ class CrawlHooks:
         self.edges: list[LinkEdge] | None = None  # with --links: every link of it, as written
         self.chain: Chain | None = None
         self.holding: Item | None = None  # the item whose slot on its host is held (GO)
+        self.method = "GET"  # how the item in hand is asked for (a check: maybe HEAD)
 
     def before(self, item: Item) -> Go | Page | None:
         """Robots.txt and the host's turn, the page cap; a conditional GET with a state."""
         self.counts, self.decisions, self.holding, self.edges = {}, None, None, None
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
-        self.chain = chain = self.crawl.chains.waiting_at(item.url)
-        if chain is None and item.url in self.crawl.lastmod \
+        self.chain = chain = self.crawl.chains.waiting_at(_key(item.url, item.check))
+        if chain is None and item.url in self.crawl.lastmod and not item.check \
                 and (page := self._sitemap_unchanged(item)) is not None:
             return page
         answer = self.crawl.politeness.admit(item, self.fetcher)
@@ -108,15 +111,21 @@ class CrawlHooks:
         if answer.verdict is Verdict.DENY:
             return self._refuse(item, chain, answer.reason, {answer.kind: 1})
         self.holding = item  # admit() said GO: the item's slot on the host, released after
-        if not self._reserve_fetch():
+        if not item.check and not self._reserve_fetch():  # (a check is no page: not capped)
             self.release()
             if chain is not None:
                 return self._refuse(item, chain, "max_pages reached before redirect target", {})
             return None
         self.crawl.events.taken(self.n, item)
+        if item.check:  # its status is all that is wanted: maybe a HEAD (visit/checks.py)
+            self.chain = chain or Chain(item, now())
+            on_site = self.crawl.resolver.refuses(item.url, item.depth) != OUT_OF_SCOPE
+            self.method = method_for(item, on_site, self.crawl.heads_failed)
+            return Go(method=self.method)
         if chain is None:
             # With a state, what was recorded last time: a conditional GET, what changed.
             self.chain = chain = Chain(item, now(), self.crawl.state.prior(item.url))
+        self.method = "GET"
         return Go(chain.prior.request_headers() if chain.prior and not chain.urls else None)
 
     def failed(self, item: Item, error: Exception) -> Page | None:
@@ -128,11 +137,11 @@ class CrawlHooks:
             self.crawl.fail(error)
             return None
         log.error("worker %d failed on %s", self.n, item.url, exc_info=error)
-        self.crawl.chains.end(item.url)
+        self.crawl.chains.end(_key(item.url, item.check))
         self.crawl.stats.add(errors=1, error_internal=1, problems=1)
         why = f"internal error: {type(error).__name__}: {error}"[:300]
         page = Page(item.url, item.depth, item.referrer, item.url, worker=self.n, error=why,
-                    fetched_at=now())
+                    fetched_at=now(), check=item.check)
         try:
             self.crawl.events.page_kept(page, [])
         except StateError as failure:  # nor can the state record it: stop, as above
@@ -159,6 +168,14 @@ class CrawlHooks:
         assert chain is not None  # before() said Go
         counts = self.counts = {"requests": 1, "bytes": len(response.body)}
         error = response.error
+        if item.check and head_failed(self.method, response) \
+                and item.url not in self.crawl.heads_failed:  # a GET, later, in its turn
+            self.crawl.heads_failed.add(item.url)
+            self.crawl.stats.add(counts, check_heads_failed=1)
+            self.crawl.todo.put(item, not_before=time.monotonic())
+            return None
+        if item.check and response.status is not None and not is_retryable(response):
+            error = None  # only the status is wanted: a body too big or cut short is no fault
         if is_retryable(response):
             if item.attempt < opts.retries:  # later, from ToDo: this worker goes on meanwhile
                 wait = wait_before_retry(response, item.attempt, opts.retry_backoff,
@@ -178,22 +195,22 @@ class CrawlHooks:
             if queued:  # the record waits for the end of the chain
                 self.crawl.stats.add(counts, redirects_followed=1)
                 return None
-        self.crawl.chains.end(item.url)
+        self.crawl.chains.end(_key(item.url, item.check))
         if error:
             self.crawl.events.gave_up(self.n, chain.item.url, error)
         origin = chain.item
         page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
                     headers=response.headers, body=response.body,
                     elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
-                    error=error, worker=self.n)
+                    error=error, worker=self.n, check=item.check)
         return self._noted(page, chain.prior)
 
     def follows(self, page: Page) -> bool:
         """A page its state finds unchanged, or a duplicate of one recorded, gives no links.
         With ``--links``, the walk of a page that gives them is asked for its edges."""
-        if page.change == UNCHANGED or page.duplicate_of is not None:
-            return False
-        if self.crawl.options.links:
+        if page.change == UNCHANGED or page.duplicate_of is not None or page.check:
+            return False  # (a URL checked is never crawled)
+        if self.crawl.options.links or self.crawl.options.check_links:
             record_edges()  # (this thread's next walk: the page's, in the trip's links_of)
         return True
 
@@ -205,9 +222,9 @@ class CrawlHooks:
         base = base_url(page.final_url, links)
         candidates, rejected = self.crawl.resolver.resolve(followed, base, counts,
                                                            links.encoding)
-        if opts.links and (edges := recorded_edges()) is not None:  # every link, resolved
+        if (opts.links or opts.check_links) and (edges := recorded_edges()) is not None:
             judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
-                                               links.encoding)
+                                               links.encoding)  # every link, resolved
             self.edges = link_edges(page.final_url, edges, judged, links.nofollow)
         counts["links_extracted"] = len(links.hrefs)
         nofollow = []
@@ -216,8 +233,12 @@ class CrawlHooks:
             nofollow = [href for href in links.hrefs if href not in kept]
             counts["links_nofollow"] = len(nofollow)
         depth = page.depth + 1
+        too_deep = opts.max_depth is not None and depth > opts.max_depth
+        if opts.check_links and self.edges is not None:
+            page.checks = checks_of(self.edges, [u for u, why in candidates.items() if not why],
+                                    too_deep)
         self.decisions = LinkDecisions(
-            depth, opts.max_depth is not None and depth > opts.max_depth, opts.max_depth,
+            depth, too_deep, opts.max_depth,
             rejected=rejected, repeats=len(followed) - len(rejected) - len(candidates),
             nofollow=nofollow)
         return list(candidates)
@@ -240,7 +261,7 @@ class CrawlHooks:
         error is a problem (each page once). The page."""
         counts = self.counts
         if requested:
-            counts["pages"] = 1
+            counts["checked" if page.check else "pages"] = 1
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
         if (page.error and failed) or (page.status or 0) >= 400:
@@ -259,10 +280,11 @@ class CrawlHooks:
     def _refuse(self, item: Item, chain: Chain | None, reason: str,
                 counts: dict[str, int]) -> Page:
         """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
-        self.crawl.chains.end(item.url)
+        self.crawl.chains.end(_key(item.url, item.check))
         origin = chain.item if chain is not None else item
         page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
-                    fetched_at=chain.fetched_at if chain is not None else now(), worker=self.n)
+                    fetched_at=chain.fetched_at if chain is not None else now(), worker=self.n,
+                    check=item.check)
         self.crawl.events.refused(self.n, item.url, reason, next(iter(counts), ""))
         prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
@@ -282,21 +304,24 @@ class CrawlHooks:
                                  cookies=not opts.no_cookies)
         if error is not None:
             return target, error, False
-        hop = Item(target, chain.item.depth, item.url)
+        hop = Item(target, chain.item.depth, item.url, check=item.check)
 
         def carry(entry: Entry) -> None:
             """The chain goes on at the target, before it is in ToDo (a worker may take it)."""
             if entry.new:
                 self.crawl.events.redirected(item.url, target,
                                              f"VISITED? no → TODO (depth {hop.depth})")
-                self.crawl.chains.carry(target, chain)
+                self.crawl.chains.carry(_key(target, item.check), chain)
                 self.crawl.state.hop(item.url, hop, chain.item.url)  # replaces the URL fetched
 
         if target in chain.urls:  # back into its own chain (a cookie wall): that page again,
             carry(Entry([hop]))  # which passed the door already
             self.crawl.door.back([hop])
             return target, None, True
-        entry = self.crawl.door.enter([target], hop.depth, item.url, keep=carry)
+        if item.check:  # a check's target is checked too (never crawled)
+            entry = self.crawl.door.enter([], hop.depth, item.url, keep=carry, checks=[target])
+        else:
+            entry = self.crawl.door.enter([target], hop.depth, item.url, keep=carry)
         if why := entry.refused.get(target):
             self.crawl.stats.add({"redirects_" + why: 1})
             self.crawl.events.redirected(item.url, target, f"{why.upper()} → drop")
@@ -320,9 +345,12 @@ class CrawlHooks:
                 counts["links_" + why] = counts.get("links_" + why, 0) + 1
                 if not decisions.too_deep:
                     decisions.unwanted[url] = why
-        decisions.new = [item.url for item in entry.new]
-        counts["links_filtered"] = len(decisions.in_scope) - len(entry.new)
-        counts["links_new"] = page.new = len(entry.new)
+        new = [item for item in entry.new if not item.check]
+        decisions.new = [item.url for item in new]
+        counts["links_filtered"] = len(decisions.in_scope) - len(new)
+        counts["links_new"] = len(new)
+        if checks := len(entry.new) - len(new):
+            counts["checks_new"] = checks
         self.crawl.events.links_decided(page, decisions)
 
     # -- limits --------------------------------------------------------------------------------
@@ -348,3 +376,8 @@ class CrawlHooks:
         self.crawl.events.lastmod_unchanged(self.n, item.url)
         self.counts = {"sitemap_unchanged": 1}
         return self._noted(page, prior)
+
+
+def _key(url: str, check: bool) -> str:
+    """The key of a redirect chain waiting at ``url`` (a check's apart, as Visited keeps it)."""
+    return CHECK + url if check else url

@@ -88,3 +88,13 @@ def test_nothing_listening_is_no_answer_and_one_line_never_an_exception(client):
     response = client.fetch(f"http://127.0.0.1:{closed_port()}/")
     assert response.status is None and response.transient
     assert response.error and "\n" not in response.error and "Traceback" not in response.error
+
+
+def test_head_asks_for_the_answer_without_its_body(client, server):
+    # --check-links asks HEAD of a link out of the site: its status is all that is wanted. The
+    # Content-Length says what a GET would bring; no body comes, and none is waited for.
+    server.pages["/big"] = Resource(b"x" * (CAP * 5), 200, {"Content-Type": "video/mp4"})
+    response = client.fetch(server.url("/big"), method="HEAD")
+    assert (response.status, response.body, response.error) == (200, b"", None)
+    assert response.headers["content-length"] == str(CAP * 5)
+    assert [(r.method, r.path) for r in server.requests] == [("HEAD", "/big")]

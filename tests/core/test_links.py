@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minicrawl.core.links import Links, base_url, extract_links, is_html
+from minicrawl.core.links import Links, base_url, extract_links
+from minicrawl.html.mime import is_html
 
 HTML = {"Content-Type": "text/html"}
 

@@ -1,0 +1,45 @@
+"""What ``--check-links`` adds to run.py's trip: the URLs a page leads to that the crawl does not
+follow, checked once each, never crawled.
+
+A page's *checks* (:func:`checks_of`) are the URLs of its edges (:mod:`minicrawl.records.edges`)
+that the crawl will not fetch as pages: its requisites (images, scripts, stylesheets…, on the
+site or off it), its page links out of scope, past ``--max-depth``, marked nofollow or in a
+``<noscript>`` — all but traps. The hooks
+put them on the page (``Page.checks``) and the trip offers them at the door with its links,
+where Visited keeps them apart from the URLs to crawl (:mod:`minicrawl.core.door`).
+
+A check is asked as :func:`method_for` says: GET on the site (a stylesheet's ``url()``s are
+read; a page's ids answer its ``#fragments``), HEAD off it — its status is all that is wanted —
+unless a HEAD of it failed (:func:`head_failed`: a 4xx or 5xx; some servers refuse HEAD, 405 or
+501, or lie with a 404): then a GET, later, in its host's turn, as any request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Item, Response
+    from minicrawl.records.edges import LinkEdge
+
+TRAP = "trap"  # the traps rule's reason (minicrawl.admission): a link not worth a request
+
+
+def checks_of(edges: Sequence[LinkEdge], followed: Iterable[str], too_deep: bool) -> list[str]:
+    """The URLs of ``edges`` to check, each once, in page order: all but those the crawl will
+    follow (``followed``, unless ``too_deep``: then the door refuses them all) and traps."""
+    crawled = set() if too_deep else set(followed)
+    return list(dict.fromkeys(edge.url for edge in edges if edge.url is not None
+                              and edge.url not in crawled and edge.why != TRAP))
+
+
+def method_for(item: Item, on_site: bool, heads_failed: set[str]) -> str:
+    """How to ask for the check ``item``: GET on the site, else HEAD unless one failed."""
+    return "GET" if on_site or item.url in heads_failed else "HEAD"
+
+
+def head_failed(method: str, response: Response) -> bool:
+    """True if ``response`` to a HEAD is worth a GET: an HTTP error status (HEAD refused, or
+    answered otherwise than a GET would be); no answer at all would not change with a GET."""
+    return method == "HEAD" and response.status is not None and response.status >= 400

@@ -1,0 +1,155 @@
+"""``--check-links``, run as a user runs it (``python run.py`` in a subprocess) on a real local
+site and a site out of its scope: what the pages lead to but the crawl does not follow — images,
+scripts, stylesheets, links out, nofollow links, a ``<noscript>``'s — is checked once each and
+never crawled: HEAD off the site (GET where HEAD fails), GET on it. The ``--links`` file says
+which are broken, with every page linking to each; the servers' logs say what was asked."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from minicrawl.demo.site import LocalSite, Request, Resource
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = ["--delay", "0", "--retries", "0", "--quiet"]
+PNG = {"Content-Type": "image/png"}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def no_head(request: Request) -> Resource:
+    """A server that refuses HEAD (405), fine for a GET."""
+    return Resource(b"", 405) if request.method == "HEAD" else Resource(b"fine")
+
+
+def head_lies(request: Request) -> Resource:
+    """A server whose HEAD says 404 where a GET finds the page."""
+    return Resource(b"", 404) if request.method == "HEAD" else Resource(b"here after all")
+
+
+@pytest.fixture
+def sites() -> Iterator[tuple[LocalSite, LocalSite, str]]:
+    """(the site, a site out of its scope, a dead URL out of it)."""
+    dead = f"http://127.0.0.1:{closed_port()}/x"
+    with LocalSite() as site, LocalSite(host="127.0.0.2") as other:
+        out = other.origin
+        other.pages.update({
+            "/ok": Resource(b"ok"), "/nohead": no_head, "/headlies": head_lies,
+            "/moved": Resource(status=301, headers={"Location": "/gone"}),
+            "/loop1": Resource(status=302, headers={"Location": "/loop2"}),
+            "/loop2": Resource(status=302, headers={"Location": "/loop1"}),
+            "/pic.png": Resource(b"PNG", 200, PNG),
+        })
+        site.pages.update({
+            "/": Resource("\n".join([
+                "<html><head>",
+                '<link rel="stylesheet" href="/s.css"><script src="/missing.js"></script>',
+                "</head><body>",
+                '<a href="/a.html">A</a> <img src="/logo.png" alt="Logo">',
+                '<img src="/broken.png" alt="Broken picture">',
+                f'<a href="{out}/ok">ok out</a> <a href="{out}/gone">gone out</a>',
+                f'<a href="{out}/nohead">no HEAD</a> <a href="{out}/headlies">HEAD lies</a>',
+                f'<a href="{out}/moved">moved out</a> <a href="{out}/loop1">loop out</a>',
+                f'<a href="{dead}">dead host</a> <img src="{out}/pic.png" alt="their picture">',
+                '<a rel="nofollow" href="/login">log in</a> <a rel=nofollow href="/nf">nf</a>',
+                '<noscript><img src="/ns-missing.png" alt="no script"></noscript>',
+                "</body></html>"]).encode()),
+            "/a.html": Resource(b'<a href="/">home</a> <a href="/login">log in</a>\n'
+                                b'<img src="/logo.png"> <img src="/broken.png" alt="again">'),
+            "/login": Resource(b'<a href="/secret">secret</a>'),
+            "/secret": Resource(b"secret"),
+            "/nf": Resource(b'<a href="/never">never</a>'),
+            "/s.css": Resource(b"body { color: red }", 200, {"Content-Type": "text/css"}),
+            "/logo.png": Resource(b"PNG", 200, PNG),
+        })
+        yield site, other, dead
+
+
+def asked(site: LocalSite) -> Counter[tuple[str, str]]:
+    return Counter((r.method, r.path) for r in site.requests if r.path != "/robots.txt")
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_what_the_pages_lead_to_is_checked_once_never_crawled(sites, tmp_path) -> None:
+    site, other, dead = sites
+    links, out = tmp_path / "links.jsonl", tmp_path / "pages.jsonl"
+    done = run(site.url("/"), "--check-links", "--links", str(links), "--out", str(out), *FAST)
+    assert "Traceback" not in done.stderr
+    o, s = other.origin, site.origin
+    broken = {(r["page"].removeprefix(s), r["href"].removeprefix(s), r["line"])
+              for r in records(links) if r["broken"]}
+    assert broken == {
+        ("/", "/missing.js", 2), ("/", "/broken.png", 5), ("/a.html", "/broken.png", 2),
+        ("/", f"{o}/gone", 6), ("/", f"{o}/moved", 8), ("/", f"{o}/loop1", 8),
+        ("/", dead, 9), ("/", "/ns-missing.png", 11)}
+    fine = {r["href"] for r in records(links) if r["broken"] is False}
+    assert {f"{o}/ok", f"{o}/nohead", f"{o}/headlies", f"{o}/pic.png", "/logo.png", "/s.css",
+            "/login", "/nf", "/a.html"} <= fine
+    # Off the site: HEAD, once each; a GET only where the HEAD failed (a 4xx), once
+    assert asked(other) == Counter({
+        ("HEAD", "/ok"): 1, ("HEAD", "/pic.png"): 1,
+        ("HEAD", "/nohead"): 1, ("GET", "/nohead"): 1,
+        ("HEAD", "/headlies"): 1, ("GET", "/headlies"): 1,
+        ("HEAD", "/gone"): 1, ("GET", "/gone"): 1,
+        ("HEAD", "/moved"): 1, ("HEAD", "/loop1"): 1, ("HEAD", "/loop2"): 1})
+    # On it: GET, each once — a URL checked for a nofollow link and crawled for a followed one
+    # is asked twice (/login); one only ever nofollow is checked, its links never followed
+    mine = asked(site)
+    assert {key: n for key, n in mine.items() if n != 1} == {("GET", "/login"): 2}
+    assert ("GET", "/never") not in mine and ("GET", "/ns-missing.png") in mine
+    assert all(method == "GET" for method, _ in mine)
+    # --out: a check's record says so; the pages are the crawled ones
+    checks = {r["url"].removeprefix(s) for r in records(out) if r.get("check")}
+    crawled = {r["url"].removeprefix(s) for r in records(out) if not r.get("check")}
+    assert crawled == {"/", "/a.html", "/login", "/secret"}
+    assert {"/logo.png", "/broken.png", "/missing.js", "/s.css", "/login", "/nf",
+            "/ns-missing.png", f"{o}/ok", dead} <= checks
+
+
+def test_without_check_links_nothing_but_pages_is_asked(sites, tmp_path) -> None:
+    site, other, _ = sites
+    run(site.url("/"), *FAST)
+    assert other.requests == []
+    assert {path for _, path in asked(site)} == {"/", "/a.html", "/login", "/secret"}
+
+
+def test_links_past_max_depth_are_checked_not_crawled(sites, tmp_path) -> None:
+    site, _, _ = sites
+    links = tmp_path / "links.jsonl"
+    run(site.url("/"), "--check-links", "--max-depth", "0", "--links", str(links), *FAST)
+    mine = asked(site)
+    assert mine[("GET", "/a.html")] == 1  # checked: its links are not followed
+    assert ("GET", "/secret") not in mine
+    assert {r["href"] for r in records(links) if r["href"] == "/a.html"} == {"/a.html"}
+    assert all(r["page"] == site.url("/") for r in records(links))
+
+
+def test_check_links_with_state_or_redis_is_refused_in_one_line(sites, tmp_path) -> None:
+    site, _, _ = sites
+    for extra in (["--state", str(tmp_path / "st")], ["--redis", "redis://127.0.0.1:1/0"]):
+        done = run(site.url("/"), "--check-links", *extra, *FAST)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert "--check-links does not work with" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert site.requests == []
