@@ -72,12 +72,17 @@ def sites() -> Iterator[tuple[LocalSite, LocalSite, str]]:
                 '<a rel="nofollow" href="/login">log in</a> <a rel=nofollow href="/nf">nf</a>',
                 '<noscript><img src="/ns-missing.png" alt="no script"></noscript>',
                 "</body></html>"]).encode()),
-            "/a.html": Resource(b'<a href="/">home</a> <a href="/login">log in</a>\n'
+            "/a.html": Resource(b'<link rel=stylesheet href=/s.css><a href="/">home</a> '
+                                b'<a href="/login">log in</a>\n'
                                 b'<img src="/logo.png"> <img src="/broken.png" alt="again">'),
             "/login": Resource(b'<a href="/secret">secret</a>'),
             "/secret": Resource(b"secret"),
             "/nf": Resource(b'<a href="/never">never</a>'),
-            "/s.css": Resource(b"body { color: red }", 200, {"Content-Type": "text/css"}),
+            "/s.css": Resource(b'body { background: url(bg.png) }\n'
+                               b'/* url(/commented.png) */ p { background: url("/nobg.png") }\n'
+                               b'@import "missing.css";', 200,
+                               {"Content-Type": "text/css; charset=utf-8"}),
+            "/bg.png": Resource(b"PNG", 200, PNG),
             "/logo.png": Resource(b"PNG", 200, PNG),
         })
         yield site, other, dead
@@ -102,10 +107,13 @@ def test_what_the_pages_lead_to_is_checked_once_never_crawled(sites, tmp_path) -
     assert broken == {
         ("/", "/missing.js", 2), ("/", "/broken.png", 5), ("/a.html", "/broken.png", 2),
         ("/", f"{o}/gone", 6), ("/", f"{o}/moved", 8), ("/", f"{o}/loop1", 8),
-        ("/", dead, 9), ("/", "/ns-missing.png", 11)}
+        ("/", dead, 9), ("/", "/ns-missing.png", 11),
+        # what a stylesheet loads: against the stylesheet and its line, once (two pages use it)
+        ("/s.css", "/nobg.png", 2), ("/s.css", "missing.css", 3)}
     fine = {r["href"] for r in records(links) if r["broken"] is False}
     assert {f"{o}/ok", f"{o}/nohead", f"{o}/headlies", f"{o}/pic.png", "/logo.png", "/s.css",
-            "/login", "/nf", "/a.html"} <= fine
+            "/login", "/nf", "/a.html", "bg.png"} <= fine
+    assert ("GET", "/commented.png") not in asked(site)
     # Off the site: HEAD, once each; a GET only where the HEAD failed (a 4xx), once
     assert asked(other) == Counter({
         ("HEAD", "/ok"): 1, ("HEAD", "/pic.png"): 1,
@@ -142,7 +150,7 @@ def test_links_past_max_depth_are_checked_not_crawled(sites, tmp_path) -> None:
     assert mine[("GET", "/a.html")] == 1  # checked: its links are not followed
     assert ("GET", "/secret") not in mine
     assert {r["href"] for r in records(links) if r["href"] == "/a.html"} == {"/a.html"}
-    assert all(r["page"] == site.url("/") for r in records(links))
+    assert {r["page"] for r in records(links)} == {site.url("/"), site.url("/s.css")}
 
 
 def test_check_links_with_state_or_redis_is_refused_in_one_line(sites, tmp_path) -> None:

@@ -8,6 +8,10 @@ site or off it), its page links out of scope, past ``--max-depth``, marked nofol
 put them on the page (``Page.checks``) and the trip offers them at the door with its links,
 where Visited keeps them apart from the URLs to crawl (:mod:`minicrawl.core.door`).
 
+A stylesheet on the site, checked, is read (:func:`stylesheet_edges`): what it loads (``url()``,
+``@import``: :mod:`minicrawl.html.css`) are its edges, checks of their own, reported against
+the stylesheet and its line, not against every page that uses it.
+
 A check is asked as :func:`method_for` says: GET on the site (a stylesheet's ``url()``s are
 read; a page's ids answer its ``#fragments``), HEAD off it — its status is all that is wanted —
 unless a HEAD of it failed (:func:`head_failed`: a 4xx or 5xx; some servers refuse HEAD, 405 or
@@ -19,9 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from minicrawl.html.css import css_links
+from minicrawl.records.edges import REQUISITE, LinkEdge
+
 if TYPE_CHECKING:
-    from minicrawl.core.interfaces import Item, Response
-    from minicrawl.records.edges import LinkEdge
+    from minicrawl.core.interfaces import Item, Page, Response
+    from minicrawl.resolve import LinkResolver
 
 TRAP = "trap"  # the traps rule's reason (minicrawl.admission): a link not worth a request
 
@@ -43,3 +50,18 @@ def head_failed(method: str, response: Response) -> bool:
     """True if ``response`` to a HEAD is worth a GET: an HTTP error status (HEAD refused, or
     answered otherwise than a GET would be); no answer at all would not change with a GET."""
     return method == "HEAD" and response.status is not None and response.status >= 400
+
+
+def stylesheet_edges(page: Page, resolver: LinkResolver) -> list[LinkEdge] | None:
+    """The edges of ``page`` if it is a stylesheet (``text/css``, answered 200): each URL it
+    loads, resolved against it as the crawl resolves links; else None."""
+    media, _, parameters = (page.content_type or "").partition(";")
+    if page.status != 200 or media.strip().lower() != "text/css":
+        return None
+    charset = next((value.strip().strip('"') for name, _, value in
+                    (p.strip().partition("=") for p in parameters.split(";"))
+                    if name.strip().lower() == "charset"), None)
+    links = css_links(page.body, charset)
+    judged = resolver.judge([link.href for link in links], page.final_url)
+    return [LinkEdge(page.final_url, url, why, link.href, "", "css", link.how, link.line,
+                     REQUISITE, False) for link, (url, why) in zip(links, judged, strict=True)]

@@ -37,7 +37,7 @@ from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
-from minicrawl.visit.checks import checks_of, head_failed, method_for
+from minicrawl.visit.checks import checks_of, head_failed, method_for, stylesheet_edges
 from minicrawl.visit.redirects import Chain, next_hop
 from minicrawl.visit.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.visit.robots import RobotsGate, Verdict
@@ -94,6 +94,7 @@ class CrawlHooks:
         self.chain: Chain | None = None
         self.holding: Item | None = None  # the item whose slot on its host is held (GO)
         self.method = "GET"  # how the item in hand is asked for (a check: maybe HEAD)
+        self.on_site = True  # the item in hand is in the crawl's scope (a check may not be)
 
     def before(self, item: Item) -> Go | Page | None:
         """Robots.txt and the host's turn, the page cap; a conditional GET with a state."""
@@ -119,8 +120,8 @@ class CrawlHooks:
         self.crawl.events.taken(self.n, item)
         if item.check:  # its status is all that is wanted: maybe a HEAD (visit/checks.py)
             self.chain = chain or Chain(item, now())
-            on_site = self.crawl.resolver.refuses(item.url, item.depth) != OUT_OF_SCOPE
-            self.method = method_for(item, on_site, self.crawl.heads_failed)
+            self.on_site = self.crawl.resolver.refuses(item.url, item.depth) != OUT_OF_SCOPE
+            self.method = method_for(item, self.on_site, self.crawl.heads_failed)
             return Go(method=self.method)
         if chain is None:
             # With a state, what was recorded last time: a conditional GET, what changed.
@@ -203,6 +204,9 @@ class CrawlHooks:
                     headers=response.headers, body=response.body,
                     elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
                     error=error, worker=self.n, check=item.check)
+        if item.check and self.on_site and (edges := stylesheet_edges(page, self.crawl.resolver)):
+            self.edges = edges  # what a stylesheet of the site loads: checked, against it
+            page.checks = checks_of(edges, (), False)
         return self._noted(page, chain.prior)
 
     def follows(self, page: Page) -> bool:
