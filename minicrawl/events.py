@@ -20,6 +20,8 @@ point                  who hears it (today)
 ``links_decided``      trace (every link of a page, and its fate)
 ``page_edges``         the ``--links`` file (every link of a page as written: its line,
                        text, element, kind, and the URL it leads to)
+``page_anchors``       ``--check-links``: the ``--links`` join (the ids and ``<a name>``s of a
+                       page: what a link's ``#fragment`` may name)
 ``duplicate_found``    trace (a page's body is one recorded before: ``page.duplicate_of``)
 ``sitemap_read``       trace (``--sitemaps``: one sitemap file read; its record follows)
 ``sitemap_queued``     trace (the sitemaps' URLs Visited had not seen, into ToDo)
@@ -118,6 +120,10 @@ class CrawlObserver:
         """With ``--links``: every link of an HTML ``page`` (its requisites too), as written and
         resolved, before its links enter ToDo."""
 
+    def page_anchors(self, page: Page, anchors: frozenset[str]) -> None:
+        """With ``--check-links``: what a ``#fragment`` of a link to the HTML ``page`` may name
+        (its elements' ids, its ``<a>``s' names), when known, before its links enter ToDo."""
+
     def duplicate_found(self, worker: int, page: Page) -> None:
         """``page``'s body is that of ``page.duplicate_of``: its links are not followed."""
 
@@ -167,6 +173,7 @@ class Events:
     gave_up: Callable[[int, str, str], None]
     links_decided: Callable[[Page, LinkDecisions], None]
     page_edges: Callable[[Page, Sequence[LinkEdge]], None]
+    page_anchors: Callable[[Page, frozenset[str]], None]
     duplicate_found: Callable[[int, Page], None]
     sitemap_read: Callable[[Page], None]
     sitemap_queued: Callable[[Sequence[Item], int], None]

@@ -246,3 +246,23 @@ def test_a_big_page_is_pulled_and_pruned(monkeypatch) -> None:
     assert (edges[-2].href, edges[-2].line) == ("/i7999.png", 8001)
     assert edges[-1].href == "/long" and edges[-1].text.startswith("long long")
     assert edges[-1].line == 8002
+
+
+def test_anchors_are_the_ids_and_a_names_a_fragment_may_name() -> None:
+    from minicrawl.html.edges import recorded_walk
+    from minicrawl.html.walk import STREAM_ABOVE
+
+    body = (b'<html><body><h1 id="top">T</h1><a name="n1">n</a><div id="a b">'
+            b'<span id="s">q</span></div><p name="no">p</p></body></html>')
+    record_edges(anchors=True)
+    extract_links(body, HTML)
+    walked = recorded_walk()
+    assert walked is not None and walked.anchors() == {"top", "n1", "a b", "s"}
+    record_edges()  # --links alone: no anchors kept
+    extract_links(body, HTML)
+    walked = recorded_walk()
+    assert walked is not None and walked.anchors() is None
+    record_edges(anchors=True)  # a big page is pulled and pruned: its anchors are not known
+    extract_links(body.replace(b"</body>", b" " * STREAM_ABOVE + b"</body>"), HTML)
+    walked = recorded_walk()
+    assert walked is not None and walked.anchors() is None and len(walked.edges) == 0

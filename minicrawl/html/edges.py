@@ -32,7 +32,9 @@ line, as in the HTML standard) on which libxml2 ends the element's start tag —
 written over several lines, its last — or None where libxml2 does not count lines: past line
 65,534 (it keeps 16 bits of a line number in an HTML tree). A big page (over
 ``walk.STREAM_ABOVE``) is read as a tree pruned behind the walk (``walk._pull``), so its lines
-are known too in bounded memory.
+are known too in bounded memory. The page's *anchors* — its elements' ids and its ``<a>``s'
+names, what a link's ``#fragment`` may name — are kept too, for a page read as a tree (a big
+page's are not known).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ REQUISITE_RELS = frozenset({"stylesheet", "icon", "apple-touch-icon",
 MAX_TEXT = 200  # characters of a link's text kept (then "…")
 NO_LINE = 65535  # libxml2's line numbers in an HTML tree stop here: a line from it on is unknown
 _BLANKS = " \t\n\r\f"
+_ANCHORS = etree.XPath("descendant-or-self::*/@id | descendant-or-self::a/@name",
+                       smart_strings=False)
 
 
 @dataclass(slots=True)
@@ -90,6 +94,7 @@ class EdgeWalk(Walk):
         self.at: etree._Element | None = None  # the element being walked
         self.refreshed: Edge | None = None  # where the soonest refresh was met
         self.reading: list[tuple[Edge, etree._Element]] = []  # pulled <a>s: text at their end
+        self.ids: set[str] | None = set()  # what a #fragment may name: None if not known
 
     def element(self, tag: str, attrib: Mapping[str, str] | etree._Element,
                 within: Sequence[str]) -> None:
@@ -136,6 +141,11 @@ class EdgeWalk(Walk):
 
     def held(self) -> Sequence[etree._Element]:
         return [element for _, element in self.reading[:1]]  # (the others are inside it)
+
+    def anchors(self) -> frozenset[str] | None:
+        """What a ``#fragment`` of a link to this page may name, when an :class:`AnchorWalk`
+        walked it and knows (not for a big page); else None."""
+        return None
 
     def refresh(self, content: str, first: bool = False) -> None:
         before = self.soonest
@@ -197,6 +207,20 @@ class EdgeWalk(Walk):
                 self.edges.append(Edge(href, element.tag, attr, line, "requisite", text))
 
 
+class AnchorWalk(EdgeWalk):
+    """An :class:`EdgeWalk` that also keeps the page's anchors (``--check-links``)."""
+
+    def walked(self, top: etree._Element) -> None:
+        """The ids of the tree's elements and the names of its ``<a>``s: the fragments a link
+        to this page may name (in libxml2's C, one call: a big page, pulled and pruned, keeps
+        no tree to ask, so its are not known)."""
+        if self.ids is not None:
+            self.ids.update(_ANCHORS(top))
+
+    def anchors(self) -> frozenset[str] | None:
+        return None if self.pulling or self.ids is None else frozenset(self.ids)
+
+
 def _unscripted(within: Sequence[str]) -> bool:
     """True if an element ``within`` these is in a ``<noscript>`` (in no ``<template>``), in
     the HTML of the page."""
@@ -204,18 +228,26 @@ def _unscripted(within: Sequence[str]) -> bool:
         and _where([tag for tag in within if tag != "noscript"]) == "html"
 
 
-def record_edges() -> None:
-    """The next page walked in this thread is walked by an :class:`EdgeWalk`: its edges are
-    kept for :func:`recorded_edges` (a crawl asks before each page it wants them of)."""
-    walk_with(EdgeWalk)
+def record_edges(anchors: bool = False) -> None:
+    """The next page walked in this thread is walked by an :class:`EdgeWalk` (``anchors``: an
+    :class:`AnchorWalk`): its edges are kept for :func:`recorded_edges` (a crawl asks before
+    each page it wants them of)."""
+    walk_with(AnchorWalk if anchors else EdgeWalk)
 
 
 def recorded_edges() -> list[Edge] | None:
     """The edges of the page last walked in this thread since :func:`record_edges` (once; the
     walks are plain again), or None if none was walked."""
+    page = recorded_walk()
+    return page.edges if page is not None else None
+
+
+def recorded_walk() -> EdgeWalk | None:
+    """The walk of the page last walked in this thread since :func:`record_edges` (once; the
+    walks are plain again): its ``edges`` and ``anchors()``; or None if none was walked."""
     page = last_walk()
     walk_with(None)
-    return page.edges if isinstance(page, EdgeWalk) else None
+    return page if isinstance(page, EdgeWalk) else None
 
 
 def srcset_urls(value: str) -> list[str]:

@@ -88,6 +88,9 @@ class Walk:
     def ended(self, element: etree._Element) -> None:
         """An element of a pulled page (:func:`_pull`) ends: the walk may read it whole now."""
 
+    def walked(self, top: etree._Element) -> None:
+        """The tree of a page (not streamed, not pulled) under ``top`` has been walked."""
+
     def held(self) -> Sequence[etree._Element]:
         """The elements of a pulled page the walk still reads (an ``<a>`` whose text it reads
         at its end): kept whole (:func:`_prune`)."""
@@ -235,6 +238,7 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
                     within = [e.tag for e in element.iterancestors()][::-1] \
                         if tag == "frame" or element in aside else ()
                     page.element(tag, element, within)
+                page.walked(top)
     except (etree.LxmlError, ValueError):
         pass  # what was found before the damage stands
     return page

@@ -29,7 +29,7 @@ from minicrawl.core.interfaces import Entry, Go, Item, Links, Response
 from minicrawl.core.links import base_url
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.html.edges import record_edges, recorded_edges
+from minicrawl.html.edges import record_edges, recorded_walk
 from minicrawl.http.fetch import Fetcher, error_kind
 from minicrawl.page import Page, now
 from minicrawl.records.edges import OUT_OF_SCOPE, LinkEdge, link_edges
@@ -91,6 +91,7 @@ class CrawlHooks:
         self.counts: dict[str, int] = {}  # the item's stats, added at ``keep``
         self.decisions: LinkDecisions | None = None  # what became of its links
         self.edges: list[LinkEdge] | None = None  # with --links: every link of it, as written
+        self.anchors: frozenset[str] | None = None  # with --check-links: its ids, <a name>s
         self.chain: Chain | None = None
         self.holding: Item | None = None  # the item whose slot on its host is held (GO)
         self.method = "GET"  # how the item in hand is asked for (a check: maybe HEAD)
@@ -99,6 +100,7 @@ class CrawlHooks:
     def before(self, item: Item) -> Go | Page | None:
         """Robots.txt and the host's turn, the page cap; a conditional GET with a state."""
         self.counts, self.decisions, self.holding, self.edges = {}, None, None, None
+        self.anchors = None
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         self.chain = chain = self.crawl.chains.waiting_at(_key(item.url, item.check))
         if chain is None and item.url in self.crawl.lastmod and not item.check \
@@ -215,7 +217,8 @@ class CrawlHooks:
         if page.change == UNCHANGED or page.duplicate_of is not None or page.check:
             return False  # (a URL checked is never crawled)
         if self.crawl.options.links or self.crawl.options.check_links:
-            record_edges()  # (this thread's next walk: the page's, in the trip's links_of)
+            # (this thread's next walk: the page's, in the trip's links_of)
+            record_edges(anchors=self.crawl.options.check_links)
         return True
 
     def resolve(self, page: Page, links: Links) -> list[str]:
@@ -226,10 +229,12 @@ class CrawlHooks:
         base = base_url(page.final_url, links)
         candidates, rejected = self.crawl.resolver.resolve(followed, base, counts,
                                                            links.encoding)
-        if (opts.links or opts.check_links) and (edges := recorded_edges()) is not None:
+        if (opts.links or opts.check_links) and (walked := recorded_walk()) is not None:
+            edges = walked.edges
             judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
                                                links.encoding)  # every link, resolved
             self.edges = link_edges(page.final_url, edges, judged, links.nofollow)
+            self.anchors = walked.anchors()
         counts["links_extracted"] = len(links.hrefs)
         nofollow = []
         if len(followed) < len(links.hrefs):  # the page says not to follow some
@@ -254,6 +259,8 @@ class CrawlHooks:
             self._decided(page, self.decisions, entry, self.counts)
         if self.edges is not None:
             self.crawl.events.page_edges(page, self.edges)
+        if self.anchors is not None:
+            self.crawl.events.page_anchors(page, self.anchors)
         self.crawl.stats.add(self.counts)
         self.crawl.events.page_kept(page, entry.new)
 
