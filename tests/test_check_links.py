@@ -161,3 +161,25 @@ def test_check_links_with_state_or_redis_is_refused_in_one_line(sites, tmp_path)
         assert "--check-links does not work with" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
     assert site.requests == []
+
+
+def test_a_check_is_saved_only_with_a_body_and_a_big_one_is_no_problem(sites, tmp_path) -> None:
+    # --save-pages keeps what a GET brought (a stylesheet, an image of the site), never an
+    # empty file for a HEAD off the site; a check's body over --max-bytes is cut but the link
+    # is fine: its status is all a check asks.
+    site, other, _ = sites
+    site.pages["/huge.png"] = Resource(b"P" * 5000, 200, PNG)
+    site.pages["/a.html"] = Resource(b'<img src="/huge.png"> <a href="/">home</a>')
+    saved, stats, links = tmp_path / "saved", tmp_path / "stats.json", tmp_path / "l.jsonl"
+    run(site.url("/"), "--check-links", "--save-pages", str(saved), "--stats", str(stats),
+        "--links", str(links), "--max-bytes", "4096", *FAST)
+    files = {str(p.relative_to(saved)) for p in saved.rglob("*") if p.is_file()}
+    mine = f"127.0.0.1_{site.port}"
+    assert {f"{mine}/s.css", f"{mine}/logo.png", f"{mine}/index.html"} <= files
+    assert not any(name.startswith("127.0.0.2") for name in files)  # HEADs: nothing to keep
+    assert f"{mine}/huge.png" not in files  # cut short: not a copy
+    huge = [r for r in records(links) if r["href"] == "/huge.png"]
+    assert huge and all(r["broken"] is False and r["status"] == 200 for r in huge)
+    numbers = json.loads(stats.read_text())
+    assert numbers["checked"] > 10 and numbers["pages"] == 2
+    assert not any("max_bytes" in name or "large" in name for name in numbers), numbers

@@ -122,7 +122,8 @@ class PageSaver(CrawlObserver):
         """Save a fetched page's body (before the state records where); an unchanged page
         already has its copy from an earlier run."""
         if page.saved is None and page.status == 200 and not page.error and not self.failed \
-                and page.duplicate_of is None and not page.sitemap:  # saved once: the first
+                and page.duplicate_of is None and not page.sitemap \
+                and (page.body or not page.check):  # saved once: the first (a HEAD: no body)
             try:
                 page.saved = self.save(page.final_url, page.body)
             except OSError as e:  # a full disk: one line (not one per worker), the crawl stops

@@ -177,8 +177,6 @@ class CrawlHooks:
             self.crawl.stats.add(counts, check_heads_failed=1)
             self.crawl.todo.put(item, not_before=time.monotonic())
             return None
-        if item.check and response.status is not None and not is_retryable(response):
-            error = None  # only the status is wanted: a body too big or cut short is no fault
         if is_retryable(response):
             if item.attempt < opts.retries:  # later, from ToDo: this worker goes on meanwhile
                 wait = wait_before_retry(response, item.attempt, opts.retry_backoff,
@@ -202,8 +200,10 @@ class CrawlHooks:
         if error:
             self.crawl.events.gave_up(self.n, chain.item.url, error)
         origin = chain.item
+        # A check off the site wanted its status: a GET's body (where HEAD failed) is not kept
+        body = b"" if item.check and not self.on_site else response.body
         page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
-                    headers=response.headers, body=response.body,
+                    headers=response.headers, body=body,
                     elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
                     error=error, worker=self.n, check=item.check)
         if item.check and self.on_site and (edges := stylesheet_edges(page, self.crawl.resolver)):
@@ -273,12 +273,15 @@ class CrawlHooks:
         counts = self.counts
         if requested:
             counts["checked" if page.check else "pages"] = 1
+        if page.check and page.status is not None and 200 <= page.status < 300:
+            failed = False  # its status is all a check asks: a body cut short is no fault
         if page.status is not None:
             counts[f"status_{page.status // 100}xx"] = 1
         if (page.error and failed) or (page.status or 0) >= 400:
             counts["problems"] = 1
         self.crawl.state.note_change(page, prior, counts)  # with --state: new, changed, unchanged…
-        if self.crawl.duplicates is not None:  # the same bytes as a page recorded before?
+        if self.crawl.duplicates is not None and not page.check:  # the same bytes as a page
+            # recorded before? (a check claims none: its links are never followed)
             page.duplicate_of = self.crawl.duplicates.check(page, prior)
             if page.duplicate_of is not None:
                 counts["content_duplicates"] = 1
