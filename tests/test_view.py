@@ -50,6 +50,13 @@ def test_panel_shows_every_gauge():
     assert "━" not in text  # no bar without --max-pages
 
 
+def test_panel_counts_the_links_checked_apart_from_the_pages():
+    assert "checked" not in text_of(render_progress(progress(), pages_per_s=1.0))
+    text = text_of(render_progress(progress(pages=250, max_pages=1000, checked=4321),
+                                   pages_per_s=1.0))
+    assert "250 / 1,000" in text and "4,321 URLs the pages lead to" in text
+
+
 def test_panel_has_a_bar_with_max_pages():
     text = text_of(render_progress(progress(pages=250, max_pages=1000), pages_per_s=1.0))
     assert "250 / 1,000" in text and "(25%)" in text

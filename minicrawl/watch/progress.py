@@ -71,6 +71,7 @@ class Progress:
     status_5xx: int = 0
     not_requested: int = 0
     per_run: bool = False  # max_pages is this run's (a crawl kept in --state goes on later)
+    checked: int = 0  # --check-links: URLs checked, not crawled (no pages: not capped)
 
     @property
     def pages_per_s(self) -> float:
@@ -111,6 +112,7 @@ def read_progress(crawler: Watched,
         status_5xx=counts.get("status_5xx", 0),
         not_requested=counts.get("robots_disallowed", 0) + counts.get("host_full", 0),
         per_run=crawler.options.state is not None,
+        checked=counts.get("checked", 0),
         **todo_figures(todo),
     )
 
