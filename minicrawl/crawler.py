@@ -328,7 +328,7 @@ class Crawler:
         hooks = CrawlHooks(Parts(
             self.options, self.todo, self.door, self.resolver, self.politeness, self.chains,
             self.state, self.stats, self.events, self.duplicates, self.page_count,
-            self._lastmod, self._fail, self._heads_failed), n, fetcher)
+            self._lastmod, self._fail, self._heads_failed, self.scope), n, fetcher)
         self._hooks.append(hooks)
         return Trip(self.door, hooks.fetcher, None, hooks, self._parsing)
 

@@ -114,7 +114,12 @@ class Scope:
         if self.include and not any(self._search(p, "--include", url) is True
                                     for p in self.include):
             return False
-        return not any(self._search(p, "--exclude", url) is not False for p in self.exclude)
+        return not self.excludes(url)
+
+    def excludes(self, url: str) -> bool:
+        """True if an ``--exclude`` pattern matches the canonical ``url`` (or took too long): it
+        is never requested, not even to be checked."""
+        return any(self._search(p, "--exclude", url) is not False for p in self.exclude)
 
     def _search(self, pattern: regex.Pattern[str], flag: str, url: str) -> bool | None:
         """Whether ``pattern`` finds a match in ``url``; None if it took over MATCH_TIMEOUT."""

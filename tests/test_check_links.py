@@ -183,3 +183,18 @@ def test_a_check_is_saved_only_with_a_body_and_a_big_one_is_no_problem(sites, tm
     numbers = json.loads(stats.read_text())
     assert numbers["checked"] > 10 and numbers["pages"] == 2
     assert not any("max_bytes" in name or "large" in name for name in numbers), numbers
+
+
+def test_exclude_keeps_a_url_from_being_checked_too(sites, tmp_path) -> None:
+    # --exclude is the user's word that a URL is never requested: not as a page, not as a check
+    # (a flaky host, a logout link, an offline run); its links are recorded, never fetched.
+    site, other, _ = sites
+    links = tmp_path / "links.jsonl"
+    run(site.url("/"), "--check-links", "--exclude", r"/gone$|broken\.png|127\.0\.0\.2.*/ok",
+        "--links", str(links), *FAST)
+    assert ("GET", "/broken.png") not in asked(site)
+    assert not {path for _, path in asked(other)} & {"/gone", "/ok"}
+    assert ("HEAD", "/nohead") in asked(other)
+    left = {r["href"].rpartition("/")[2]: r["broken"] for r in records(links)
+            if r["href"].endswith(("/gone", "broken.png", "/ok"))}
+    assert left == {"gone": None, "broken.png": None, "ok": None}

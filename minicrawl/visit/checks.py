@@ -4,7 +4,7 @@ follow, checked once each, never crawled.
 A page's *checks* (:func:`checks_of`) are the URLs of its edges (:mod:`minicrawl.records.edges`)
 that the crawl will not fetch as pages: its requisites (images, scripts, stylesheets…, on the
 site or off it), its page links out of scope, past ``--max-depth``, marked nofollow or in a
-``<noscript>`` — all but traps. The hooks
+``<noscript>`` — all but traps and what ``--exclude`` keeps out. The hooks
 put them on the page (``Page.checks``) and the trip offers them at the door with its links,
 where Visited keeps them apart from the URLs to crawl (:mod:`minicrawl.core.door`).
 
@@ -20,7 +20,7 @@ unless a HEAD of it failed (:func:`head_failed`: a 4xx or 5xx; some servers refu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from minicrawl.html.css import css_links
@@ -33,12 +33,15 @@ if TYPE_CHECKING:
 TRAP = "trap"  # the traps rule's reason (minicrawl.admission): a link not worth a request
 
 
-def checks_of(edges: Sequence[LinkEdge], followed: Iterable[str], too_deep: bool) -> list[str]:
+def checks_of(edges: Sequence[LinkEdge], followed: Iterable[str], too_deep: bool,
+              excluded: Callable[[str], bool]) -> list[str]:
     """The URLs of ``edges`` to check, each once, in page order: all but those the crawl will
-    follow (``followed``, unless ``too_deep``: then the door refuses them all) and traps."""
+    follow (``followed``, unless ``too_deep``: then the door refuses them all), traps and those
+    ``excluded`` (``--exclude``: never requested)."""
     crawled = set() if too_deep else set(followed)
-    return list(dict.fromkeys(edge.url for edge in edges if edge.url is not None
-                              and edge.url not in crawled and edge.why != TRAP))
+    urls = dict.fromkeys(edge.url for edge in edges if edge.url is not None
+                         and edge.url not in crawled and edge.why != TRAP)
+    return [url for url in urls if not excluded(url)]
 
 
 def method_for(item: Item, on_site: bool, heads_failed: set[str]) -> str:

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING
 from minicrawl.core.door import CHECK, Door
 from minicrawl.core.interfaces import Entry, Go, Item, Links, Response
 from minicrawl.core.links import base_url
+from minicrawl.core.urls import host_of
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
 from minicrawl.html.edges import record_edges, recorded_walk
 from minicrawl.http.fetch import Fetcher, error_kind
 from minicrawl.page import Page, now
-from minicrawl.records.edges import OUT_OF_SCOPE, LinkEdge, link_edges
+from minicrawl.records.edges import LinkEdge, link_edges
 from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from minicrawl.options import Options
     from minicrawl.records.digests import Duplicates
     from minicrawl.resolve import LinkResolver
+    from minicrawl.scope import Scope
     from minicrawl.seams import PageCap, PoliteFrontier, Redirects
     from minicrawl.state.nostate import NoState
     from minicrawl.state.store import CrawlState
@@ -76,6 +78,7 @@ class Parts:
     lastmod: dict[str, datetime]  # --sitemaps with --recrawl: URL → <lastmod>
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
     heads_failed: set[str]  # --check-links: URLs whose HEAD failed, to GET (visit/checks.py)
+    scope: Scope  # the site: a check on it is a GET; --exclude keeps a URL from any request
 
 
 class CrawlHooks:
@@ -122,7 +125,7 @@ class CrawlHooks:
         self.crawl.events.taken(self.n, item)
         if item.check:  # its status is all that is wanted: maybe a HEAD (visit/checks.py)
             self.chain = chain or Chain(item, now())
-            self.on_site = self.crawl.resolver.refuses(item.url, item.depth) != OUT_OF_SCOPE
+            self.on_site = self.crawl.scope.allows_host(host_of(item.url))
             self.method = method_for(item, self.on_site, self.crawl.heads_failed)
             return Go(method=self.method)
         if chain is None:
@@ -208,7 +211,7 @@ class CrawlHooks:
                     error=error, worker=self.n, check=item.check)
         if item.check and self.on_site and (edges := stylesheet_edges(page, self.crawl.resolver)):
             self.edges = edges  # what a stylesheet of the site loads: checked, against it
-            page.checks = checks_of(edges, (), False)
+            page.checks = checks_of(edges, (), False, self.crawl.scope.excludes)
         return self._noted(page, chain.prior)
 
     def follows(self, page: Page) -> bool:
@@ -245,7 +248,7 @@ class CrawlHooks:
         too_deep = opts.max_depth is not None and depth > opts.max_depth
         if opts.check_links and self.edges is not None:
             page.checks = checks_of(self.edges, [u for u, why in candidates.items() if not why],
-                                    too_deep)
+                                    too_deep, self.crawl.scope.excludes)
         self.decisions = LinkDecisions(
             depth, too_deep, opts.max_depth,
             rejected=rejected, repeats=len(followed) - len(rejected) - len(candidates),
@@ -332,6 +335,10 @@ class CrawlHooks:
             carry(Entry([hop]))  # which passed the door already
             self.crawl.door.back([hop])
             return target, None, True
+        if item.check and self.crawl.scope.excludes(target):  # never requested: the end
+            self.crawl.stats.add(redirects_excluded=1)
+            self.crawl.events.redirected(item.url, target, "EXCLUDED → drop")
+            return target, None, False
         if item.check:  # a check's target is checked too (never crawled)
             entry = self.crawl.door.enter([], hop.depth, item.url, keep=carry, checks=[target])
         else:
