@@ -120,19 +120,26 @@ class EdgeWalk(Walk):
             edge = self.refreshed or Edge(href, "header", "refresh", None, "page")
             edge.href = href
         else:
-            tag = element.tag
-            attr = "src" if tag in ("iframe", "frame") else \
+            attr = "src" if element.tag in ("iframe", "frame") else \
                 "href" if element.get("href") is not None else "xlink:href"
-            edge = Edge(href, tag, attr, _line(element), "page",
-                        nofollow=rel is not None and "nofollow" in rel.lower().split())
-            if tag != "a":
-                edge.text = _label(element)
-            elif self.pulling:  # its text is read at its end (ended)
-                self.reading.append((edge, element))
-            else:  # a tree's: all of it is there
-                edge.text = _link_text(element)
+            edge = self._page_edge(href, element, attr, rel)
         self.edges.append(edge)
         super().link(href, rel)
+
+    def _page_edge(self, href: str, element: etree._Element, attr: str,
+                   rel: str | None) -> Edge:
+        """The edge of kind page of ``element``'s ``attr``, its text read (an ``<a>`` pulled:
+        at its end, :meth:`ended`)."""
+        tag = element.tag
+        edge = Edge(href, tag, attr, _line(element), "page",
+                    nofollow=rel is not None and "nofollow" in rel.lower().split())
+        if tag != "a":
+            edge.text = _label(element)
+        elif self.pulling:  # its text is read at its end (ended)
+            self.reading.append((edge, element))
+        else:  # a tree's: all of it is there
+            edge.text = _link_text(element)
+        return edge
 
     def ended(self, element: etree._Element) -> None:
         if self.reading and self.reading[-1][1] is element:
@@ -183,16 +190,7 @@ class EdgeWalk(Walk):
         ``<iframe>``'s of kind page, a requisite's (a fallback image, a stylesheet)."""
         attr = "src" if tag == "iframe" else "href"
         if tag in ("a", "area", "iframe") and (href := element.get(attr)) is not None:
-            rel = element.get("rel")
-            edge = Edge(href, tag, attr, _line(element), "page",
-                        nofollow=rel is not None and "nofollow" in rel.lower().split())
-            if tag != "a":
-                edge.text = _label(element)
-            elif self.pulling:  # its text is read at its end (ended)
-                self.reading.append((edge, element))
-            else:
-                edge.text = _link_text(element)
-            self.edges.append(edge)
+            self.edges.append(self._page_edge(href, element, attr, element.get("rel")))
         elif tag in REQUISITE_TAGS or tag == "link":
             self.requisites(tag, element)
 
