@@ -2,7 +2,7 @@
 
 Each worker has its own :class:`Fetcher`, so its own ``requests.Session``: keep-alive
 connections reused from page to page, never shared between threads. A redirect is not followed:
-its ``Location`` goes through the door like any link, so no page is fetched twice.
+its ``Location`` goes through the door like any link, so no page is crawled twice.
 
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
 decompression (a 10 KB gzip bomb can inflate to gigabytes: :mod:`minicrawl.http.answer` reads it);

@@ -15,14 +15,14 @@ class Item:
     depth: int = 0  # hops from a seed
     referrer: str | None = None  # the page that linked here (None for a seed)
     attempt: int = 0  # fetches of it that failed so far (a crawler that retries counts them)
-    check: bool = False  # to check, not crawl: its answer is all that is wanted (--check-links)
+    check: bool = False  # to check, not crawl: only its answer is wanted (run.py's hooks)
 
 
 @dataclass(slots=True)
 class Response:
-    """What one GET of ``url`` brought back. ``status`` is None when no answer came (then
-    ``error`` says why); with an answer, ``error`` says why the body is not all of it (what was
-    read is kept: nothing, for a body declared over the cap or in an unknown Content-Encoding)."""
+    """What one request (GET, HEAD) of ``url`` brought back. ``status`` is None when no answer
+    came (then ``error`` says why); with an answer, ``error`` says why the body is not all of it
+    (what was read is kept: nothing, for a body declared over the cap or an unknown coding)."""
 
     url: str  # whose answer: the URL asked (a redirect is not followed)
     status: int | None
@@ -48,7 +48,7 @@ class Page:
     body: bytes = b""
     links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
     checks: list[str] = field(default_factory=list)  # URLs it leads to, to check, not crawl
-    new: int = 0  # of those, how many were admitted and new to Visited (then put in ToDo)
+    new: int = 0  # of links and checks, how many the door let in (new to Visited: to ToDo)
     elapsed_ms: float = 0.0
     error: str | None = None
     redirect: str | None = None  # a 3xx answer's Location, made absolute (the page's one link)
@@ -98,7 +98,7 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Go:
-    """A trip's ``before`` hook says: fetch the item now, with ``headers`` added to the GET."""
+    """A trip's ``before`` hook says: fetch the item now, with ``headers`` added to the request."""
 
     headers: Mapping[str, str] | None = None
     method: str = "GET"  # HEAD: the status is all that is wanted
@@ -144,7 +144,7 @@ class Pace(Protocol):
 
 
 class SeenSet(Protocol):
-    """Visited: every URL ever put in ToDo (even one a stopped ToDo dropped).
+    """Visited: every URL ever put in ToDo (even one a stopped ToDo dropped; a check's apart).
 
     Contract: ``add_new(urls)`` returns the URLs it had not seen, in order, and remembers them;
     for each URL, check and insert are one atomic step, so of any number of threads offering
