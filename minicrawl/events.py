@@ -20,8 +20,8 @@ point                  who hears it (today)
 ``links_decided``      trace (every link of a page, and its fate)
 ``page_edges``         the ``--links`` file (every link of a page as written: its line,
                        text, element, kind, and the URL it leads to)
-``page_anchors``       ``--check-links``: the ids and ``<a name>``s of a page, what a link's
-                       ``#fragment`` may name (none yet: the ``--links`` join is to hear it)
+``page_anchors``       ``--check-links``: the ``--links`` join (the ids and ``<a name>``s of a
+                       page: what a link's ``#fragment`` may name)
 ``duplicate_found``    trace (a page's body is one recorded before: ``page.duplicate_of``)
 ``sitemap_read``       trace (``--sitemaps``: one sitemap file read; its record follows)
 ``sitemap_queued``     trace (the sitemaps' URLs Visited had not seen, into ToDo)

@@ -71,10 +71,15 @@ def sites() -> Iterator[tuple[LocalSite, LocalSite, str]]:
                 f'<a href="{dead}">dead host</a> <img src="{out}/pic.png" alt="their picture">',
                 '<a rel="nofollow" href="/login">log in</a> <a rel=nofollow href="/nf">nf</a>',
                 '<noscript><img src="/ns-missing.png" alt="no script"></noscript>',
+                '<a href="/a.html#there">there</a> <a href="/a.html#nowhere">nowhere</a>',
+                '<a href="a.html#caf%C3%A9">café</a> <a href="/a.html#TOP">top</a> '
+                '<a href="/a.html#old-anchor">old</a> <a href="#">this page</a>',
                 "</body></html>"]).encode()),
-            "/a.html": Resource(b'<link rel=stylesheet href=/s.css><a href="/">home</a> '
-                                b'<a href="/login">log in</a>\n'
-                                b'<img src="/logo.png"> <img src="/broken.png" alt="again">'),
+            "/a.html": Resource('<link rel=stylesheet href=/s.css><a href="/">home</a> '
+                                '<a href="/login">log in</a> <h2 id="there">There</h2>'
+                                '<p id="café">Café</p><a name="old-anchor">x</a>\n'
+                                '<img src="/logo.png"> <img src="/broken.png" alt="again">'
+                                .encode()),
             "/login": Resource(b'<a href="/secret">secret</a>'),
             "/secret": Resource(b"secret"),
             "/nf": Resource(b'<a href="/never">never</a>'),
@@ -110,6 +115,11 @@ def test_what_the_pages_lead_to_is_checked_once_never_crawled(sites, tmp_path) -
         ("/", dead, 9), ("/", "/ns-missing.png", 11),
         # what a stylesheet loads: against the stylesheet and its line, once (two pages use it)
         ("/s.css", "/nobg.png", 2), ("/s.css", "missing.css", 3)}
+    warned = {(r["page"].removeprefix(s), r["href"], r["line"], r["warning"])
+              for r in records(links) if r["warning"]}
+    assert warned == {("/", "/a.html#nowhere", 12, "fragment #nowhere not found")}
+    nowhere = next(r for r in records(links) if r["href"] == "/a.html#nowhere")
+    assert nowhere["broken"] is False and nowhere["status"] == 200
     fine = {r["href"] for r in records(links) if r["broken"] is False}
     assert {f"{o}/ok", f"{o}/nohead", f"{o}/headlies", f"{o}/pic.png", "/logo.png", "/s.css",
             "/login", "/nf", "/a.html", "bg.png"} <= fine

@@ -111,7 +111,8 @@ def truth(site: LocalSite, other: LocalSite) -> list[dict[str, object]]:
           nofollow: bool = False) -> dict[str, object]:
         return {"page": o + on, "url": url, "href": href, "text": text, "tag": tag,
                 "attr": attr, "line": line, "kind": kind, "status": status,
-                "final_url": final, "error": error, "broken": broken, "nofollow": nofollow}
+                "final_url": final, "error": error, "broken": broken, "nofollow": nofollow,
+                "warning": None}
 
     home, about, docs, missing = o + "/", o + "/about", o + "/docs/", o + "/missing"
     fine = {"status": 200, "broken": False}

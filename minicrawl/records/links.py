@@ -26,6 +26,9 @@ its redirects), ``final_url`` (where they ended), ``error``, and ``broken``:
   null).
 
 ``error``: the target's error as ``--out`` records it, else for a 4xx or 5xx ``HTTP <status>``.
+``warning``: with ``--check-links``, for a link whose ``#fragment`` names no part of its target
+(a 200 HTML page whose anchors the crawl read: :mod:`minicrawl.html.fragments`),
+``fragment #x not found``; else null — the link is not broken: the page opens at its top.
 The statuses are this process's: with ``--state``, of this run's pages (an earlier run's are not
 asked again); in a shared crawl (``--redis``), of the pages this process fetched.
 """
@@ -43,6 +46,7 @@ from typing import TYPE_CHECKING
 from minicrawl.cli.outpaths import write_at_end
 from minicrawl.events import CrawlObserver
 from minicrawl.frontier.scratch import ScratchDB, scratch_directory
+from minicrawl.html.fragments import fragment_of, names_a_part
 from minicrawl.records.csvlines import csv_line, header, is_csv
 from minicrawl.redact import redact
 
@@ -54,17 +58,19 @@ if TYPE_CHECKING:
 log = logging.getLogger("minicrawl")
 
 FIELDS = ("page", "url", "href", "text", "tag", "attr", "line", "kind", "status", "final_url",
-          "error", "broken", "nofollow")
+          "error", "broken", "nofollow", "warning")
 PREFIX = "minicrawl-links-"
 POLICY = ("robots_disallowed", "host_full")  # a refusal by a rule: the target was not asked
 BATCH = 5_000  # edges (and targets) kept in memory before they go to the scratch file
 MAX_HOPS = 20  # redirect records followed from a target to where its chain ended
 KNOWN = 20_000  # targets whose outcome is kept in memory while the file is written (~4 MB)
+KNOWN_PAGES = 200  # pages whose anchors are kept so (a page of the Java docs has ~1,000)
 # A page's edges are one row (a JSON array of arrays): a row an edge cost ~10× the CPU
 SCHEMA = """
 CREATE TABLE pages (id INTEGER PRIMARY KEY, url TEXT NOT NULL, edges TEXT NOT NULL);
 CREATE TABLE targets (url TEXT PRIMARY KEY, status INTEGER, error TEXT, final_url TEXT,
                       fetched INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE anchors (url TEXT PRIMARY KEY, names TEXT NOT NULL) WITHOUT ROWID;
 """
 TARGET = "SELECT status, error, final_url, fetched FROM targets WHERE url = ?"
 Target = tuple[int | None, str | None, str | None, int]  # status, error, final URL, fetched
@@ -99,6 +105,7 @@ class LinkFile(CrawlObserver):
         self._target_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
         self._end_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
         self._refused: dict[int, str] = {}  # worker → the URL it was refused (until its page)
+        self._anchor_rows: list[tuple[str, str]] = []  # (page, its anchors packed)
         self.failed = False
         self.finished = False  # the crawl is over: a straggler's page is not taken any more
         self.written = 0  # records written to the file
@@ -116,6 +123,14 @@ class LinkFile(CrawlObserver):
             self._page_rows.append((edges[0].page, packed))
             self._waiting += len(edges)
             self._flush_if_full()
+
+    def page_anchors(self, page: Page, anchors: frozenset[str]) -> None:
+        row = (page.final_url, _pack(sorted(anchors)))
+        with self._lock:
+            if not self.finished:
+                self._anchor_rows.append(row)
+                self._waiting += 1 + len(anchors) // 20  # (a row of many weighs more)
+                self._flush_if_full()
 
     def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
         if kind in POLICY:  # (robots.txt unreachable: its host is, a link to it is broken)
@@ -170,8 +185,9 @@ class LinkFile(CrawlObserver):
         """The rows waiting in memory into the scratch file (lock held); its failure is told
         once and stops the crawl."""
         pages, targets, ends = self._page_rows, self._target_rows, self._end_rows
+        anchors, self._anchor_rows = self._anchor_rows, []
         self._page_rows, self._target_rows, self._end_rows, self._waiting = [], [], [], 0
-        if self.failed or not (pages or targets or ends):
+        if self.failed or not (pages or targets or ends or anchors):
             return
         try:
             db = self._db()
@@ -181,6 +197,7 @@ class LinkFile(CrawlObserver):
             # a chain's end and its hops are no page's of their own (a URL is fetched once)
             db.executemany("INSERT OR REPLACE INTO targets VALUES (?, ?, ?, ?, ?)", targets)
             db.executemany("INSERT OR IGNORE INTO targets VALUES (?, ?, ?, ?, ?)", ends)
+            db.executemany("INSERT OR REPLACE INTO anchors VALUES (?, ?)", anchors)
             db.execute("COMMIT")
         except (sqlite3.Error, OSError) as e:
             self.failed = True
@@ -219,6 +236,7 @@ class LinkFile(CrawlObserver):
             return
         db = self._db()
         known: dict[str, Outcome] = {}
+        names = Anchors(db)
         try:
             for page, packed in db.execute("SELECT url, edges FROM pages ORDER BY id"):
                 for url, why, href, text, tag, attr, line, kind, nofollow in json.loads(packed):
@@ -231,12 +249,38 @@ class LinkFile(CrawlObserver):
                         if len(known) >= KNOWN:
                             known.clear()
                         known[url] = outcome
-                    values = (page, url, href, text, tag, attr, line, kind, *outcome, nofollow)
+                    warning = None
+                    if (fragment := fragment_of(href)) and outcome[0] == 200:
+                        warning = names.missing(fragment, outcome[1] or url)
+                    values = (page, url, href, text, tag, attr, line, kind, *outcome, nofollow,
+                              warning)
                     self.written += 1
                     yield redact(csv_line(values) if self.csv
                                  else _json(dict(zip(FIELDS, values, strict=True)))) + "\n"
         except sqlite3.Error as e:  # (write_at_end tells an OSError in one line)
             raise OSError(f"reading the links back: {e}") from e
+
+
+class Anchors:
+    """The anchors of the pages, from the scratch file, as the join asks (the pages linked to
+    with a fragment most are kept: a site's fragments point at a few pages, its indexes)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.known: dict[str, frozenset[str] | None] = {}
+
+    def missing(self, fragment: str, page: str) -> str | None:
+        """The warning for a link to ``page#fragment`` if the page's anchors are known and the
+        fragment names none of them (:func:`names_a_part`), else None."""
+        if (anchors := self.known.get(page, ())) == ():
+            row = self.db.execute("SELECT names FROM anchors WHERE url = ?", (page,)).fetchone()
+            anchors = None if row is None else frozenset(json.loads(row[0]))
+            if len(self.known) >= KNOWN_PAGES:
+                self.known.clear()
+            self.known[page] = anchors
+        if anchors is None or names_a_part(fragment, anchors):
+            return None
+        return f"fragment #{fragment} not found"
 
 
 def _outcome(db: sqlite3.Connection, url: str) -> Outcome:
