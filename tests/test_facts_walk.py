@@ -81,7 +81,7 @@ CASES = {  # body → (title, description, canonical, lang, words)
         (None, None, None, None, 0)),
     "a canonical in the body": (b"<p>x<link rel=canonical href=/b>",
                                 (None, None, "/b", None, 1)),
-    "an empty lang is an unknown language": (b'<html lang=""><p>x', (None, None, None, None, 1)),
+    "an empty lang is an unknown language": (b'<html lang=" "><p>x', (None, None, None, "", 1)),
     "the first <html>'s lang": (b'<html lang=de><p>x</p></html><html lang=en>',
                                 (None, None, None, "de", 1)),
     # words: the body's text, hidden elements out, pieces joined as written, split on

@@ -20,8 +20,8 @@ asks for besides (composed, not mixed in: ``Walk.reader``):
   case), blanks collapsed as the title's, at most ``MAX_FACT`` characters; None without one.
 * **canonical**: the ``href`` of the first ``<link rel=canonical>`` (in the head or the body),
   as written (the crawl resolves it against the page's base URL).
-* **lang**: the ``lang`` of the page's ``<html>``, trimmed; None without one, or empty ("the
-  language is unknown", says the HTML standard).
+* **lang**: the ``lang`` of the page's ``<html>``, trimmed; None without one; "" for an empty
+  one ("the language is unknown", says the HTML standard: no other source is asked then).
 * **words**: the words of the page's visible text: the DOM's ``textContent`` of its ``<body>``
   without the elements a browser never shows (``HIDDEN``: ``script``, ``style``,
   ``template``, ``noscript`` (scripting on), ``title``, ``iframe``'s fallback, ``datalist``,
@@ -74,7 +74,7 @@ class Found:
     title: str | None = None
     description: str | None = None
     canonical: str | None = None  # the href, as written
-    lang: str | None = None
+    lang: str | None = None  # "": the page says its language is unknown
     words: int = 0
 
 
@@ -156,8 +156,8 @@ class FactReader(Reader):
         """The page's (first) ``<html>``: its language."""
         if not self.seen_html:
             self.seen_html = True
-            lang = (attrib.get("lang") or "").strip("\t\n\f\r ")
-            self.said.lang = lang or None
+            if (lang := attrib.get("lang")) is not None:
+                self.said.lang = lang.strip("\t\n\f\r ")
 
     def parsed(self, root: etree._Element) -> None:
         # Its body's words, the hidden elements taken out

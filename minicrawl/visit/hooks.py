@@ -29,10 +29,12 @@ from minicrawl.core.interfaces import Entry, Go, Item, Links, Response
 from minicrawl.core.links import base_url
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.html.edges import record_edges, recorded_edges
+from minicrawl.html.edges import EdgeWalk
+from minicrawl.html.facts import record_facts, recorded_walk
 from minicrawl.http.fetch import Fetcher, error_kind
-from minicrawl.page import Page, now
+from minicrawl.page import CrawledPage, Page, now
 from minicrawl.records.edges import LinkEdge, link_edges
+from minicrawl.records.facts import Facts, header_facts
 from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
@@ -174,6 +176,7 @@ class CrawlHooks:
         chain.elapsed_ms += response.elapsed * 1000
         final_url = item.url
         if error is None and response.location is not None:
+            chain.redirects.append((item.url, response.status))
             final_url, error, queued = self._redirect(chain, item, response)
             if queued:  # the record waits for the end of the chain
                 self.crawl.stats.add(counts, redirects_followed=1)
@@ -182,19 +185,22 @@ class CrawlHooks:
         if error:
             self.crawl.events.gave_up(self.n, chain.item.url, error)
         origin = chain.item
-        page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
-                    headers=response.headers, body=response.body,
-                    elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
-                    error=error, worker=self.n)
+        page = CrawledPage(origin.url, origin.depth, origin.referrer, final_url,
+                           status=response.status, headers=response.headers,
+                           body=response.body, elapsed_ms=round(chain.elapsed_ms, 1),
+                           fetched_at=chain.fetched_at, error=error, worker=self.n,
+                           facts=self._header_facts(response), redirects=chain.redirects,
+                           requested=chain.urls)
         return self._noted(page, chain.prior)
 
     def follows(self, page: Page) -> bool:
         """A page its state finds unchanged, or a duplicate of one recorded, gives no links.
-        With ``--links``, the walk of a page that gives them is asked for its edges."""
+        The walk of a page that gives them is asked for its facts (and with ``--links`` its
+        edges)."""
         if page.change == UNCHANGED or page.duplicate_of is not None:
             return False
-        if self.crawl.options.links:
-            record_edges()  # (this thread's next walk: the page's, in the trip's links_of)
+        # (this thread's next walk: the page's, in the trip's links_of)
+        record_facts(edges=bool(self.crawl.options.links))
         return True
 
     def resolve(self, page: Page, links: Links) -> list[str]:
@@ -205,7 +211,17 @@ class CrawlHooks:
         base = base_url(page.final_url, links)
         candidates, rejected = self.crawl.resolver.resolve(followed, base, counts,
                                                            links.encoding)
-        if opts.links and (edges := recorded_edges()) is not None:  # every link, resolved
+        walked = recorded_walk()
+        if walked is not None and walked.reader is not None \
+                and isinstance(page, CrawledPage):  # what the page says of itself
+            found = walked.reader.facts()
+            canonical = None
+            if found.canonical is not None:
+                canonical = self.crawl.resolver.judge([found.canonical], base,
+                                                      links.encoding)[0][0] or found.canonical
+            page.facts.read(found, canonical)
+        if opts.links and isinstance(walked, EdgeWalk):  # every link, resolved
+            edges = walked.edges
             judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
                                                links.encoding)
             self.edges = link_edges(page.final_url, edges, judged, links.nofollow)
@@ -261,8 +277,10 @@ class CrawlHooks:
         """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
         self.crawl.chains.end(item.url)
         origin = chain.item if chain is not None else item
-        page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
-                    fetched_at=chain.fetched_at if chain is not None else now(), worker=self.n)
+        page = CrawledPage(origin.url, origin.depth, origin.referrer, item.url, error=reason,
+                           fetched_at=chain.fetched_at if chain is not None else now(),
+                           worker=self.n, redirects=chain.redirects if chain else [],
+                           requested=chain.urls if chain else [])
         self.crawl.events.refused(self.n, item.url, reason, next(iter(counts), ""))
         prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
@@ -306,6 +324,15 @@ class CrawlHooks:
             self.crawl.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False
         return target, None, True
+
+    def _header_facts(self, response: Response) -> Facts:
+        """What an answer's headers say of its page: a canonical link (resolved against the
+        URL answered), a language."""
+        link, language = header_facts(response.headers)
+        canonical = None
+        if link is not None:
+            canonical = self.crawl.resolver.judge([link], response.url)[0][0] or link
+        return Facts(canonical=canonical, lang=language)
 
     def _decided(self, page: Page, decisions: LinkDecisions, entry: Entry,
                  counts: dict[str, int]) -> None:
