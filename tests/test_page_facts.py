@@ -19,8 +19,9 @@ import pytest
 from minicrawl import Crawler
 from minicrawl.demo.site import LocalSite, Resource, Slow
 from minicrawl.html.facts import MAX_FACT
+from minicrawl.page import CrawledPage, record
 from minicrawl.records import linksin
-from minicrawl.records.output import COLUMNS
+from minicrawl.records.output import COLUMNS, Output, keys_at_end, record_line
 from tests.test_links import from_csv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -313,3 +314,25 @@ def test_the_facts_with_every_link_recorded_too(site, tmp_path) -> None:
     same([json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()], site)
     edges = [json.loads(line) for line in links.read_text(encoding="utf-8").splitlines()]
     assert len([e for e in edges if e["page"] == site.url("/")]) == 8  # every <a>, the <link>
+
+
+def test_a_csv_file_an_earlier_version_began_goes_on_in_its_columns(tmp_path) -> None:
+    """A --out CSV file begun before the facts' columns existed (a state resumed by this
+    version): the records go on in its own columns, one width a file, and a resume reads its
+    last lines back."""
+    old = [name for name in COLUMNS if name not in ("title", "description", "canonical",
+                                                    "lang", "words", "links_in", "redirects")]
+    path = tmp_path / "pages.csv"
+    path.write_text(",".join(old) + "\n" + ",".join(["http://h/1"] + [""] * (len(old) - 2)
+                                                   + ["1"]) + "\n")
+    out = Output(str(path), continued=True)
+    assert out.columns == tuple(old)
+    page = CrawledPage("http://h/2", 0, None, "http://h/2", status=200)
+    page.facts.title = "Two"
+    out.write_lines([record_line(record(page), 2)])
+    out.close()
+    names, rows = from_csv(path)
+    assert names == old and [r["url"] for r in rows] == ["http://h/1", "http://h/2"]
+    assert "title" not in rows[1] and rows[1]["status"] == 200 and rows[1]["seq"] == 2
+    assert keys_at_end(str(path), {("http://h/1", 1), ("http://h/2", 2)}) == \
+        {("http://h/1", 1), ("http://h/2", 2)}
