@@ -56,6 +56,7 @@ from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
 from minicrawl.records.digests import open_duplicates
 from minicrawl.records.links import LinkFile
+from minicrawl.records.linksin import LinksIn
 from minicrawl.records.output import Output
 from minicrawl.records.warc import WarcArchive
 from minicrawl.resolve import LinkResolver
@@ -366,6 +367,7 @@ class Crawler:
             observers.append(Tracer.open(opts.trace, on_broken=self.stop))
         if opts.report:
             observers.append(Recorder(self.watched, path=opts.report))
+        out = None
         if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
             out = Output(opts.out, continued=self.state.existed or bool(
                 self.shared and self.shared.todo.joined), flush_each=self.shared is not None,
@@ -377,6 +379,13 @@ class Crawler:
             observers.append(LinkFile(opts.links, on_failure=self.stop))
         if self.on_page is not None:
             observers.append(Callback(self.on_page, self.stats))
+        if out is not None and not out.to_stdout:  # last: it rewrites the --out file, closed
+            untrue = ("each process of a shared crawl sees its own pages' links only"
+                      if self.shared is not None else
+                      "the state holds pages of earlier runs (a resume, a recrawl), whose "
+                      "links this run has not"
+                      if self.state.existed else None)
+            observers.append(LinksIn(out, state=bool(opts.state), untrue=untrue))
         return observers
 
     def _put_seeds(self) -> None:

@@ -31,11 +31,12 @@ point                  who hears it (today)
                        then the WARC archive (a duplicate is archived as a revisit)
 ``on_page``            the ``--out`` file (with ``--state``: the state's writer writes it,
                        after the commit at ``page_kept``), the report, the summary's first
-                       problems, the ``on_page`` callback: the core's ``Observer`` point,
-                       told by the core's worker
-                       loop once the page's links are in ToDo (:class:`Events` is the core
-                       ``Observer`` it tells)
-``crawl_finished``     each closes its files; the report is drawn
+                       problems, the ``on_page`` callback, the ``links_in`` count: the
+                       core's ``Observer`` point, told by the core's worker loop once the
+                       page's links are in ToDo (:class:`Events` is the core ``Observer`` it
+                       tells)
+``crawl_finished``     each closes its files; the report is drawn; last, the ``--out`` file
+                       is written again with its ``links_in`` (where true)
 =====================  ====================================================================
 
 A point nobody overrides costs one call of a no-op, so a crawl that watches nothing pays next

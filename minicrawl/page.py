@@ -2,18 +2,42 @@
 made of it.
 
 The page itself is the core's :class:`~minicrawl.core.interfaces.Page` (re-exported here and as
-``minicrawl.Page``); every output — the ``--out`` line, the state's row, the report, an
-``on_page`` callback — is made from one. :func:`record` is its ``--out`` line.
+``minicrawl.Page``); run.py's trip makes a :class:`CrawledPage`, the core's with what run.py
+learns of it besides (its facts, its redirect chain), which the core's loop carries as a
+``Page``. Every output — the ``--out`` line, the state's row, the report, an ``on_page``
+callback — is made from one. :func:`record` is its ``--out`` line.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NotRequired, TypedDict
 
 from minicrawl.core.interfaces import Page
+from minicrawl.records.facts import Facts
 
-__all__ = ["Page", "PageRecord", "now", "record"]
+__all__ = ["CrawledPage", "Facts", "Page", "PageRecord", "now", "record"]
+
+Hop = tuple[str, int | None]  # a request of a redirect chain that redirected: (URL, status)
+
+
+@dataclass(slots=True)
+class CrawledPage(Page):
+    """run.py's page: the core's, with what run.py's hooks learn of it besides (the core has a
+    line cap, and no use for them)."""
+
+    facts: Facts = field(default_factory=Facts)  # what it says of itself (records/facts.py)
+    redirects: list[Hop] = field(default_factory=list)  # the answers that redirected, in order
+    requested: list[str] = field(default_factory=list)  # every URL its chain requested (the
+    # redirects', and the last one's if it was requested): the URLs whose links lead here
+
+
+class RedirectHop(TypedDict):
+    """One redirect of a record's chain: the URL requested and the status it answered."""
+
+    url: str
+    status: int | None
 
 
 class PageRecord(TypedDict):
@@ -37,6 +61,14 @@ class PageRecord(TypedDict):
     sitemap: NotRequired[bool]  # only for a sitemap file read with --sitemaps (then True)
     noindex: NotRequired[bool]  # only for a page that asks not to be indexed (then True)
     check: NotRequired[bool]  # only for a URL checked, not crawled (--check-links: then True)
+    # What the page says of itself (README: the --out fields; null where not known)
+    title: str | None
+    description: str | None
+    canonical: str | None
+    lang: str | None
+    words: int | None
+    links_in: int | None  # filled at the crawl's end, where true (records/linksin.py)
+    redirects: list[RedirectHop]  # the redirects that led to final_url, in order
 
 
 def record(page: Page) -> PageRecord:
@@ -47,7 +79,15 @@ def record(page: Page) -> PageRecord:
         "bytes": len(page.body), "links": len(page.links), "new": page.new,
         "elapsed_ms": page.elapsed_ms, "fetched_at": page.fetched_at, "error": page.error,
         "change": page.change, "saved": page.saved, "duplicate_of": page.duplicate_of,
+        "title": None, "description": None, "canonical": None, "lang": None, "words": None,
+        "links_in": None, "redirects": [],
     }
+    if isinstance(page, CrawledPage):
+        facts = page.facts
+        out["title"], out["description"], out["canonical"] = \
+            facts.title, facts.description, facts.canonical
+        out["lang"], out["words"] = facts.lang, facts.words
+        out["redirects"] = [{"url": url, "status": status} for url, status in page.redirects]
     if page.sitemap:
         out["sitemap"] = True
     if page.noindex:

@@ -102,7 +102,8 @@ def test_output_records_and_stats_file(make_site, tmp_path):
     assert len(records) == stats["pages"] == len(pages)
     fields = {"url", "final_url", "status", "depth", "referrer", "content_type", "bytes",
               "links", "new", "elapsed_ms", "fetched_at", "error", "change", "saved", "seq",
-              "duplicate_of"}
+              "duplicate_of", "title", "description", "canonical", "lang", "words", "links_in",
+              "redirects"}
     assert all(set(r) == fields for r in records)
     assert all(r["change"] is None and r["saved"] is None and r["seq"] is None
                for r in records)  # no --state here

@@ -249,7 +249,8 @@ def test_a_big_page_is_pulled_and_pruned(monkeypatch) -> None:
 
 
 def test_anchors_are_the_ids_and_a_names_a_fragment_may_name() -> None:
-    from minicrawl.html.edges import recorded_walk
+    from minicrawl.html.edges import AnchorWalk, EdgeWalk
+    from minicrawl.html.facts import recorded_walk
     from minicrawl.html.walk import STREAM_ABOVE
 
     body = (b'<html><body><h1 id="top">T</h1><a name="n1">n</a><div id="a b">'
@@ -257,12 +258,12 @@ def test_anchors_are_the_ids_and_a_names_a_fragment_may_name() -> None:
     record_edges(anchors=True)
     extract_links(body, HTML)
     walked = recorded_walk()
-    assert walked is not None and walked.anchors() == {"top", "n1", "a b", "s"}
+    assert isinstance(walked, AnchorWalk) and walked.anchors() == {"top", "n1", "a b", "s"}
     record_edges()  # --links alone: no anchors kept
     extract_links(body, HTML)
     walked = recorded_walk()
-    assert walked is not None and walked.anchors() is None
+    assert isinstance(walked, EdgeWalk) and walked.anchors() is None
     record_edges(anchors=True)  # a big page is pulled and pruned: its anchors are not known
     extract_links(body.replace(b"</body>", b" " * STREAM_ABOVE + b"</body>"), HTML)
     walked = recorded_walk()
-    assert walked is not None and walked.anchors() is None and len(walked.edges) == 0
+    assert isinstance(walked, AnchorWalk) and walked.anchors() is None and not walked.edges

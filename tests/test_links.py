@@ -190,8 +190,11 @@ def from_csv(path: Path) -> tuple[list[str], list[dict[str, object]]]:
                 record[name] = "" if name in ("text", "href") else None
             elif value in ("true", "false"):
                 record[name] = value == "true"
-            elif name in ("line", "status", "seq", "depth", "bytes", "links", "new"):
+            elif name in ("line", "status", "seq", "depth", "bytes", "links", "new", "words",
+                          "links_in"):
                 record[name] = int(value)
+            elif name == "redirects":
+                record[name] = json.loads(value)
             elif name == "elapsed_ms":
                 record[name] = float(value)
         typed.append(record)

@@ -587,8 +587,30 @@ def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_serv
             trip.hooks.close()
         assert [(p.url, p.final_url, p.status) for p in recorded] == [
             (server.url("/old"), server.url("/new"), 200)]
+        # its redirects and every URL it requested (their links lead to it) came along
+        assert recorded[0].redirects == [(server.url("/old"), 301)]  # type: ignore[attr-defined]
+        assert recorded[0].requested == [server.url("/old"), server.url("/new")]  # type: ignore[attr-defined]
         assert server.fetch_counts() == {"/old": 1, "/new": 1}
         b.todo.stop()
+
+
+def test_a_chain_carried_by_an_older_process_has_its_redirects_without_a_status(redis_server):
+    """A chain kept in Redis by a process of the version before (no redirects in its value):
+    its URLs are its redirects, their statuses unknown (null in the record)."""
+    crawler = Crawler(["http://a.test/"], redis=redis_server.url, crawl=crawl_name(),
+                      ignore_robots=True)
+    shared = crawler.shared
+    assert shared is not None
+    old = json.dumps([["http://a.test/r1", 1, "http://a.test/", 0], "2026-01-01T00:00:00.000Z",
+                      ["http://a.test/r1", "http://a.test/r2"], 12.5])
+    shared.redis.client.hset(shared.redis.key("chains"), "http://a.test/t", old)
+    chain = crawler.chains.waiting_at("http://a.test/t")
+    assert chain is not None and chain.urls == ["http://a.test/r1", "http://a.test/r2"]
+    assert chain.redirects == [("http://a.test/r1", None), ("http://a.test/r2", None)]
+    crawler.chains.carry("http://a.test/t2", chain)  # written again: now with them
+    again = crawler.chains.waiting_at("http://a.test/t2")
+    assert again is not None and again.redirects == chain.redirects
+    crawler.todo.stop()
 
 
 def test_three_processes_record_each_redirect_chain_once_whoever_takes_its_target(

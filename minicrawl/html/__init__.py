@@ -8,5 +8,7 @@
 * :mod:`~minicrawl.html.walk`: the parse and the walk of a page's elements that can be links;
 * :mod:`~minicrawl.html.edges`: when a crawl asks (``--links``), the same walk also records
   every link as written — element, attribute, text, line — and the page's requisites;
+* :mod:`~minicrawl.html.facts`: when a crawl asks (run.py's ``--out``), the same walk's reader
+  also reads what the page says of itself: title, description, canonical, language, words;
 * :mod:`~minicrawl.html.mime`: whether a page of no named type is HTML, as browsers sniff it.
 """

@@ -236,16 +236,9 @@ def record_edges(anchors: bool = False) -> None:
 def recorded_edges() -> list[Edge] | None:
     """The edges of the page last walked in this thread since :func:`record_edges` (once; the
     walks are plain again), or None if none was walked."""
-    page = recorded_walk()
-    return page.edges if page is not None else None
-
-
-def recorded_walk() -> EdgeWalk | None:
-    """The walk of the page last walked in this thread since :func:`record_edges` (once; the
-    walks are plain again): its ``edges`` and ``anchors()``; or None if none was walked."""
     page = last_walk()
     walk_with(None)
-    return page if isinstance(page, EdgeWalk) else None
+    return page.edges if isinstance(page, EdgeWalk) else None
 
 
 def srcset_urls(value: str) -> list[str]:

@@ -21,7 +21,7 @@ page); the walk, and so the links, are the same.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from lxml import etree
 
@@ -55,6 +55,7 @@ class Walk:
     tags: tuple[str, ...] = LINK_TAGS
     lines = False
     pulling = False  # a big page pulled (_pull): an element's content comes after its start
+    reader: Reader | None = None  # what reads more of the page, if asked (walk_with)
 
     def __init__(self, robot: str = meta.ROBOT) -> None:
         self.robots = ("robots", robot.lower())  # the <meta name>s that speak to us
@@ -110,19 +111,27 @@ class Walk:
                                      and "body" not in within):  # (else no frame, for a browser)
                 if (src := attrib.get("src")) is not None:
                     self.link(src)
+                if tag == "iframe" and self.reader is not None:  # (its content: hidden text)
+                    self.reader.noted(tag, attrib, where)
             elif tag == "link":
                 rels = set((attrib.get("rel") or "").lower().split())
                 if rels & LINK_RELS and "stylesheet" not in rels \
                         and (href := attrib.get("href")) is not None:
                     self.link(href, attrib.get("rel"))
+                if "canonical" in rels and self.reader is not None:
+                    self.reader.noted(tag, attrib, where)
             elif tag == "base":
                 if self.base is None:
                     self.base = attrib.get("href")
             elif tag == "meta":
                 self.meta(attrib)
+            elif self.reader is not None:  # an element the reader asked for
+                self.reader.noted(tag, attrib, where)
         elif where == "svg" and tag == "a":  # SVG 2: href, else SVG 1's xlink:href
             if (href := attrib.get("href", attrib.get("xlink:href"))) is not None:
                 self.link(href)
+        elif self.reader is not None:
+            self.reader.noted(tag, attrib, where)
 
     def link(self, href: str, rel: str | None = None) -> None:
         """One link: its href (the fragment cut), followed unless its rel says nofollow."""
@@ -140,6 +149,8 @@ class Walk:
             self.directives |= meta.directives(content)
         if content is not None and (http_equiv or "").strip().lower() == "refresh":
             self.refresh(content)
+        if self.reader is not None:
+            self.reader.meta(attrib)
 
     def refresh(self, content: str, first: bool = False) -> None:
         """A refresh's content (``5; url=…``): kept if no other is sooner (the Refresh header
@@ -171,6 +182,36 @@ class Walk:
         return word in self.directives or "none" in self.directives
 
 
+class Reader:
+    """What reads more of a page than its links, beside its walk (``Walk.reader``, made for
+    each walk :func:`walk_with` asks for one): :class:`minicrawl.html.facts.FactReader`, the
+    page's facts. This one reads nothing."""
+
+    tags: tuple[str, ...] = ()  # the elements of a tree the walk hands it too (noted)
+    streaming = False  # the page is streamed or pulled: no tree to read (set by the walk)
+
+    def noted(self, tag: str, attrib: Mapping[str, str] | etree._Element,
+              where: str | None) -> None:
+        """An element the walk met that is no link — one of ``tags``, a canonical ``<link>``,
+        an ``<iframe>`` — in the namespace ``where`` ("html", "svg", "math"; None: inert)."""
+
+    def meta(self, attrib: Mapping[str, str] | etree._Element) -> None:
+        """A ``<meta>`` of the page (not inert), after the walk read it."""
+
+    def parsed(self, root: etree._Element) -> None:
+        """A tree, once walked (the walk is done with it: the reader may change it)."""
+
+    def target(self, walk: Walk) -> object:
+        """The parser target of a streamed page, which tells ``walk`` what a target would
+        (and this reader what it reads); the walk itself, here."""
+        return walk
+
+    def pulled(self, event: str, element: etree._Element, walk: Walk) -> bool:
+        """A pulled page's element starts or ends (``event``): every element comes here.
+        Whether ``walk`` is handed it too: the elements a walk of a pulled page is handed."""
+        return element.tag in CONTEXT_TAGS or element.tag in walk.tags
+
+
 def _where(within: Sequence[str]) -> str | None:
     """The namespace of an element ``within`` these — "html", "svg" or "math" — or None if it
     is in a <template> or <noscript>: where the HTML standard's tree builder puts it."""
@@ -196,11 +237,13 @@ _OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remov
 
 
 class _Local(threading.local):
-    """What a thread keeps: its tree parser, the kind of walk asked for (walk_with) and the
-    last such walk (a miss of a thread-local's attribute costs 1 µs: these are defaults)."""
+    """What a thread keeps: its tree parser, the kind of walk asked for (walk_with), what
+    makes its reader, and the last such walk (a miss of a thread-local's attribute costs 1 µs:
+    these are defaults)."""
 
     parser: etree.HTMLParser | None = None
     kind: type[Walk] | None = None
+    reading: Callable[[], Reader] | None = None
     walked: Walk | None = None
 
 
@@ -211,25 +254,31 @@ _ASCII_IS_NOT_ASCII = ("iso-2022-jp", "utf-16be", "utf-16le", "replacement")  # 
 def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
     """The walk of the page ``body`` in ``encoding``: parsed (as UTF-8: libxml2 is given no
     other) and walked, its <meta>s read for ``robot``. The walk is a :class:`Walk`, or the
-    kind :func:`walk_with` asked for in this thread (then kept for :func:`last_walk`)."""
+    kind :func:`walk_with` asked for in this thread, with the reader it asked for (then kept
+    for :func:`last_walk`)."""
     data = _utf8(body, encoding)
     kind = getattr(_local, "kind", None)
+    reading = getattr(_local, "reading", None)
     page = Walk(robot) if kind is None else kind(robot)
-    if kind is not None:
+    if kind is not None or reading is not None:
         _local.walked = page
         if page.lines and b"\r" in data:  # lines as the HTML standard counts them: a lone
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # CR ends one too
+    reader = page.reader = reading() if reading is not None else None
     try:
         if len(data) > STREAM_ABOVE:
             if page.lines:
                 _pull(data, page)
             else:
-                parser = etree.HTMLParser(target=page, **_OPTIONS)
+                parser = etree.HTMLParser(
+                    target=page if reader is None else reader.target(page), **_OPTIONS)
                 for at in range(0, len(data), STREAM_CHUNK):
                     parser.feed(data[at:at + STREAM_CHUNK])
                 parser.close()
         elif (root := etree.fromstring(data, _tree_parser())) is not None:
-            tags = page.tags
+            # (the reader's elements are met by the same pass: a pass of its own would walk
+            # the tree again, ~0.1 µs an element)
+            tags = page.tags if reader is None else (*page.tags, *reader.tags)
             for top in (root, *root.itersiblings()):  # after </html>: more <html>s
                 # Only what is in a _FOREIGN element (and a frame) needs its ancestors.
                 aside = {e for f in top.iter(*_FOREIGN) for e in f.iter(*tags)}
@@ -239,15 +288,19 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
                         if tag == "frame" or element in aside else ()
                     page.element(tag, element, within)
                 page.walked(top)
+            if reader is not None:
+                reader.parsed(root)
     except (etree.LxmlError, ValueError):
         pass  # what was found before the damage stands
     return page
 
 
-def walk_with(kind: type[Walk] | None) -> None:
-    """This thread's next walks are of ``kind`` (a :class:`Walk` that records more), each kept
-    for :func:`last_walk`; None: plain walks again."""
+def walk_with(kind: type[Walk] | None, reading: Callable[[], Reader] | None = None) -> None:
+    """This thread's next walks are of ``kind`` (a :class:`Walk` that records more), with a
+    :class:`Reader` made by ``reading`` (``minicrawl.html.facts.FactReader``: the page's
+    facts), each kept for :func:`last_walk`; None and None: plain walks again."""
     _local.kind = None if kind is Walk else kind
+    _local.reading = reading
     _local.walked = None
 
 
@@ -264,9 +317,14 @@ def _pull(data: bytes, page: Walk) -> None:
     target would be handed (the same parser: the same elements, in the same order), and after
     each piece what is done with pruned (:func:`_prune`): no more of the tree is held than a
     piece's and the elements the walk ``holds`` (an ``<a>`` whose text it reads at its end)."""
-    parser = etree.HTMLPullParser(events=("start", "end"), tag=(*CONTEXT_TAGS, *page.tags),
-                                  **_OPTIONS)
+    # A reader is handed every element: a piece of text is read when the element after it
+    # starts, or its parent ends (minicrawl.html.facts)
+    parser = etree.HTMLPullParser(
+        events=("start", "end"),
+        tag=(*CONTEXT_TAGS, *page.tags) if page.reader is None else None, **_OPTIONS)
     root, page.pulling = None, True
+    if page.reader is not None:
+        page.reader.streaming = True
     for at in range(0, len(data), STREAM_CHUNK):
         parser.feed(data[at:at + STREAM_CHUNK])
         root = _pulled(parser, page, root)
@@ -278,12 +336,16 @@ def _pull(data: bytes, page: Walk) -> None:
 
 def _pulled(parser: etree.HTMLPullParser, page: Walk,
             root: etree._Element | None) -> etree._Element | None:
-    """Hand the walk the elements' starts and ends read so far; the tree's root."""
+    """Hand the walk the elements' starts and ends read so far (and its reader, if any,
+    every element's); the tree's root."""
+    reader = page.reader
     for event, element in parser.read_events():
+        if root is None:
+            root = element.getroottree().getroot()
+        if reader is not None and not reader.pulled(event, element, page):
+            continue  # (an element only the reader is handed)
         if event == "start":
             page.start(element.tag, element)
-            if root is None:
-                root = element.getroottree().getroot()
         else:
             page.end(element.tag)
             page.ended(element)

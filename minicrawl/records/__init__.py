@@ -9,6 +9,11 @@
                   end with what its target answered (``broken``); its rows wait in a scratch file
 ``edges``         :class:`LinkEdge`: one link of one page, as written and resolved (run.py's
                   hooks make them from the walk's edges, :mod:`minicrawl.html.edges`)
+``facts``         :class:`Facts`: what a page says of itself (title, description, canonical,
+                  language, words: the walk's reader's, :mod:`minicrawl.html.facts`, with its
+                  headers'), on its ``--out`` record
+``linksin``       :class:`LinksIn`: each ``--out`` record's ``links_in``, counted in a scratch
+                  file as the crawl runs, written over the file at its end where it is true
 ``csvlines``      CSV for ``--out`` and ``--links`` files named ``….csv``
 ``digests``       duplicate content: a first-wins map body digest → URL (in a scratch file, in
                   the state, or in Redis), so a page served under two URLs is recorded twice

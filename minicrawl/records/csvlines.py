@@ -4,16 +4,19 @@ header line and one CSV line per record, instead of JSON lines.
 One record is one line (a blank that would break it — a newline in an error message — is
 written as a space), so that a CSV file is cut and read back by lines as a JSON-lines file is
 (``--out``'s resume: :mod:`minicrawl.records.output`). A value is written as in JSON, without
-the quotes: null is an empty field, true and false are ``true`` and ``false``.
+the quotes: null is an empty field, true and false are ``true`` and ``false``; a list (a
+record's redirect chain) is its JSON text, compact.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from collections.abc import Iterable, Sequence
 
+_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _BREAKS = str.maketrans({"\r": " ", "\n": " ", "\x0b": " ", "\x0c": " ", "\x1c": " ",
                          "\x1d": " ", "\x1e": " ", "\x85": " ", "\u2028": " ", "\u2029": " "})
 
@@ -28,7 +31,8 @@ def csv_line(values: Iterable[object]) -> str:
     out = io.StringIO()
     csv.writer(out, lineterminator="").writerow(
         "" if value is None else ("true" if value else "false") if isinstance(value, bool)
-        else str(value).translate(_BREAKS) if isinstance(value, str) else value
+        else str(value).translate(_BREAKS) if isinstance(value, str)
+        else _json(value).translate(_BREAKS) if isinstance(value, list | dict) else value
         for value in values)
     return out.getvalue()
 

@@ -21,6 +21,7 @@ CSV file is given as CSV lines (:meth:`Output.write_lines`); reading a file's la
 
 from __future__ import annotations
 
+import csv
 import json
 import logging
 import os
@@ -63,9 +64,24 @@ def record_line(record: PageRecord, seq: int | None = None) -> str:
     return redact(json.dumps({**record, "seq": seq}, ensure_ascii=False))
 
 
-def csv_record_line(fields: Mapping[str, object]) -> str:
-    """The CSV ``--out`` line for a record's ``fields`` (with its ``seq``), in ``COLUMNS``."""
-    return redact(csv_line(fields.get(name, _ABSENT.get(name)) for name in COLUMNS))
+def csv_record_line(fields: Mapping[str, object],
+                    columns: tuple[str, ...] = COLUMNS) -> str:
+    """The CSV ``--out`` line for a record's ``fields`` (with its ``seq``), in ``columns``."""
+    return redact(csv_line(fields.get(name, _ABSENT.get(name)) for name in columns))
+
+
+def file_columns(path: str) -> tuple[str, ...]:
+    """The columns of the CSV ``--out`` file at ``path``: its header's, if it is one of ours
+    (a file an earlier version began, before a column was added, goes on in its own: one width
+    a file), else ``COLUMNS``."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            names = tuple(csv_fields(f.readline().rstrip("\r\n")))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return COLUMNS
+    if names and names[0] == "url" and names[-1] == "seq" and set(names) <= set(COLUMNS):
+        return names
+    return COLUMNS
 
 
 class Output(CrawlObserver):
@@ -88,6 +104,8 @@ class Output(CrawlObserver):
             cut_torn_line(self.path)
         self._file = open_output(self.path, "a" if continued else "w")
         self.csv = is_csv(self.path)
+        self.columns = file_columns(self.path) if self.csv and continued \
+            and not self.to_stdout else COLUMNS
         if self.csv and not _has_lines(self._file):  # a new file (or an empty one): its header
             self._file.write(header(COLUMNS) + "\n")
         self._flush_each = flush_each
@@ -107,7 +125,8 @@ class Output(CrawlObserver):
 
     def write(self, record: PageRecord) -> None:
         """Write one page's record (no ``seq``: without a state)."""
-        line = csv_record_line({**record, "seq": None}) if self.csv else record_line(record)
+        line = csv_record_line({**record, "seq": None}, self.columns) if self.csv \
+            else record_line(record)
         with self._lock:
             if self._file.closed:
                 return
@@ -122,7 +141,7 @@ class Output(CrawlObserver):
         """Write complete lines (JSON lines: the state's outbox keeps them so; a CSV file gets
         them as CSV lines) and flush them to the OS before returning."""
         if self.csv:
-            lines = [csv_record_line(json.loads(line)) for line in lines]
+            lines = [csv_record_line(json.loads(line), self.columns) for line in lines]
         with self._lock:
             if self._file.closed:
                 raise OSError(f"{self.path} is closed")
@@ -189,6 +208,7 @@ def keys_at_end(path: str, keys: set[Key]) -> set[Key]:
     cut_torn_line(path)
     if not os.path.isfile(path):
         return found
+    width = len(file_columns(path))  # (a CSV file's lines: of its header's width)
     with open(path, "rb") as f:
         pos = f.seek(0, os.SEEK_END)
         head = b""  # bytes before the lines already read; its first line may be incomplete
@@ -201,20 +221,20 @@ def keys_at_end(path: str, keys: set[Key]) -> set[Key]:
             for raw in reversed(lines):
                 if not raw:
                     continue
-                key = _key(raw)
+                key = _key(raw, width)
                 if key not in keys:
                     return found
                 found.add(key)
     return found
 
 
-def _key(raw: bytes) -> Key | None:
+def _key(raw: bytes, width: int = len(COLUMNS)) -> Key | None:
     try:
         if raw.startswith(b"{"):
             record = json.loads(raw)
             return record["url"], record["seq"]
-        fields = csv_fields(raw.decode("utf-8"))  # a CSV --out file's line
-        return (fields[0], int(fields[-1])) if len(fields) == len(COLUMNS) else None
+        fields = csv_fields(raw.decode("utf-8"))  # a CSV --out file's line, ``width`` fields
+        return (fields[0], int(fields[-1])) if len(fields) == width else None
     except (ValueError, KeyError, TypeError, IndexError):
         return None  # not a line of ours: the records before it are not the outbox's
 

@@ -2,10 +2,10 @@
 
 A redirect's target waits in the shared ToDo, and any process may take it. The chain that led
 there (:class:`minicrawl.visit.redirects.Chain`: the item that started it, when, the URLs
-fetched so far and their time) is kept in the hash ``mc:{NAME}:chains`` under the target, so
-whichever process takes the target carries the chain on and writes its one record — also after
-the process that started it was killed. (A shared crawl keeps no state: a chain has no
-``prior``.)
+fetched so far, their time, the redirects' statuses) is kept in the hash ``mc:{NAME}:chains``
+under the target, so whichever process takes the target carries the chain on and writes its one
+record — also after the process that started it was killed. (A shared crawl keeps no state: a
+chain has no ``prior``.)
 """
 
 from __future__ import annotations
@@ -38,14 +38,17 @@ class RedisChains:
         if not raw:
             return None
         self._found.add(url)
-        item, fetched_at, urls, elapsed_ms = json.loads(raw)
-        return Chain(Item(*item), fetched_at, None, urls, elapsed_ms)
+        item, fetched_at, urls, elapsed_ms, *rest = json.loads(raw)
+        # (redirects: one carried by a process before them has its URLs, not their statuses)
+        redirects = [tuple(hop) for hop in rest[0]] if rest else [(url, None) for url in urls]
+        return Chain(Item(*item), fetched_at, None, urls, elapsed_ms, redirects)
 
     def carry(self, target: str, chain: Chain) -> None:
         """``chain`` goes on at ``target`` (call before ``target`` enters ToDo)."""
         origin = chain.item
         value = json.dumps([[origin.url, origin.depth, origin.referrer, origin.attempt],
-                            chain.fetched_at, chain.urls, chain.elapsed_ms], ensure_ascii=False)
+                            chain.fetched_at, chain.urls, chain.elapsed_ms, chain.redirects],
+                           ensure_ascii=False)
         client = self._shared.client
         self._shared.call("keeping a redirect chain", lambda: client.hset(self._key, target, value))
 

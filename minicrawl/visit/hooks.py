@@ -30,10 +30,12 @@ from minicrawl.core.links import base_url
 from minicrawl.core.urls import host_of
 from minicrawl.errors import RedisUnavailable
 from minicrawl.events import Events, LinkDecisions
-from minicrawl.html.edges import record_edges, recorded_walk
+from minicrawl.html.edges import EdgeWalk
+from minicrawl.html.facts import record_facts, recorded_walk
 from minicrawl.http.fetch import Fetcher, error_kind
-from minicrawl.page import Page, now
+from minicrawl.page import CrawledPage, Page, now
 from minicrawl.records.edges import LinkEdge, link_edges
+from minicrawl.records.facts import Facts, header_facts
 from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
@@ -195,6 +197,7 @@ class CrawlHooks:
         chain.elapsed_ms += response.elapsed * 1000
         final_url = item.url
         if error is None and response.location is not None:
+            chain.redirects.append((item.url, response.status))
             final_url, error, queued = self._redirect(chain, item, response)
             if queued:  # the record waits for the end of the chain
                 self.crawl.stats.add(counts, redirects_followed=1)
@@ -205,10 +208,12 @@ class CrawlHooks:
         origin = chain.item
         # A check off the site wanted its status: a GET's body (where HEAD failed) is not kept
         body = b"" if item.check and not self.on_site else response.body
-        page = Page(origin.url, origin.depth, origin.referrer, final_url, status=response.status,
-                    headers=response.headers, body=body,
-                    elapsed_ms=round(chain.elapsed_ms, 1), fetched_at=chain.fetched_at,
-                    error=error, worker=self.n, check=item.check)
+        page = CrawledPage(origin.url, origin.depth, origin.referrer, final_url,
+                           status=response.status, headers=response.headers,
+                           body=body, elapsed_ms=round(chain.elapsed_ms, 1),
+                           fetched_at=chain.fetched_at, error=error, worker=self.n,
+                           check=item.check, facts=self._header_facts(response),
+                           redirects=chain.redirects, requested=chain.urls)
         if item.check and self.on_site and (edges := stylesheet_edges(page, self.crawl.resolver)):
             self.edges = edges  # what a stylesheet of the site loads: checked, against it
             page.checks = checks_of(edges, (), False, self.crawl.scope.excludes)
@@ -216,12 +221,13 @@ class CrawlHooks:
 
     def follows(self, page: Page) -> bool:
         """A page its state finds unchanged, or a duplicate of one recorded, gives no links.
-        With ``--links``, the walk of a page that gives them is asked for its edges."""
+        The walk of a page that gives them is asked for its facts (and with ``--links`` its
+        edges; with ``--check-links`` its anchors too)."""
         if page.change == UNCHANGED or page.duplicate_of is not None or page.check:
             return False  # (a URL checked is never crawled)
-        if self.crawl.options.links or self.crawl.options.check_links:
-            # (this thread's next walk: the page's, in the trip's links_of)
-            record_edges(anchors=self.crawl.options.check_links)
+        opts = self.crawl.options
+        # (this thread's next walk: the page's, in the trip's links_of)
+        record_facts(edges=bool(opts.links) or opts.check_links, anchors=opts.check_links)
         return True
 
     def resolve(self, page: Page, links: Links) -> list[str]:
@@ -232,7 +238,16 @@ class CrawlHooks:
         base = base_url(page.final_url, links)
         candidates, rejected = self.crawl.resolver.resolve(followed, base, counts,
                                                            links.encoding)
-        if (opts.links or opts.check_links) and (walked := recorded_walk()) is not None:
+        walked = recorded_walk()
+        if walked is not None and walked.reader is not None \
+                and isinstance(page, CrawledPage):  # what the page says of itself
+            found = walked.reader.facts()
+            canonical = None
+            if found.canonical is not None:
+                canonical = self.crawl.resolver.judge([found.canonical], base,
+                                                      links.encoding)[0][0] or found.canonical
+            page.facts.read(found, canonical)
+        if (opts.links or opts.check_links) and isinstance(walked, EdgeWalk):
             edges = walked.edges
             judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
                                                links.encoding)  # every link, resolved
@@ -299,9 +314,11 @@ class CrawlHooks:
         """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
         self.crawl.chains.end(_key(item.url, item.check))
         origin = chain.item if chain is not None else item
-        page = Page(origin.url, origin.depth, origin.referrer, item.url, error=reason,
-                    fetched_at=chain.fetched_at if chain is not None else now(), worker=self.n,
-                    check=item.check)
+        page = CrawledPage(origin.url, origin.depth, origin.referrer, item.url, error=reason,
+                           fetched_at=chain.fetched_at if chain is not None else now(),
+                           worker=self.n, check=item.check,
+                           redirects=chain.redirects if chain else [],
+                           requested=chain.urls if chain else [])
         self.crawl.events.refused(self.n, item.url, reason, next(iter(counts), ""))
         prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
@@ -352,6 +369,15 @@ class CrawlHooks:
             self.crawl.events.redirected(item.url, target, "VISITED? yes → drop")
             return target, None, False
         return target, None, True
+
+    def _header_facts(self, response: Response) -> Facts:
+        """What an answer's headers say of its page: a canonical link (resolved against the
+        URL answered), a language."""
+        link, language = header_facts(response.headers)
+        canonical = None
+        if link is not None:
+            canonical = self.crawl.resolver.judge([link], response.url)[0][0] or link
+        return Facts(canonical=canonical, lang=language)
 
     def _decided(self, page: Page, decisions: LinkDecisions, entry: Entry,
                  counts: dict[str, int]) -> None:

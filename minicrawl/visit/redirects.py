@@ -24,13 +24,16 @@ MAX_REDIRECTS = 10
 @dataclass
 class Chain:
     """A redirect chain in progress: the ToDo item that started it (its record names it), when,
-    what a state knew of it, and the URLs fetched so far."""
+    what a state knew of it, the URLs fetched so far, their time, and the redirects."""
 
     item: Item
     fetched_at: str
     prior: Prior | None = None
     urls: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    # the answers that redirected, in order: (URL, status); a chain carried by an older
+    # process of a shared crawl has their URLs only (status None)
+    redirects: list[tuple[str, int | None]] = field(default_factory=list)
 
 
 class Chains:
