@@ -161,3 +161,32 @@ def test_check_links_with_state_or_redis_is_refused_in_one_line(sites, tmp_path)
         assert "--check-links does not work with" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
     assert site.requests == []
+
+
+def test_a_head_link_to_a_page_is_checked_with_every_page_it_is_on(tmp_path) -> None:
+    """A <link> with a hyperlink's rel (search, copyright, author… as Sphinx writes in every
+    page's head), not followed, is a link of each page all the same: checked once, reported
+    against every page it is on, its line and title; a hint (preconnect) is no link."""
+    head = ('<link rel="search" title="Search" href="/search.html">\n'
+            '<link rel="copyright" title="Copyright" href="/copyright.html">\n'
+            '<link rel="author" href="/about.html"><link rel="preconnect" href="/hint/">\n')
+    with LocalSite({
+        "/": Resource(f'<html><head>\n{head}</head><body><a href="/a.html">A</a>'.encode()),
+        "/a.html": Resource(f"<head>{head}</head>".encode()),
+        "/copyright.html": Resource(b"(c)"), "/about.html": Resource(b"about"),
+    }) as site:
+        links = tmp_path / "links.jsonl"
+        done = run(site.url("/"), "--check-links", "--links", str(links), *FAST)
+        assert "Traceback" not in done.stderr
+        got = {(r["page"].removeprefix(site.origin), r["href"], r["tag"], r["line"], r["text"],
+                r["broken"]) for r in records(links) if r["tag"] == "link"}
+        assert got == {
+            ("/", "/search.html", "link", 2, "Search", True),
+            ("/", "/copyright.html", "link", 3, "Copyright", False),
+            ("/", "/about.html", "link", 4, "", False),
+            ("/a.html", "/search.html", "link", 1, "Search", True),
+            ("/a.html", "/copyright.html", "link", 2, "Copyright", False),
+            ("/a.html", "/about.html", "link", 3, "", False)}
+        mine = asked(site)
+        assert mine[("GET", "/search.html")] == 1 and mine[("GET", "/copyright.html")] == 1
+        assert not any(path.startswith("/hint") for _, path in mine)
