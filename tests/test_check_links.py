@@ -208,3 +208,32 @@ def test_exclude_keeps_a_url_from_being_checked_too(sites, tmp_path) -> None:
     left = {r["href"].rpartition("/")[2]: r["broken"] for r in records(links)
             if r["href"].endswith(("/gone", "broken.png", "/ok"))}
     assert left == {"gone": None, "broken.png": None, "ok": None}
+
+
+def test_a_head_link_to_a_page_is_checked_with_every_page_it_is_on(tmp_path) -> None:
+    """A <link> with a hyperlink's rel (search, copyright, author… as Sphinx writes in every
+    page's head), not followed, is a link of each page all the same: checked once, reported
+    against every page it is on, its line and title; a hint (preconnect) is no link."""
+    head = ('<link rel="search" title="Search" href="/search.html">\n'
+            '<link rel="copyright" title="Copyright" href="/copyright.html">\n'
+            '<link rel="author" href="/about.html"><link rel="preconnect" href="/hint/">\n')
+    with LocalSite({
+        "/": Resource(f'<html><head>\n{head}</head><body><a href="/a.html">A</a>'.encode()),
+        "/a.html": Resource(f"<head>{head}</head>".encode()),
+        "/copyright.html": Resource(b"(c)"), "/about.html": Resource(b"about"),
+    }) as site:
+        links = tmp_path / "links.jsonl"
+        done = run(site.url("/"), "--check-links", "--links", str(links), *FAST)
+        assert "Traceback" not in done.stderr
+        got = {(r["page"].removeprefix(site.origin), r["href"], r["tag"], r["line"], r["text"],
+                r["broken"]) for r in records(links) if r["tag"] == "link"}
+        assert got == {
+            ("/", "/search.html", "link", 2, "Search", True),
+            ("/", "/copyright.html", "link", 3, "Copyright", False),
+            ("/", "/about.html", "link", 4, "", False),
+            ("/a.html", "/search.html", "link", 1, "Search", True),
+            ("/a.html", "/copyright.html", "link", 2, "Copyright", False),
+            ("/a.html", "/about.html", "link", 3, "", False)}
+        mine = asked(site)
+        assert mine[("GET", "/search.html")] == 1 and mine[("GET", "/copyright.html")] == 1
+        assert not any(path.startswith("/hint") for _, path in mine)

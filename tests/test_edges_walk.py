@@ -38,6 +38,8 @@ EDGES = [  # (href, tag, attr, line, kind, text, nofollow)
     ("/s.css", "link", "href", 1, "requisite", "", False),
     ("/f.ico", "link", "href", 1, "requisite", "", False),
     ("/c", "link", "href", 2, "page", "", False),
+    # a hyperlink the crawl does not follow (rel=author, search…): a link of the page all the same
+    ("/me", "link", "href", 2, "page", "", False),
     ("/a.css", "link", "href", 2, "requisite", "", False),
     ("/j.js", "script", "src", 3, "requisite", "", False),
     ("/a#top", "a", "href", 5, "page", "Hello world", False),

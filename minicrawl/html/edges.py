@@ -15,7 +15,9 @@ twice is two edges):
 * ``a``/``href`` (an SVG ``<a>``'s ``href`` or ``xlink:href``), ``area``/``href``,
   ``iframe``/``src``, ``frame``/``src``, ``link``/``href`` with rel next, prev, alternate or
   canonical, a refresh (``meta``/``content``; ``header``/``refresh`` for the Refresh header, no
-  line): the links the crawl follows, kind ``page``;
+  line): the links the crawl follows, kind ``page``; ``link``/``href`` with a rel of
+  ``HYPERLINK_RELS`` (search, author, index, copyright…): kind ``page`` too, not followed (as a
+  ``<noscript>``'s links: checked with ``--check-links``);
 * ``img``/``src`` and ``srcset`` (an edge per URL of a srcset), ``source``/``src`` and
   ``srcset``, ``script``/``src``, ``link``/``href`` with rel stylesheet, icon, preload, … (see
   ``REQUISITE_RELS``), ``video``/``src`` and ``poster``, ``audio``/``src``, ``track``/``src``,
@@ -60,6 +62,15 @@ REQUISITE_TAGS = ("img", "script", "video", "audio", "source", "track", "input",
 REQUISITE_RELS = frozenset({"stylesheet", "icon", "apple-touch-icon",
                             "apple-touch-icon-precomposed", "mask-icon", "manifest", "preload",
                             "modulepreload"})
+# A <link> to a page the crawl does not follow (its LINK_RELS it does), a link of the page all
+# the same: the HTML standard's hyperlink rels (author, help, license, search, privacy-policy,
+# terms-of-service), HTML 4's (start, contents, index, glossary, copyright, chapter, section,
+# subsection, appendix) and the registry's first, last, up. Not the hints (preconnect,
+# dns-prefetch, prefetch, prerender), whose href is no page of the site; not pingback.
+HYPERLINK_RELS = frozenset({"author", "help", "license", "search", "privacy-policy",
+                            "terms-of-service", "start", "contents", "index", "glossary",
+                            "copyright", "chapter", "section", "subsection", "appendix",
+                            "first", "last", "up"})
 MAX_TEXT = 200  # characters of a link's text kept (then "…")
 NO_LINE = 65535  # libxml2's line numbers in an HTML tree stop here: a line from it on is unknown
 _BLANKS = " \t\n\r\f"
@@ -182,7 +193,11 @@ class EdgeWalk(Walk):
         elif tag == "link":
             rels = set((get("rel") or "").lower().split())
             if rels & REQUISITE_RELS and not (rels & LINK_RELS and "stylesheet" not in rels):
-                self.requisite(element, "href")  # (else a link the crawl follows, or neither)
+                self.requisite(element, "href")
+            elif rels & HYPERLINK_RELS and not rels & LINK_RELS \
+                    and (href := get("href")) is not None:  # (LINK_RELS: followed, an edge)
+                self.edges.append(Edge(href, tag, "href", _line(element), "page",
+                                       _label(element)))
 
     def unscripted(self, tag: str, element: etree._Element) -> None:
         """An element in a ``<noscript>`` (inert for a browser running scripts, as for the
