@@ -54,8 +54,9 @@ from minicrawl.http.credentials import seed_credentials
 from minicrawl.http.fetch import Fetcher, crawl_cookies
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
+from minicrawl.records.broken import BrokenLinks
 from minicrawl.records.digests import open_duplicates
-from minicrawl.records.links import LinkFile
+from minicrawl.records.links import LinkJoin
 from minicrawl.records.output import Output
 from minicrawl.records.warc import WarcArchive
 from minicrawl.resolve import LinkResolver
@@ -196,6 +197,9 @@ class Crawler:
                       else None)
         self.events = Events()  # the observers are listed when the crawl runs
         self.first_problems = FirstProblems()  # the first pages that went wrong: the summary's
+        # When links are recorded: the broken ones, grouped by target, read after the crawl
+        # (--check-links prints them, the report's first table) until closed
+        self.broken_links: BrokenLinks | None = None
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
         taken: Frontier = self._feed if self._feed is not None else self.todo
         self._in_turns = TakingTurns(taken, self.workers.at_work.gate,  # what workers take
@@ -363,6 +367,10 @@ class Crawler:
         observers.append(CapacityWatch(self.visited))  # a fixed Bloom filter overfull: said once
         if opts.trace:
             observers.append(Tracer.open(opts.trace, on_broken=self.stop))
+        if opts.records_links:  # every link of every page, joined at the end with its
+            # target's fate: the --links file, the broken ones (before the report: it reads them)
+            self.broken_links = BrokenLinks()
+            observers.append(LinkJoin(opts.links, [self.broken_links], on_failure=self.stop))
         if opts.report:
             observers.append(Recorder(self.watched, path=opts.report))
         if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
@@ -372,8 +380,6 @@ class Crawler:
             self.state.attach_output(out)  # with --state its writer writes the lines
             observers.append(out)
         observers.append(self.first_problems)
-        if opts.links:  # every link of every page, written at the end with its target's fate
-            observers.append(LinkFile(opts.links, on_failure=self.stop))
         if self.on_page is not None:
             observers.append(Callback(self.on_page, self.stats))
         return observers

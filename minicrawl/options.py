@@ -234,6 +234,12 @@ class Options:
 
         return default_rate(self.expected_urls, pages)
 
+    @property
+    def records_links(self) -> bool:
+        """Every link of every page is recorded (the walk asked for its edges, spooled, joined
+        with its target at the end): for ``--links``. A crawl without pays nothing for it."""
+        return self.links is not None
+
     def replace(self, **changes: object) -> Options:
         """A copy with some fields changed (validated like a new one)."""
         return dataclasses.replace(self, **changes)

@@ -88,7 +88,7 @@ class CrawlHooks:
         self.robot = crawl.politeness.token  # our name to robots <meta>s and X-Robots-Tag
         self.counts: dict[str, int] = {}  # the item's stats, added at ``keep``
         self.decisions: LinkDecisions | None = None  # what became of its links
-        self.edges: list[LinkEdge] | None = None  # with --links: every link of it, as written
+        self.edges: list[LinkEdge] | None = None  # links recorded: every link of it, as written
         self.chain: Chain | None = None
         self.holding: Item | None = None  # the item whose slot on its host is held (GO)
 
@@ -190,10 +190,11 @@ class CrawlHooks:
 
     def follows(self, page: Page) -> bool:
         """A page its state finds unchanged, or a duplicate of one recorded, gives no links.
-        With ``--links``, the walk of a page that gives them is asked for its edges."""
+        When links are recorded (``--links``), the walk of a page that gives them is asked for
+        its edges."""
         if page.change == UNCHANGED or page.duplicate_of is not None:
             return False
-        if self.crawl.options.links:
+        if self.crawl.options.records_links:
             record_edges()  # (this thread's next walk: the page's, in the trip's links_of)
         return True
 
@@ -205,7 +206,7 @@ class CrawlHooks:
         base = base_url(page.final_url, links)
         candidates, rejected = self.crawl.resolver.resolve(followed, base, counts,
                                                            links.encoding)
-        if opts.links and (edges := recorded_edges()) is not None:  # every link, resolved
+        if opts.records_links and (edges := recorded_edges()) is not None:  # every link, resolved
             judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
                                                links.encoding)
             self.edges = link_edges(page.final_url, edges, judged, links.nofollow)
