@@ -18,8 +18,9 @@ point                  who hears it (today)
 ``refused``            trace (robots.txt, a host cap: not fetched); ``--links``
 ``gave_up``            trace (a redirect chain that ended in an error)
 ``links_decided``      trace (every link of a page, and its fate)
-``page_edges``         the ``--links`` file (every link of a page as written: its line,
-                       text, element, kind, and the URL it leads to)
+``page_edges``         the links' join: the ``--links`` file, ``--check-links`` (every link
+                       of a page as written: its line, text, element, kind, and the URL it
+                       leads to)
 ``duplicate_found``    trace (a page's body is one recorded before: ``page.duplicate_of``)
 ``sitemap_read``       trace (``--sitemaps``: one sitemap file read; its record follows)
 ``sitemap_queued``     trace (the sitemaps' URLs Visited had not seen, into ToDo)
@@ -115,8 +116,8 @@ class CrawlObserver:
         """Every link of an HTML ``page`` and its fate, before the new ones enter ToDo."""
 
     def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
-        """With ``--links``: every link of an HTML ``page`` (its requisites too), as written and
-        resolved, before its links enter ToDo."""
+        """Links recorded (``--links``, ``--check-links``): every link of an HTML ``page`` (its
+        requisites too), as written and resolved, before its links enter ToDo."""
 
     def duplicate_found(self, worker: int, page: Page) -> None:
         """``page``'s body is that of ``page.duplicate_of``: its links are not followed."""

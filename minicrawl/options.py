@@ -187,6 +187,20 @@ class Options:
                              "this many bytes; 0: one file, named as given", "Output",
                              metavar="BYTES", low=0, high=MAX_BODY_BYTES * 1024)
 
+    # -- link checking (minicrawl/records/broken.py, minicrawl/watch/broken.py)
+    check_links: bool = opt(False, "check the links: record every link of every page and, when "
+                            "the crawl is over, print each broken one (a 4xx or 5xx, no answer, "
+                            "a redirect loop or a redirect ending in one of those) with every "
+                            "page linking to it, its line and text, on standard output (with "
+                            "--quiet too); exit status 1 if any is broken (see --fail-on)",
+                            "Link checking")
+    fail_on: str = opt("broken", "with --check-links, what makes the exit status 1: a broken "
+                       "link (broken); a broken link or a warning, which a missing #fragment "
+                       "will be once fragments are checked (warnings); nothing, the list is "
+                       "printed and the exit status is 0 (never)", "Link checking",
+                       choices=("broken", "warnings", "never"),
+                       metavar="{broken,warnings,never}")
+
     # -- state (minicrawl/state/store.py)
     state: str | None = opt(None, "keep the crawl state in this directory: running the same "
                             "command again resumes it (with --out appending)", "State",
@@ -237,8 +251,9 @@ class Options:
     @property
     def records_links(self) -> bool:
         """Every link of every page is recorded (the walk asked for its edges, spooled, joined
-        with its target at the end): for ``--links``. A crawl without pays nothing for it."""
-        return self.links is not None
+        with its target at the end): for ``--links`` or ``--check-links``. A crawl without
+        either pays nothing for it."""
+        return self.links is not None or self.check_links
 
     def replace(self, **changes: object) -> Options:
         """A copy with some fields changed (validated like a new one)."""
@@ -295,7 +310,9 @@ class Options:
         for name, idle, why in (
                 ("warc_max_size", self.warc is None, "it sizes --warc's files: give --warc too"),
                 ("max_crawl_delay", self.ignore_robots, "it caps robots.txt's Crawl-delay, "
-                 "which --ignore-robots does not read")):
+                 "which --ignore-robots does not read"),
+                ("fail_on", not self.check_links, "it sets the exit status of --check-links: "
+                 "give --check-links too")):
             if idle and getattr(self, name) != _default(name):
                 raise ValueError(f"{_flag(name)} would do nothing: {why}, or leave it out")
         if self.forget_gone and not self.recrawl and self.state is not None:  # (no --state:

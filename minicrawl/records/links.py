@@ -22,8 +22,8 @@ Each row has ``FIELDS``: the edge's (``page``, ``url``, ``href``, ``text``, ``ta
 its redirects), ``final_url`` (where they ended), ``error``, and ``broken``:
 
 * true: the target was fetched and failed — a 4xx or 5xx, no answer (a connection, DNS or TLS
-  error, a time-out), a redirect chain that ended in one of those, in a loop, or past the hops
-  allowed;
+  error, a time-out; its host's robots.txt unreachable), a redirect chain that ended in one of
+  those, in a loop, or past the hops allowed;
 * false: fetched and fine (2xx, a 304; a 3xx whose chain ended at a page that is fine);
 * null: never fetched — a requisite or an external link (this crawl does not request them),
   a URL robots.txt disallows, past ``--max-depth``, ``--max-pages``, nofollow, an href that is
@@ -108,6 +108,9 @@ Target = tuple[int | None, str | None, str | None, int]  # status, error, final 
 # a redirect to its final URL whose end no row says (UNKNOWN_END), a hop of a redirect chain
 # recorded under its start (HOP: where it leads is its final URL's row)
 REFUSED, FETCHED, UNKNOWN_END, HOP = 0, 1, 2, 3
+# The refusals (their stats counters) that are a rule's, not a failure: robots.txt disallows,
+# the host cap, the page cap (""). A URL refused so is neither broken nor fine.
+POLICY = frozenset({"robots_disallowed", "host_full", ""})
 Outcome = tuple[int | None, str | None, str | None, bool | None]  # status, final, error, broken
 NOT_FETCHED: Outcome = (None, None, None, None)
 _pack = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -159,7 +162,8 @@ class LinkJoin(CrawlObserver):
             self._flush_if_full()
 
     def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
-        self._refused[worker] = url  # its page follows, from the same worker
+        if kind in POLICY:  # (robots.txt unreachable is a failure: the host did not answer)
+            self._refused[worker] = url  # its page follows, from the same worker
 
     def redirected(self, source: str, target: str, decision: str) -> None:
         """A hop of a redirect chain, whose record is its start's: a link to it leads there."""
