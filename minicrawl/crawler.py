@@ -73,7 +73,7 @@ from minicrawl.visit.redirects import Chains
 from minicrawl.visit.robots import RobotsGate
 from minicrawl.visited.make import CapacityWatch, Visited, describe, make_visited
 from minicrawl.watch.progress import Watched
-from minicrawl.watch.report import Recorder, require_plotting
+from minicrawl.watch.report import Recorder
 from minicrawl.watch.summary import FirstProblems
 from minicrawl.watch.trace import Tracer
 from minicrawl.workers import Workers
@@ -117,11 +117,9 @@ class Crawler:
         # Everything that can be refused is refused before anything is created: the outputs
         # (against the seed files and each other: see minicrawl.cli.outpaths), the HTTP settings
         # with the environment's proxies and CAs (each wrong one would fail every request), the
-        # report's plotting, the state's options (open_state refuses before it creates the dir).
+        # state's options (open_state refuses before it creates the dir).
         check_output_paths(opts, args)
         check_http(opts.user_agent, opts.proxy, opts.ca_bundle, os.environ)
-        if opts.report:
-            require_plotting()
         for problem in self.seed_problems:
             log.warning("%s", problem)
         self.on_page = on_page
@@ -372,7 +370,7 @@ class Crawler:
             self.broken_links = BrokenLinks()
             observers.append(LinkJoin(opts.links, [self.broken_links], on_failure=self.stop))
         if opts.report:
-            observers.append(Recorder(self.watched, path=opts.report))
+            observers.append(Recorder(self.watched, path=opts.report, broken=self.broken_links))
         if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
             out = Output(opts.out, continued=self.state.existed or bool(
                 self.shared and self.shared.todo.joined), flush_each=self.shared is not None,

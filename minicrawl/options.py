@@ -171,8 +171,11 @@ class Options:
                             "FETCHED…) to FILE, or to stdout when FILE is omitted or - "
                             "(default: off)",
                             "Output", nargs="?", const="-", metavar="FILE")
-    report: str | None = opt(None, "write an HTML crawl report with plots to this file at the "
-                             "end (needs matplotlib: pip install 'minicrawl[plot]')", "Output",
+    report: str | None = opt(None, "write an HTML crawl report to this file at the end: tables "
+                             "of the broken links (every one, with every page linking to it, "
+                             "with --check-links), the redirects, the slowest and largest "
+                             "pages, the status by section; then plots, drawn when matplotlib "
+                             "is installed (pip install 'minicrawl[plot]')", "Output",
                              metavar="FILE.html")
     save_pages: str | None = opt(None, "save each fetched body under this directory, mirroring "
                                  "host/path", "Output", metavar="DIR")

@@ -145,7 +145,6 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     from minicrawl.state.db import StateUnwritable
     from minicrawl.state.store import StateError
     from minicrawl.watch.broken import broken_lines
-    from minicrawl.watch.report import ReportUnavailable
     from minicrawl.watch.summary import format_summary, short_summary
     from minicrawl.watch.view import LiveView, wants_live_view
 
@@ -156,7 +155,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     except StateUnwritable as e:  # a full disk as the state opens: a failure, not a usage error
         fail(e)
         return EXIT_FAILED, None
-    except (NoValidSeeds, ReportUnavailable, StateError, ValueError) as e:
+    except (NoValidSeeds, StateError, ValueError) as e:
         # ValueError: settings that only fail once combined with what they meet: a Redis crawl
         # whose filter needs more shards than --visited-shards gives, or whose Visited was
         # started with other settings (VisitedMismatch)
