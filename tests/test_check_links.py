@@ -22,6 +22,9 @@ from pathlib import Path
 import pytest
 
 from minicrawl.demo.site import LocalSite, Resource, reset
+from minicrawl.records.broken import Counts
+from minicrawl.watch.broken import headline
+from minicrawl.watch.summary import short_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--delay", "0", "--threads", "2", "--retries", "0"]
@@ -277,3 +280,34 @@ def test_an_interrupted_check_lists_what_it_found_and_exits_130(tmp_path) -> Non
     [(key, links)] = found.items()
     assert key == ("404", missing, None, "Not Found")
     assert len(links) >= 1 and all(text == '"Missing"' for _, _, text, _ in links)
+
+
+def test_the_readme_shows_the_list_as_it_is_printed() -> None:
+    """The Quick start's example of --check-links is in the form the code prints: its
+    headline and its summary lines are what the code makes of the example's own counts, each
+    target and link line has the list's form, and the exit status is the one it gives."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```console\n\$ python run\.py --check-links (\S+)\n(.*?)\n"
+                      r"\$ echo \$\?\n(\d+)\n```", quick, re.S)
+    assert block is not None, "the Quick start shows no --check-links run"
+    seed, shown, code = block.groups()
+    head, found, after = parsed(shown)
+    counts = Counts(links=int(re.search(r"of ([\d,]+) links", head)[1].replace(",", "")),
+                    pages=int(re.search(r"on ([\d,]+) pages", head)[1].replace(",", "")),
+                    unchecked=int(re.search(r"([\d,]+) not checked", head)[1]),
+                    broken=sum(len(links) for links in found.values()),
+                    broken_pages=len({page for links in found.values() for page, *_ in links}),
+                    targets=len(found))
+    assert head == headline(counts)
+    assert all(url.startswith(seed.rstrip("/")) for _, url, _, _ in found)
+    assert list(found) == sorted(found, key=lambda key: key[1])
+    for links in found.values():
+        assert links == sorted(links, key=lambda link: (link[0], int(link[1])))
+    pages = int(re.search(r"Crawl finished: (\d+) pages", after[1])[1])
+    stats = {"pages": pages, "problems": len(found), "elapsed_s": 8.2,
+             "pages_per_s": round(pages / 8.2, 1),
+             "status_4xx": sum(key[0].startswith("4") for key in found),
+             "status_5xx": sum(key[0].startswith("5") for key in found)}
+    assert after == short_summary(stats, [], [], broken=counts).splitlines()
+    assert int(code) == 1
