@@ -10,6 +10,7 @@ not requested (not checked), so they are never broken here."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
@@ -34,10 +35,11 @@ TARGET = re.compile(r"^(\d{3}|ERR)  (\S+?)(?: → (\S+))?  \((.*)\)$")
 REFERRER = re.compile(r'^     (\S+)  line (\S+)  ("(?:.*)"|\(no text\))  (<.*>)$')
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run(*args: str, timeout: float = 120,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
 
 
 def lines(*rows: str) -> bytes:
@@ -167,6 +169,17 @@ def test_every_broken_link_with_every_page_linking_to_it_and_exit_1(site) -> Non
     assert not any(" ← " in line for line in after)  # no "first problems": the list has all
     # the hostile page was read whole, its markup and escapes never printed as they are
     assert "\x1b" not in done.stdout and "\u202e" not in done.stdout
+
+
+def test_an_ascii_terminal_gets_escapes_not_a_traceback(site) -> None:
+    """stdout that cannot write "é" or "—" (PYTHONIOENCODING=ascii): the list and the summary
+    are printed with backslash escapes, the exit status is the broken links'."""
+    done = run(site.url("/"), "--check-links", *FAST, env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""
+    assert f'     {site.url("/h")}  line 4  "caf\\xe9"  <a href="/caf\\xe9">' in \
+        done.stdout.splitlines()
+    assert "Problems: 9 \\u2014 " in done.stdout
 
 
 def test_the_links_file_and_the_list_come_from_one_join(site, tmp_path) -> None:
@@ -311,3 +324,22 @@ def test_the_readme_shows_the_list_as_it_is_printed() -> None:
              "status_5xx": sum(key[0].startswith("5") for key in found)}
     assert after == short_summary(stats, [], [], broken=counts).splitlines()
     assert int(code) == 1
+
+
+def test_the_library_reads_the_broken_links_after_run(site) -> None:
+    """Crawler(seeds, check_links=True): after run(), broken_links has the list the command
+    line prints (its counts, each broken URL with the links to it) until closed."""
+    from minicrawl import Crawler
+
+    crawler = Crawler([site.url("/")], check_links=True, delay=0, retries=0, threads=2)
+    crawler.run()
+    broken = crawler.broken_links
+    assert broken is not None and broken.complete
+    expected = truth(site.origin)
+    assert (broken.counts.targets, broken.counts.broken, broken.counts.links) == (
+        len(expected), sum(len(v) for v in expected.values()), LINKS)
+    found = {target.url: [(r.page, str(r.line)) for r in referrers]
+             for target, referrers in broken.groups()}
+    assert found == {key[1]: [(page, line) for page, line, _, _ in links]
+                     for key, links in expected.items()}
+    broken.close()

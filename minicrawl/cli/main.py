@@ -12,7 +12,7 @@ import logging
 import signal
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from minicrawl.cli.outpaths import cannot_write_stdout, is_stdout, silence_stdout, writes_to_stdout
 from minicrawl.errors import OneLineParser
@@ -196,18 +196,18 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         # job wants the list that failed it), unless there are none to list
         if broken is not None and (not quiet or broken.counts.any or not broken.complete):
             for line in broken_lines(broken, interrupted):
-                print(line, file=summary)
+                say(line, summary)
         if not quiet:
             if verbose:
-                print(format_summary(stats), file=summary)
+                say(format_summary(stats), summary)
                 if opts.report:
-                    print(f"Report: {opts.report}", file=summary)
+                    say(f"Report: {opts.report}", summary)
             else:
-                print(short_summary(stats, crawler.first_problems.problems,
-                                    written(opts, crawler.output_failures),
-                                    this_run=opts.state is not None,
-                                    broken=broken.counts if broken is not None else None,
-                                    fail_on=opts.fail_on), file=summary)
+                say(short_summary(stats, crawler.first_problems.problems,
+                                  written(opts, crawler.output_failures),
+                                  this_run=opts.state is not None,
+                                  broken=broken.counts if broken is not None else None,
+                                  fail_on=opts.fail_on), summary)
     finally:
         if crawler.broken_links is not None:  # its scratch file: read, and freed
             crawler.broken_links.close()
@@ -227,6 +227,19 @@ def written(options: Options, failures: list[str]) -> list[Written]:
 
     return [Written(flag, redact(str(path)), flag in failures) for flag, name in OUTPUTS
             if (path := getattr(options, name)) is not None and not is_stdout(str(path))]
+
+
+def say(text: str, stream: TextIO) -> None:
+    """Print ``text`` to ``stream``; what its encoding cannot write (an ASCII terminal, a link's
+    text in another script) as a backslash escape rather than a traceback."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        text = text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # (an encoding Python does not know: leave the text to the stream)
+        pass
+    print(text, file=stream)
 
 
 def fail(error: Exception | str) -> None:
