@@ -14,8 +14,9 @@ point                  who hears it (today)
 ``taken``              trace (a worker took a ToDo item)
 ``fetched``            trace (one request answered)
 ``retrying``           trace (back to ToDo, later)
-``redirected``         trace (a redirect target, and what Visited said); ``--links`` (a hop)
-``refused``            trace (robots.txt, a host cap: not fetched); ``--links``
+``redirected``         trace (a redirect target, and what Visited said); the links' join (a
+                       hop); the report (its redirect chains)
+``refused``            trace (robots.txt, a host cap: not fetched); the links' join
 ``gave_up``            trace (a redirect chain that ended in an error)
 ``links_decided``      trace (every link of a page, and its fate)
 ``page_edges``         the links' join: the ``--links`` file, ``--check-links`` (every link
@@ -34,7 +35,8 @@ point                  who hears it (today)
                        told by the core's worker
                        loop once the page's links are in ToDo (:class:`Events` is the core
                        ``Observer`` it tells)
-``crawl_finished``     each closes its files; the report is drawn
+``crawl_finished``     each closes its files; the links' join makes its one pass (the
+                       ``--links`` file, the broken links), then the report is drawn
 =====================  ====================================================================
 
 A point nobody overrides costs one call of a no-op, so a crawl that watches nothing pays next

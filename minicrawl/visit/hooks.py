@@ -190,8 +190,8 @@ class CrawlHooks:
 
     def follows(self, page: Page) -> bool:
         """A page its state finds unchanged, or a duplicate of one recorded, gives no links.
-        When links are recorded (``--links``), the walk of a page that gives them is asked for
-        its edges."""
+        When links are recorded (``--links``, ``--check-links``), the walk of a page that gives
+        them is asked for its edges."""
         if page.change == UNCHANGED or page.duplicate_of is not None:
             return False
         if self.crawl.options.records_links:
