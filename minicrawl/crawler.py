@@ -54,8 +54,9 @@ from minicrawl.http.credentials import seed_credentials
 from minicrawl.http.fetch import Fetcher, crawl_cookies
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
+from minicrawl.records.broken import BrokenLinks
 from minicrawl.records.digests import open_duplicates
-from minicrawl.records.links import LinkFile
+from minicrawl.records.links import LinkJoin
 from minicrawl.records.linksin import LinksIn
 from minicrawl.records.output import Output
 from minicrawl.records.warc import WarcArchive
@@ -73,7 +74,7 @@ from minicrawl.visit.redirects import Chains
 from minicrawl.visit.robots import RobotsGate
 from minicrawl.visited.make import CapacityWatch, Visited, describe, make_visited
 from minicrawl.watch.progress import Watched
-from minicrawl.watch.report import Recorder, require_plotting
+from minicrawl.watch.report import Recorder
 from minicrawl.watch.summary import FirstProblems
 from minicrawl.watch.trace import Tracer
 from minicrawl.workers import Workers
@@ -117,11 +118,9 @@ class Crawler:
         # Everything that can be refused is refused before anything is created: the outputs
         # (against the seed files and each other: see minicrawl.cli.outpaths), the HTTP settings
         # with the environment's proxies and CAs (each wrong one would fail every request), the
-        # report's plotting, the state's options (open_state refuses before it creates the dir).
+        # state's options (open_state refuses before it creates the dir).
         check_output_paths(opts, args)
         check_http(opts.user_agent, opts.proxy, opts.ca_bundle, os.environ)
-        if opts.report:
-            require_plotting()
         for problem in self.seed_problems:
             log.warning("%s", problem)
         self.on_page = on_page
@@ -198,6 +197,9 @@ class Crawler:
                       else None)
         self.events = Events()  # the observers are listed when the crawl runs
         self.first_problems = FirstProblems()  # the first pages that went wrong: the summary's
+        # When links are recorded: the broken ones, grouped by target, read after the crawl
+        # (--check-links prints them, the report's first table) until closed
+        self.broken_links: BrokenLinks | None = None
         self.workers = Workers(opts.threads)  # the threads, and how many work at once
         taken: Frontier = self._feed if self._feed is not None else self.todo
         self._in_turns = TakingTurns(taken, self.workers.at_work.gate,  # what workers take
@@ -365,8 +367,12 @@ class Crawler:
         observers.append(CapacityWatch(self.visited))  # a fixed Bloom filter overfull: said once
         if opts.trace:
             observers.append(Tracer.open(opts.trace, on_broken=self.stop))
+        if opts.records_links:  # every link of every page, joined at the end with its
+            # target's fate: the --links file, the broken ones (before the report: it reads them)
+            self.broken_links = BrokenLinks()
+            observers.append(LinkJoin(opts.links, [self.broken_links], on_failure=self.stop))
         if opts.report:
-            observers.append(Recorder(self.watched, path=opts.report))
+            observers.append(Recorder(self.watched, path=opts.report, broken=self.broken_links))
         out = None
         if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
             out = Output(opts.out, continued=self.state.existed or bool(
@@ -375,8 +381,6 @@ class Crawler:
             self.state.attach_output(out)  # with --state its writer writes the lines
             observers.append(out)
         observers.append(self.first_problems)
-        if opts.links:  # every link of every page, written at the end with its target's fate
-            observers.append(LinkFile(opts.links, on_failure=self.stop))
         if self.on_page is not None:
             observers.append(Callback(self.on_page, self.stats))
         if out is not None and not out.to_stdout:  # last: it rewrites the --out file, closed

@@ -14,13 +14,15 @@ point                  who hears it (today)
 ``taken``              trace (a worker took a ToDo item)
 ``fetched``            trace (one request answered)
 ``retrying``           trace (back to ToDo, later)
-``redirected``         trace (a redirect target, and what Visited said); ``--links`` (a hop)
-``refused``            trace (robots.txt, a host cap: not fetched); ``--links``
+``redirected``         trace (a redirect target, and what Visited said); the links' join (a
+                       hop); the report (its redirect chains)
+``refused``            trace (robots.txt, a host cap: not fetched); the links' join
 ``gave_up``            trace (a redirect chain that ended in an error)
 ``links_decided``      trace (every link of a page, and its fate)
-``page_edges``         the ``--links`` file (every link of a page as written: its line,
-                       text, element, kind, and the URL it leads to)
-``page_anchors``       ``--check-links``: the ``--links`` join (the ids and ``<a name>``s of a
+``page_edges``         the links' join: the ``--links`` file, ``--check-links`` (every link
+                       of a page as written: its line, text, element, kind, and the URL it
+                       leads to)
+``page_anchors``       ``--check-links``: the links' join (the ids and ``<a name>``s of a
                        page: what a link's ``#fragment`` may name)
 ``duplicate_found``    trace (a page's body is one recorded before: ``page.duplicate_of``)
 ``sitemap_read``       trace (``--sitemaps``: one sitemap file read; its record follows)
@@ -35,8 +37,9 @@ point                  who hears it (today)
                        core's ``Observer`` point, told by the core's worker loop once the
                        page's links are in ToDo (:class:`Events` is the core ``Observer`` it
                        tells)
-``crawl_finished``     each closes its files; the report is drawn; last, the ``--out`` file
-                       is written again with its ``links_in`` (where true)
+``crawl_finished``     each closes its files; the links' join makes its one pass (the
+                       ``--links`` file, the broken links), then the report is drawn; last,
+                       the ``--out`` file is written again with its ``links_in`` (where true)
 =====================  ====================================================================
 
 A point nobody overrides costs one call of a no-op, so a crawl that watches nothing pays next
@@ -118,8 +121,8 @@ class CrawlObserver:
         """Every link of an HTML ``page`` and its fate, before the new ones enter ToDo."""
 
     def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
-        """With ``--links``: every link of an HTML ``page`` (its requisites too), as written and
-        resolved, before its links enter ToDo."""
+        """Links recorded (``--links``, ``--check-links``): every link of an HTML ``page`` (its
+        requisites too), as written and resolved, before its links enter ToDo."""
 
     def page_anchors(self, page: Page, anchors: frozenset[str]) -> None:
         """With ``--check-links``: what a ``#fragment`` of a link to the HTML ``page`` may name

@@ -132,12 +132,6 @@ class Options:
                                          "(robots.txt and sitemaps not counted) (default: no "
                                          "limit)", "Scope", metavar="N",
                                          low=1, high=MAX_COUNT)
-    check_links: bool = opt(False, "also check, once each and without crawling them, what the "
-                            "pages link to but the crawl does not follow: their images, "
-                            "scripts, stylesheets and other requisites, their links out of "
-                            "scope or past --max-depth, their nofollow links (HEAD off the "
-                            "site, GET where HEAD fails; GET on it), as politely as pages",
-                            "Scope")
     sitemaps: bool = opt(False, "also crawl the URLs of the seed hosts' sitemaps (robots.txt "
                          "Sitemap: lines, else /sitemap.xml), read before the workers start",
                          "Scope")
@@ -177,8 +171,11 @@ class Options:
                             "FETCHED…) to FILE, or to stdout when FILE is omitted or - "
                             "(default: off)",
                             "Output", nargs="?", const="-", metavar="FILE")
-    report: str | None = opt(None, "write an HTML crawl report with plots to this file at the "
-                             "end (needs matplotlib: pip install 'minicrawl[plot]')", "Output",
+    report: str | None = opt(None, "write an HTML crawl report to this file at the end: tables "
+                             "of the broken links (every one, with every page linking to it, "
+                             "with --check-links), the redirects, the slowest and largest "
+                             "pages, the status by section; then plots, drawn when matplotlib "
+                             "is installed (pip install 'minicrawl[plot]')", "Output",
                              metavar="FILE.html")
     save_pages: str | None = opt(None, "save each fetched body under this directory, mirroring "
                                  "host/path", "Output", metavar="DIR")
@@ -192,6 +189,23 @@ class Options:
     warc_max_size: int = opt(1_000_000_000, "start a new WARC file before one would grow past "
                              "this many bytes; 0: one file, named as given", "Output",
                              metavar="BYTES", low=0, high=MAX_BODY_BYTES * 1024)
+
+    # -- link checking (minicrawl/records/broken.py, minicrawl/watch/broken.py)
+    check_links: bool = opt(False, "check the links: crawl as usual and also check, once each "
+                            "and never crawling them, what the pages lead to but the crawl does "
+                            "not follow (images, scripts, stylesheets and what they load, links "
+                            "out of scope or past --max-depth, nofollow links: HEAD off the "
+                            "site, GET where HEAD fails; GET on it); when the crawl is over, "
+                            "print each broken link (a 4xx or 5xx, no answer, a redirect loop "
+                            "or a redirect ending in one of those) with every page linking to "
+                            "it, its line and text, on standard output (with --quiet too); exit "
+                            "status 1 if any is broken (see --fail-on)", "Link checking")
+    fail_on: str = opt("broken", "with --check-links, what makes the exit status 1: a broken "
+                       "link (broken); a broken link or a warning, a #fragment that names "
+                       "nothing on its page (warnings); nothing, the list is printed and the "
+                       "exit status is 0 (never)", "Link checking",
+                       choices=("broken", "warnings", "never"),
+                       metavar="{broken,warnings,never}")
 
     # -- state (minicrawl/state/store.py)
     state: str | None = opt(None, "keep the crawl state in this directory: running the same "
@@ -239,6 +253,13 @@ class Options:
         from minicrawl.visited.sizing import default_rate  # Visited's numbers
 
         return default_rate(self.expected_urls, pages)
+
+    @property
+    def records_links(self) -> bool:
+        """Every link of every page is recorded (the walk asked for its edges, spooled, joined
+        with its target at the end): for ``--links`` or ``--check-links``. A crawl without
+        either pays nothing for it."""
+        return self.links is not None or self.check_links
 
     def replace(self, **changes: object) -> Options:
         """A copy with some fields changed (validated like a new one)."""
@@ -295,7 +316,9 @@ class Options:
         for name, idle, why in (
                 ("warc_max_size", self.warc is None, "it sizes --warc's files: give --warc too"),
                 ("max_crawl_delay", self.ignore_robots, "it caps robots.txt's Crawl-delay, "
-                 "which --ignore-robots does not read")):
+                 "which --ignore-robots does not read"),
+                ("fail_on", not self.check_links, "it sets the exit status of --check-links: "
+                 "give --check-links too")):
             if idle and getattr(self, name) != _default(name):
                 raise ValueError(f"{_flag(name)} would do nothing: {why}, or leave it out")
         if self.check_links and (self.state is not None or self.redis is not None):

@@ -237,3 +237,15 @@ def test_a_head_link_to_a_page_is_checked_with_every_page_it_is_on(tmp_path) -> 
         mine = asked(site)
         assert mine[("GET", "/search.html")] == 1 and mine[("GET", "/copyright.html")] == 1
         assert not any(path.startswith("/hint") for _, path in mine)
+
+
+def test_a_missing_fragment_is_a_warning_that_fails_only_with_fail_on_warnings(tmp_path) -> None:
+    with LocalSite({"/": Resource(b'<a href="/a.html#here">ok</a> <a href="/a.html#gone">x</a>'),
+                    "/a.html": Resource(b'<h1 id="here">Here</h1>')}) as site:
+        links = tmp_path / "links.jsonl"
+        plain = run(site.url("/"), "--check-links", "--links", str(links), *FAST)
+        assert plain.returncode == 0, plain.stdout + plain.stderr
+        assert [r["warning"] for r in records(links)] == [None, "fragment #gone not found"]
+        assert all(r["broken"] is False for r in records(links))
+        strict = run(site.url("/"), "--check-links", "--fail-on", "warnings", *FAST)
+        assert strict.returncode == 1 and "Traceback" not in strict.stderr

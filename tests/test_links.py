@@ -18,6 +18,7 @@ import pytest
 from minicrawl import Crawler
 from minicrawl.demo.site import LocalSite, Resource, reset
 from minicrawl.html import edges as html_edges
+from minicrawl.records import broken as brokenlinks
 from minicrawl.records import links as linkfile
 from minicrawl.records.links import FIELDS
 from minicrawl.records.output import COLUMNS, Output, keys_at_end
@@ -273,14 +274,14 @@ def test_the_links_wait_on_disk_not_in_memory(sites, tmp_path, monkeypatch) -> N
     at a time here), and the file is the same."""
     site, other = sites
     flushed: list[int] = []
-    real = linkfile.LinkFile._flush
+    real = linkfile.LinkJoin._flush
 
     def flush(self):  # type: ignore[no-untyped-def]
         flushed.append(self._waiting)
         real(self)
 
     monkeypatch.setattr(linkfile, "BATCH", 4)
-    monkeypatch.setattr(linkfile.LinkFile, "_flush", flush)
+    monkeypatch.setattr(linkfile.LinkJoin, "_flush", flush)
     path = tmp_path / "links.jsonl"
     Crawler([site.url("/")], delay=0, threads=1, retries=0, links=str(path)).run()
     assert len(flushed) > 5 and max(flushed) < 4 + 20  # a batch, and at most one page more
@@ -360,3 +361,56 @@ def test_the_end_of_a_csv_out_file_is_read_back(tmp_path) -> None:
     names, rows = from_csv(path)
     assert names == list(COLUMNS) and [r["seq"] for r in rows] == [1, 2]
     assert rows[0]["error"] == 'x, "y" z'  # one line a record
+
+
+def grouped(records: list[dict[str, object]]) -> list[tuple[tuple[object, ...], list[tuple]]]:
+    """The broken records as the join's broken-link reader groups them: by target URL (with
+    its status, error, final URL), each target's referrers by page, then line."""
+    by_url: dict[str, list[dict[str, object]]] = {}
+    for record in records:
+        if record["broken"]:
+            by_url.setdefault(str(record["url"]), []).append(record)
+    return [((url, rows[0]["status"], rows[0]["error"], rows[0]["final_url"]),
+             sorted((r["page"], r["line"], r["text"], r["tag"], r["attr"], r["href"], r["kind"])
+                    for r in rows))
+            for url, rows in sorted(by_url.items())]
+
+
+def test_one_join_read_by_the_file_and_the_broken_links(sites, tmp_path, monkeypatch) -> None:
+    """The join's one pass feeds the --links file and the broken-link reader alike: the reader
+    holds every broken link of the truth, grouped by target, every referrer with its line and
+    text, and counts what it was handed; its rows wait on disk, a few at a time."""
+    site, other = sites
+    flushed: list[int] = []
+    real = brokenlinks.BrokenLinks._flush
+
+    def flush(self):  # type: ignore[no-untyped-def]
+        flushed.append(len(self._rows))
+        real(self)
+
+    monkeypatch.setattr(brokenlinks, "BATCH", 2)
+    monkeypatch.setattr(brokenlinks.BrokenLinks, "_flush", flush)
+    path = tmp_path / "links.jsonl"
+    crawler = Crawler([site.url("/")], delay=0, threads=1, retries=0, links=str(path))
+    crawler.run()
+    records = settled([json.loads(line) for line in path.read_text().splitlines()])
+    expected = settled(truth(site, other))
+    assert records == expected
+    broken = crawler.broken_links
+    assert broken is not None and broken.complete and not broken.failed
+    found = [(tuple(target), [tuple(r) for r in referrers])
+             for target, referrers in broken.groups()]
+    for target, _ in found:  # the OS's words for the reset, as settled() says them
+        if str(target[0]).endswith("/reset"):
+            assert str(target[2]).startswith("ConnectionError")
+    found = [((t[0], t[1], "RESET" if str(t[0]).endswith("/reset") else t[2], t[3]), refs)
+             for t, refs in found]
+    assert found == grouped(expected)
+    assert len(found) == 9 and sum(len(refs) for _, refs in found) == 11
+    counts = broken.counts
+    assert (counts.links, counts.pages, counts.broken, counts.broken_pages, counts.targets,
+            counts.seeds) == (len(expected), 4, 11, 4, 9, 0)
+    assert counts.unchecked == sum(r["broken"] is None for r in expected) == 9
+    assert flushed and max(flushed) <= 2 and sum(flushed) == 11  # never all in memory
+    broken.close()
+    assert list(broken.groups()) == []

@@ -12,7 +12,7 @@ import logging
 import signal
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from minicrawl.cli.outpaths import cannot_write_stdout, is_stdout, silence_stdout, writes_to_stdout
 from minicrawl.errors import OneLineParser
@@ -30,6 +30,10 @@ EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 EXIT_OUTPUT = EXIT_FAILED = 1  # the crawl ran, but failed: an output file (--out, --stats,
 # --report), the state directory (a full disk), standard output (> /dev/full)
 EXIT_REDIS = 3  # --redis: Redis unreachable, or the shared crawl's state lost
+# --check-links found a broken link (--fail-on broken or warnings). Last in precedence: an
+# interruption (130) and the crawl's own failures (3; 1) keep their codes, which say more
+# (the list, where the crawl got to its end or was interrupted, is printed all the same)
+EXIT_BROKEN = 1
 
 
 class _Argument(TypedDict, total=False):
@@ -60,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="serve a generated demo site on loopback and crawl it (no internet)")
     run.add_argument("--quiet", action="store_true",
                      help="no live view, no summary and no note on the pace, only warnings "
-                          "(the live view is also off when stdout is not a terminal)")
+                          "and the broken links --check-links finds (the live view is also "
+                          "off when stdout is not a terminal)")
     run.add_argument("-v", "--verbose", action="store_true",
                      help="end with every statistic, one per line (as --stats writes them), "
                           "instead of the short summary")
@@ -139,7 +144,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     from minicrawl.errors import RedisUnavailable
     from minicrawl.state.db import StateUnwritable
     from minicrawl.state.store import StateError
-    from minicrawl.watch.report import ReportUnavailable
+    from minicrawl.watch.broken import broken_lines
     from minicrawl.watch.summary import format_summary, short_summary
     from minicrawl.watch.view import LiveView, wants_live_view
 
@@ -150,7 +155,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     except StateUnwritable as e:  # a full disk as the state opens: a failure, not a usage error
         fail(e)
         return EXIT_FAILED, None
-    except (NoValidSeeds, ReportUnavailable, StateError, ValueError) as e:
+    except (NoValidSeeds, StateError, ValueError) as e:
         # ValueError: settings that only fail once combined with what they meet: a Redis crawl
         # whose filter needs more shards than --visited-shards gives, or whose Visited was
         # started with other settings (VisitedMismatch)
@@ -176,26 +181,44 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     except RedisUnavailable as e:  # Redis lost mid-crawl; the items in flight wait in Redis
         fail(e)
         return EXIT_REDIS, None
-    if crawler.stats["interrupted"]:
+    opts = crawler.options
+    broken = crawler.broken_links if opts.check_links else None
+    interrupted = bool(crawler.stats["interrupted"])
+    if interrupted:
         code = EXIT_INTERRUPTED
     elif crawler.output_failures:  # each already told in its own line; the summary still comes
         code = EXIT_OUTPUT
-    if not quiet:
-        summary = sys.stderr if data_on_stdout else sys.stdout
-        if verbose:
-            print(format_summary(stats), file=summary)
-            if crawler.options.report:
-                print(f"Report: {crawler.options.report}", file=summary)
-        else:
-            print(short_summary(stats, crawler.first_problems.problems,
-                                written(crawler.options, crawler.output_failures),
-                                this_run=crawler.options.state is not None), file=summary)
+    elif broken is not None and opts.fail_on != "never" and (
+            broken.counts.any or opts.fail_on == "warnings" and broken.counts.warnings):
+        code = EXIT_BROKEN
+    summary = sys.stderr if data_on_stdout else sys.stdout
+    try:
+        # The broken links are what --check-links is run for: listed with --quiet too (a CI
+        # job wants the list that failed it), unless there are none to list
+        if broken is not None and (not quiet or broken.counts.any or not broken.complete):
+            for line in broken_lines(broken, interrupted):
+                say(line, summary)
+        if not quiet:
+            if verbose:
+                say(format_summary(stats), summary)
+                if opts.report:
+                    say(f"Report: {opts.report}", summary)
+            else:
+                say(short_summary(stats, crawler.first_problems.problems,
+                                  written(opts, crawler.output_failures),
+                                  this_run=opts.state is not None,
+                                  broken=broken.counts if broken is not None else None,
+                                  fail_on=opts.fail_on), summary)
+    finally:
+        if crawler.broken_links is not None:  # its scratch file: read, and freed
+            crawler.broken_links.close()
     return code, crawler
 
 
 # The outputs the summary says were written, in this order: (flag, the Options field).
-OUTPUTS = (("--out", "out"), ("--stats", "stats"), ("--report", "report"), ("--trace", "trace"),
-           ("--warc", "warc"), ("--save-pages", "save_pages"), ("--state", "state"))
+OUTPUTS = (("--out", "out"), ("--links", "links"), ("--stats", "stats"), ("--report", "report"),
+           ("--trace", "trace"), ("--warc", "warc"), ("--save-pages", "save_pages"),
+           ("--state", "state"))
 
 
 def written(options: Options, failures: list[str]) -> list[Written]:
@@ -205,6 +228,19 @@ def written(options: Options, failures: list[str]) -> list[Written]:
 
     return [Written(flag, redact(str(path)), flag in failures) for flag, name in OUTPUTS
             if (path := getattr(options, name)) is not None and not is_stdout(str(path))]
+
+
+def say(text: str, stream: TextIO) -> None:
+    """Print ``text`` to ``stream``; what its encoding cannot write (an ASCII terminal, a link's
+    text in another script) as a backslash escape rather than a traceback."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        text = text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # (an encoding Python does not know: leave the text to the stream)
+        pass
+    print(text, file=stream)
 
 
 def fail(error: Exception | str) -> None:

@@ -5,8 +5,11 @@
 ``output``        :class:`Output`: the ``--out`` file, one JSON (or CSV) line a page, complete
                   under ``kill -9`` (in a shared crawl flushed before the ack; with a state,
                   written after each commit through its :class:`Outbox`)
-``links``         :class:`LinkFile` (``--links FILE``): every link of every page, joined at the
-                  end with what its target answered (``broken``); its rows wait in a scratch file
+``links``         :class:`LinkJoin`: every link of every page, joined at the end with what
+                  its target answered (``broken``) in one pass that its readers share: the
+                  ``--links FILE``, the broken links; its rows wait in a scratch file
+``broken``        :class:`BrokenLinks`: a reader of that join: the broken links grouped by
+                  target, each with every page linking to it (in a scratch file of its own)
 ``edges``         :class:`LinkEdge`: one link of one page, as written and resolved (run.py's
                   hooks make them from the walk's edges, :mod:`minicrawl.html.edges`)
 ``facts``         :class:`Facts`: what a page says of itself (title, description, canonical,
@@ -26,9 +29,9 @@
                   ``revisit`` for a 304 and for a duplicate), and what is reconstructed
 ================  ============================================================================
 
-The seams: the output hears the crawl as an observer (``on_page``), the links file too
-(``page_edges``, ``refused``, ``redirected``, ``on_page``; ``crawl_finished``: the file
-written); each worker's :class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
+The seams: the output hears the crawl as an observer (``on_page``), the links' join too
+(``page_edges``, ``refused``, ``redirected``, ``on_page``; ``crawl_finished``: the join, the
+file written); each worker's :class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
 :meth:`WarcArchive.exchange <minicrawl.records.warc.WarcArchive.exchange>` (its ``on_exchange``
 hook, so robots.txt fetches are caught too), and the archive hears the crawl as an observer
 (``page_kept``: is the page a duplicate?; ``crawl_finished``: write the rest, close). The crawl's

@@ -1,18 +1,23 @@
-"""The ``--links`` file: every link of every page the crawl walked, one record each, with what
-became of its target — written at the end of the crawl, when the targets' statuses are known.
+"""Every link of every page the crawl walked, joined with what became of its target: one pass
+over a scratch file at the end of the crawl, read by every output that wants the links — the
+``--links`` file, the broken links ``--check-links`` lists (:mod:`minicrawl.records.broken`),
+the report's table of them.
 
-:class:`LinkFile` is an observer (:mod:`minicrawl.events`). It hears each page's edges
+:class:`LinkJoin` is an observer (:mod:`minicrawl.events`). It hears each page's edges
 (``page_edges``: :class:`~minicrawl.records.edges.LinkEdge`, from run.py's hooks) and each
 page's record (``on_page``: what its URL answered; ``refused``: a URL robots.txt or a cap kept
 the crawl from fetching; ``redirected``: each hop of a redirect chain, so that a link to a hop
 leads to the chain's end too), and keeps both in a scratch SQLite file
 (:class:`~minicrawl.frontier.scratch.ScratchDB`: no name, gone with the process), a few thousand
 rows at a time, so that a crawl's memory does not grow with its links (the Java API docs have
-660,000). At ``crawl_finished`` it joins each edge with its target and writes the file, one
-record per edge in the order the pages were kept, its links in document order: JSON lines, or CSV
-(under a header) for a file named ``….csv``.
+660,000). At ``crawl_finished`` it joins each edge with its target, once: each :class:`LinkRow`
+goes to its readers (:class:`LinkReader`: ``take``, then ``ended``) and, with ``--links``, to
+the file, one record per edge in the order the pages were kept, its links in document order:
+JSON lines, or CSV (under a header) for a file named ``….csv``. After the edges the readers
+(not the file) get a row for each seed whose fetch is broken (``kind`` ``seed``, no page): a
+site that is down has no link to it, and a link check of it must not pass.
 
-Each record has ``FIELDS``: the edge's (``page``, ``url``, ``href``, ``text``, ``tag``, ``attr``,
+Each row has ``FIELDS``: the edge's (``page``, ``url``, ``href``, ``text``, ``tag``, ``attr``,
 ``line``, ``kind``, ``nofollow``) and its target's: ``status`` (of the answer it ended at, after
 its redirects), ``final_url`` (where they ended), ``error``, and ``broken``:
 
@@ -41,7 +46,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from minicrawl.cli.outpaths import write_at_end
 from minicrawl.events import CrawlObserver
@@ -57,8 +62,41 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("minicrawl")
 
-FIELDS = ("page", "url", "href", "text", "tag", "attr", "line", "kind", "status", "final_url",
-          "error", "broken", "nofollow", "warning")
+
+class LinkRow(NamedTuple):
+    """One link of one page joined with its target's outcome (see the module's doc)."""
+
+    page: str  # the page it is on ("" for a seed's row: no page links to it)
+    url: str | None
+    href: str
+    text: str
+    tag: str
+    attr: str
+    line: int | None
+    kind: str  # page, requisite, external (LinkEdge's); seed (the readers' seed rows)
+    status: int | None
+    final_url: str | None
+    error: str | None
+    broken: bool | None
+    nofollow: bool
+    warning: str | None = None  # --check-links: "fragment #x not found" (html/fragments.py)
+
+
+class LinkReader:
+    """An output of the join: handed each row of the one pass, then told it ended (each does
+    nothing unless overridden). ``failed``: it could not keep what it was handed."""
+
+    failed = False
+
+    def take(self, row: LinkRow) -> None:
+        """One row (from the thread that ends the crawl)."""
+
+    def ended(self, complete: bool) -> None:
+        """The pass is over; ``complete``: every row was handed (not cut by a failure)."""
+
+
+FIELDS = LinkRow._fields  # the --links file's, in this order
+SEED = "seed"  # the kind of the readers' row for a seed whose fetch is broken
 PREFIX = "minicrawl-links-"
 POLICY = ("robots_disallowed", "host_full")  # a refusal by a rule: the target was not asked
 BATCH = 5_000  # edges (and targets) kept in memory before they go to the scratch file
@@ -71,6 +109,7 @@ CREATE TABLE pages (id INTEGER PRIMARY KEY, url TEXT NOT NULL, edges TEXT NOT NU
 CREATE TABLE targets (url TEXT PRIMARY KEY, status INTEGER, error TEXT, final_url TEXT,
                       fetched INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE anchors (url TEXT PRIMARY KEY, names TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE seeds (url TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 TARGET = "SELECT status, error, final_url, fetched FROM targets WHERE url = ?"
 Target = tuple[int | None, str | None, str | None, int]  # status, error, final URL, fetched
@@ -78,24 +117,29 @@ Target = tuple[int | None, str | None, str | None, int]  # status, error, final 
 # a redirect to its final URL whose end no row says (UNKNOWN_END), a hop of a redirect chain
 # recorded under its start (HOP: where it leads is its final URL's row)
 REFUSED, FETCHED, UNKNOWN_END, HOP = 0, 1, 2, 3
+# The refusals (their stats counters) that are a rule's, not a failure: robots.txt disallows,
+# the host cap, the page cap (""). A URL refused so is neither broken nor fine.
+POLICY = frozenset({"robots_disallowed", "host_full", ""})
 Outcome = tuple[int | None, str | None, str | None, bool | None]  # status, final, error, broken
 NOT_FETCHED: Outcome = (None, None, None, None)
 _pack = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once: 0.6× its time
 
 
-class LinkFile(CrawlObserver):
-    """The ``--links`` file at ``path``, written when the crawl is over; its rows wait in a
+class LinkJoin(CrawlObserver):
+    """The links of the crawl, joined with their targets when it is over: written to the
+    ``--links`` file at ``path`` (if given) and handed to ``readers``; the rows wait in a
     scratch file under ``temp_dir`` (default: ``TMPDIR``). Thread-safe. If the scratch file
     cannot be written (a full disk) it says so in one line and stops the crawl (``on_failure``):
-    the file would miss links; ``failed`` is then set, and no file is written."""
+    the outputs would miss links; ``failed`` is then set, and no file is written."""
 
-    flag = "--links"
-
-    def __init__(self, path: str | os.PathLike[str], temp_dir: str | None = None,
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 readers: Sequence[LinkReader] = (), temp_dir: str | None = None,
                  on_failure: Callable[[], None] | None = None) -> None:
-        self.path = os.fspath(path)
-        self.csv = is_csv(self.path)
+        self.path = None if path is None else os.fspath(path)
+        self.flag = "--links" if self.path is not None else "--check-links"
+        self.csv = self.path is not None and is_csv(self.path)
+        self.readers = list(readers)
         self._temp_dir = temp_dir
         self._on_failure = on_failure
         self._lock = threading.Lock()
@@ -104,10 +148,13 @@ class LinkFile(CrawlObserver):
         self._waiting = 0  # edges and targets in memory
         self._target_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
         self._end_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
+        self._seed_rows: list[tuple[str]] = []
         self._refused: dict[int, str] = {}  # worker → the URL it was refused (until its page)
         self._anchor_rows: list[tuple[str, str]] = []  # (page, its anchors packed)
+        self._read_error: sqlite3.Error | None = None
         self.failed = False
         self.finished = False  # the crawl is over: a straggler's page is not taken any more
+        self.joined = False  # the one pass is done (or was given up)
         self.written = 0  # records written to the file
 
     # -- what the crawl tells it ----------------------------------------------------------------
@@ -159,21 +206,98 @@ class LinkFile(CrawlObserver):
             if page.final_url != page.url and not (page.status is not None
                                                    and 300 <= page.status < 400):
                 self._end_rows.append((page.final_url, *row[1:]))
+            if self.readers and page.referrer is None and page.depth == 0:  # a seed
+                self._seed_rows.append((page.url,))
             self._flush_if_full()
 
     def crawl_finished(self, stats: StatsSnapshot) -> None:
+        self.join()
+
+    # -- the one pass ---------------------------------------------------------------------------
+
+    def join(self) -> None:
+        """Once, when the crawl is over (later calls do nothing): every edge joined with its
+        target, handed to the readers and written to the file; the scratch file closed."""
         with self._lock:
-            self.finished = True
+            if self.joined:
+                return
+            self.joined = self.finished = True
             self._flush()
             if self.failed:
                 self._close()
+                for reader in self.readers:
+                    reader.ended(False)
                 return
+        passing = self._pass()
+        complete = False
         try:
-            if not write_at_end(self.flag, self.path, self._lines):
+            if self.path is not None and not write_at_end(self.flag, self.path,
+                                                          lambda: self._lines(passing)):
                 self.failed = True
+            for _ in passing:  # the rest, for the readers (a file that failed stopped it)
+                pass
+            if self._read_error is not None and self.path is None:
+                log.error("%s: reading the links back: %s", self.flag, self._read_error)
+            complete = self._read_error is None
+            self.failed = self.failed or self._read_error is not None
         finally:
             with self._lock:
                 self._close()
+            for reader in self.readers:
+                reader.ended(complete)
+            self.failed = self.failed or any(reader.failed for reader in self.readers)
+
+    def _pass(self) -> Iterator[LinkRow]:
+        """Each edge joined with its target's outcome, handed to the readers, in the order the
+        pages were kept (the outcomes of the targets met most are kept: most links of a site
+        are the same few, a target a point query in the scratch file otherwise); then, for the
+        readers only, the seeds that are broken. A failure to read is kept in ``_read_error``."""
+        if self._scratch is None:  # no page walked
+            return
+        db = self._db()
+        known: dict[str, Outcome] = {}
+        names = Anchors(db)
+        readers = self.readers
+        try:
+            for page, packed in db.execute("SELECT url, edges FROM pages ORDER BY id"):
+                for url, why, href, text, tag, attr, line, kind, nofollow in json.loads(packed):
+                    if url is None:  # no URL: why is said as the error
+                        outcome: Outcome = (None, None, why, None)
+                    elif (found := known.get(url)) is not None:
+                        outcome = found
+                    else:
+                        outcome = _outcome(db, url)
+                        if len(known) >= KNOWN:
+                            known.clear()
+                        known[url] = outcome
+                    warning = None
+                    if (fragment := fragment_of(href)) and outcome[0] == 200:
+                        warning = names.missing(fragment, outcome[1] or url)
+                    row = LinkRow(page, url, href, text, tag, attr, line, kind, *outcome,
+                                  nofollow, warning)
+                    for reader in readers:
+                        reader.take(row)
+                    yield row
+            if readers:
+                for (url,) in db.execute("SELECT url FROM seeds ORDER BY url"):
+                    outcome = _outcome(db, url)
+                    if outcome[3]:
+                        row = LinkRow("", url, url, "", "", "", None, SEED, *outcome, False)
+                        for reader in readers:
+                            reader.take(row)
+        except sqlite3.Error as e:
+            self._read_error = e
+
+    def _lines(self, rows: Iterator[LinkRow]) -> Iterator[str]:
+        """The file's lines (with their newlines), a row each."""
+        if self.csv:
+            yield header(FIELDS) + "\n"
+        for row in rows:
+            self.written += 1
+            yield redact(csv_line(row) if self.csv
+                         else _json(dict(zip(FIELDS, row, strict=True)))) + "\n"
+        if self._read_error is not None:  # (write_at_end tells an OSError in one line)
+            raise OSError(f"reading the links back: {self._read_error}")
 
     # -- the scratch file ---------------------------------------------------------------------
 
@@ -186,8 +310,10 @@ class LinkFile(CrawlObserver):
         once and stops the crawl."""
         pages, targets, ends = self._page_rows, self._target_rows, self._end_rows
         anchors, self._anchor_rows = self._anchor_rows, []
+        seeds = self._seed_rows
         self._page_rows, self._target_rows, self._end_rows, self._waiting = [], [], [], 0
-        if self.failed or not (pages or targets or ends or anchors):
+        self._seed_rows = []
+        if self.failed or not (pages or targets or ends or seeds or anchors):
             return
         try:
             db = self._db()
@@ -198,11 +324,12 @@ class LinkFile(CrawlObserver):
             db.executemany("INSERT OR REPLACE INTO targets VALUES (?, ?, ?, ?, ?)", targets)
             db.executemany("INSERT OR IGNORE INTO targets VALUES (?, ?, ?, ?, ?)", ends)
             db.executemany("INSERT OR REPLACE INTO anchors VALUES (?, ?)", anchors)
+            db.executemany("INSERT OR IGNORE INTO seeds VALUES (?)", seeds)
             db.execute("COMMIT")
         except (sqlite3.Error, OSError) as e:
             self.failed = True
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            log.error("--links: cannot keep the links in %s: %s; the crawl stops",
+            log.error("%s: cannot keep the links in %s: %s; the crawl stops", self.flag,
                       scratch_directory(self._temp_dir), reason)
             self._close()
             if self._on_failure is not None:
@@ -223,42 +350,6 @@ class LinkFile(CrawlObserver):
                 scratch.close()
             except (sqlite3.Error, OSError):
                 pass
-
-    # -- the file -----------------------------------------------------------------------------
-
-    def _lines(self) -> Iterator[str]:
-        """The file's lines (with their newlines), each edge joined with its target's outcome
-        (the outcomes of the targets met most are kept: most links of a site are the same
-        few, a target a point query in the scratch file otherwise)."""
-        if self.csv:
-            yield header(FIELDS) + "\n"
-        if self._scratch is None:  # no page walked
-            return
-        db = self._db()
-        known: dict[str, Outcome] = {}
-        names = Anchors(db)
-        try:
-            for page, packed in db.execute("SELECT url, edges FROM pages ORDER BY id"):
-                for url, why, href, text, tag, attr, line, kind, nofollow in json.loads(packed):
-                    if url is None:  # no URL: why is said as the error
-                        outcome: Outcome = (None, None, why, None)
-                    elif (found := known.get(url)) is not None:
-                        outcome = found
-                    else:
-                        outcome = _outcome(db, url)
-                        if len(known) >= KNOWN:
-                            known.clear()
-                        known[url] = outcome
-                    warning = None
-                    if (fragment := fragment_of(href)) and outcome[0] == 200:
-                        warning = names.missing(fragment, outcome[1] or url)
-                    values = (page, url, href, text, tag, attr, line, kind, *outcome, nofollow,
-                              warning)
-                    self.written += 1
-                    yield redact(csv_line(values) if self.csv
-                                 else _json(dict(zip(FIELDS, values, strict=True)))) + "\n"
-        except sqlite3.Error as e:  # (write_at_end tells an OSError in one line)
-            raise OSError(f"reading the links back: {e}") from e
 
 
 class Anchors:

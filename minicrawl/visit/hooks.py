@@ -95,7 +95,7 @@ class CrawlHooks:
         self.robot = crawl.politeness.token  # our name to robots <meta>s and X-Robots-Tag
         self.counts: dict[str, int] = {}  # the item's stats, added at ``keep``
         self.decisions: LinkDecisions | None = None  # what became of its links
-        self.edges: list[LinkEdge] | None = None  # with --links: every link of it, as written
+        self.edges: list[LinkEdge] | None = None  # links recorded: every link of it, as written
         self.anchors: frozenset[str] | None = None  # with --check-links: its ids, <a name>s
         self.chain: Chain | None = None
         self.holding: Item | None = None  # the item whose slot on its host is held (GO)
@@ -221,13 +221,13 @@ class CrawlHooks:
 
     def follows(self, page: Page) -> bool:
         """A page its state finds unchanged, or a duplicate of one recorded, gives no links.
-        The walk of a page that gives them is asked for its facts (and with ``--links`` its
-        edges; with ``--check-links`` its anchors too)."""
+        The walk of a page that gives them is asked for its facts (and when links are recorded,
+        ``--links`` or ``--check-links``, its edges; with ``--check-links`` its anchors too)."""
         if page.change == UNCHANGED or page.duplicate_of is not None or page.check:
             return False  # (a URL checked is never crawled)
         opts = self.crawl.options
         # (this thread's next walk: the page's, in the trip's links_of)
-        record_facts(edges=bool(opts.links) or opts.check_links, anchors=opts.check_links)
+        record_facts(edges=opts.records_links, anchors=opts.check_links)
         return True
 
     def resolve(self, page: Page, links: Links) -> list[str]:
@@ -247,7 +247,7 @@ class CrawlHooks:
                 canonical = self.crawl.resolver.judge([found.canonical], base,
                                                       links.encoding)[0][0] or found.canonical
             page.facts.read(found, canonical)
-        if (opts.links or opts.check_links) and isinstance(walked, EdgeWalk):
+        if opts.records_links and isinstance(walked, EdgeWalk):  # every link, resolved
             edges = walked.edges
             judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
                                                links.encoding)  # every link, resolved

@@ -35,6 +35,7 @@ from minicrawl.visit.robots import DISALLOWED, HOST_FULL
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
+    from minicrawl.records.broken import Counts
     from minicrawl.stats import StatsSnapshot, StatValue
 
 SHOWN = 5  # problems listed by name in the summary
@@ -135,10 +136,14 @@ class Written:
 
 
 def short_summary(stats: StatsSnapshot, first: Sequence[Problem], written: Sequence[Written],
-                  this_run: bool = False) -> str:
+                  this_run: bool = False, broken: Counts | None = None,
+                  fail_on: str = "broken") -> str:
     """The summary a crawl ends with: at most 12 lines (one blank first). ``first``: the first
     problems (:class:`FirstProblems`); ``written``: the outputs given (``--out``, ``--stats`` …);
-    ``this_run``: the counts are this run's of a crawl kept in ``--state``."""
+    ``this_run``: the counts are this run's of a crawl kept in ``--state``. ``broken``: with
+    ``--check-links``, the broken links' counts: their list was printed just before, so the
+    summary says how many and where they are instead of listing the first problems
+    (``fail_on``: whether they fail the exit status)."""
     pages, problems = _int(stats.get("pages")), _int(stats.get("problems"))
     elapsed = stats.get("elapsed_s")
     rate = stats.get("pages_per_s")
@@ -154,15 +159,19 @@ def short_summary(stats: StatsSnapshot, first: Sequence[Problem], written: Seque
     lines = ["", line]
     said = "Problems: " + problems_text(problems, _int(stats.get("status_4xx")),
                                         _int(stats.get("status_5xx")), failed_kinds(stats))
-    if first:
-        said += ". The first (URL ← the page linking to it):"
-    lines.append(said)
+    if broken is not None:  # their list came just before: counted here, not listed again
+        lines += [said, _broken_said(broken, fail_on)]
+        first = []
+    else:
+        if first:
+            said += ". The first (URL ← the page linking to it):"
+        lines.append(said)
     width = max((len(p.what) for p in first), default=0)
     for p in first:
         where = p.url if p.final_url == p.url else f"{p.url} → {p.final_url}"
         lines.append(f"  {p.what:<{width}}  {where}  ← {p.referrer or '(a seed)'}")
     out = next((w for w in written if w.flag == "--out" and not w.failed), None)
-    if problems > len(first):
+    if problems > len(first) and broken is None:
         more = problems - len(first)
         lines.append(f"  … and {more:,} more: " + (
             f"{out.path} (--out) has every page, with its referrer" if out else
@@ -173,6 +182,20 @@ def short_summary(stats: StatsSnapshot, first: Sequence[Problem], written: Seque
              else "every statistic: --verbose, or --stats FILE")
     lines.append(f"Written: {files}; {every}" if files else every[0].upper() + every[1:])
     return "\n".join(lines)
+
+
+def _broken_said(broken: Counts, fail_on: str) -> str:
+    """The summary's line on the broken links (``--check-links``): how many, where they are
+    listed, what they do to the exit status."""
+    if not broken.any:
+        checked = broken.links - broken.unchecked
+        return f"Broken links: none ({checked:,} of {broken.links:,} links checked)"
+    said = f"Broken links: {broken.targets:,} URL{'s' if broken.targets != 1 else ''}"
+    if broken.broken:
+        said += f", linked {broken.broken:,} time{'s' if broken.broken != 1 else ''}"
+    said += " — listed above, each with every page linking to it; "
+    return said + ("exit status 0 (--fail-on never)" if fail_on == "never" else
+                   "exit status 1 (--fail-on never: 0)")
 
 
 def _seconds(s: float) -> str:

@@ -1,0 +1,202 @@
+"""The broken links of a crawl, grouped by target: a reader of the links' join
+(:class:`~minicrawl.records.links.LinkJoin`) for what ``--check-links`` prints and the report's
+first table.
+
+:class:`BrokenLinks` is handed every row of the join's one pass. It counts them all (links,
+pages, links not checked) and keeps the broken ones — each with its target's outcome and where
+it is (page, line, text, element, href) — in a scratch SQLite table of their own (the join's
+scratch file is gone once its pass is over), indexed by target, page and line from the first
+row: a site can have a million links, and even its broken ones can be many (a broken link in a
+menu is broken on every page), so neither is ever a list in memory. :meth:`BrokenLinks.groups`
+reads them back in that order, a target at a time, its referrers one by one.
+
+What is broken is the join's ``broken``: a 4xx or 5xx, no answer, a redirect loop, too many
+redirects, a redirect chain that ends in one of those; and a seed whose fetch is (a row of kind
+``seed``, no page: a site that is down is a failed check, not an empty one).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from minicrawl.frontier.scratch import ScratchDB, scratch_directory
+from minicrawl.records.links import SEED, LinkReader, LinkRow
+from minicrawl.redact import redact
+
+log = logging.getLogger("minicrawl")
+
+PREFIX = "minicrawl-broken-"
+BATCH = 1_000  # broken rows kept in memory before they go to the scratch file
+SCHEMA = """
+CREATE TABLE broken (seq INTEGER PRIMARY KEY, url TEXT NOT NULL, status INTEGER, error TEXT,
+                     final_url TEXT, page TEXT NOT NULL, line INTEGER, text TEXT NOT NULL,
+                     tag TEXT NOT NULL, attr TEXT NOT NULL, href TEXT NOT NULL,
+                     kind TEXT NOT NULL);
+CREATE INDEX broken_order ON broken (url, page, line, seq);
+"""
+# (The index is made before the rows, so they are sorted as they come, on disk: sorting them
+# at the end would take memory, the scratch files' temp_store being MEMORY.)
+READ = ("SELECT url, status, error, final_url, page, line, text, tag, attr, href, kind "
+        "FROM broken ORDER BY url, page, line, seq")
+
+
+class Referrer(NamedTuple):
+    """Where a broken link is: its page ("" for a seed), line, text, element, href, kind."""
+
+    page: str
+    line: int | None
+    text: str
+    tag: str
+    attr: str
+    href: str
+    kind: str
+
+
+class Target(NamedTuple):
+    """A broken URL: its status (of the answer its redirects ended at), where they ended, and
+    its error (``HTTP 404`` for a 4xx or 5xx)."""
+
+    url: str
+    status: int | None
+    error: str | None
+    final_url: str | None
+
+
+@dataclass
+class Counts:
+    """What the join's pass held: ``links`` (edges), on ``pages`` pages, ``unchecked`` of them
+    with no outcome (never requested); ``broken`` links on ``broken_pages`` pages, to
+    ``targets`` URLs (seeds among them: ``seeds``); ``warnings``: links whose ``#fragment``
+    names nothing on their page (in the ``--links`` file, not in the list)."""
+
+    links: int = 0
+    pages: int = 0
+    unchecked: int = 0
+    broken: int = 0
+    broken_pages: int = 0
+    targets: int = 0
+    seeds: int = 0
+    warnings: int = 0  # links whose #fragment names nothing on their page (not broken)
+
+    @property
+    def any(self) -> bool:
+        """Anything broken: a link, or a seed."""
+        return bool(self.broken or self.seeds)
+
+
+class BrokenLinks(LinkReader):
+    """A reader of the links' join: counts every row, keeps the broken ones
+    in a scratch file under ``temp_dir`` (default ``TMPDIR``) for :meth:`groups`, until
+    :meth:`close` (or the process's end). If the scratch file cannot be written it says so in
+    one line and ``failed`` is set: the list then holds the rows kept before (the counts are
+    all)."""
+
+    def __init__(self, temp_dir: str | None = None) -> None:
+        self.counts = Counts()
+        self.complete = False  # the join handed every row (set at ``ended``)
+        self.failed = False
+        self._temp_dir = temp_dir
+        self._scratch: ScratchDB | None = None
+        self._rows: list[tuple[object, ...]] = []
+        self._page: str | None = None  # the page whose rows come now (a page's come together)
+        self._page_broken = False
+
+    def take(self, row: LinkRow) -> None:
+        counts = self.counts
+        if row.kind != SEED:
+            counts.links += 1
+            if row.page != self._page:
+                self._page, self._page_broken = row.page, False
+                counts.pages += 1
+            if row.broken is None:
+                counts.unchecked += 1
+            if row.warning:
+                counts.warnings += 1
+        if not row.broken:
+            return
+        if row.kind == SEED:
+            counts.seeds += 1
+        else:
+            counts.broken += 1
+            if not self._page_broken:
+                self._page_broken = True
+                counts.broken_pages += 1
+        # Redacted here: whatever reads the list (stdout, the report) never sees a password
+        self._rows.append((redact(row.url or ""), row.status,
+                           redact(row.error) if row.error else None,
+                           redact(row.final_url) if row.final_url else None, redact(row.page),
+                           row.line, redact(row.text), row.tag, row.attr, redact(row.href),
+                           row.kind))
+        if len(self._rows) >= BATCH:
+            self._flush()
+
+    def ended(self, complete: bool) -> None:
+        """The rows all kept, the broken URLs counted."""
+        self._flush()
+        self.complete = complete and not self.failed
+        if self._scratch is not None and self._scratch.db is not None:
+            try:
+                (self.counts.targets,) = self._scratch.db.execute(
+                    "SELECT COUNT(*) FROM (SELECT DISTINCT url FROM broken)").fetchone()
+            except sqlite3.Error as e:
+                self._failure(e)
+
+    def groups(self) -> Iterator[tuple[Target, Iterator[Referrer]]]:
+        """Each broken URL in order, with its referrers (by page, then line): the second of
+        each pair is read as it is iterated, before the next pair is asked for."""
+        if self._scratch is None or self._scratch.db is None:
+            return
+        try:
+            rows = self._scratch.db.execute(READ)
+            for url, group in itertools.groupby(rows, key=lambda r: r[0]):
+                first = next(group)
+                target = Target(url, first[1], first[2], first[3])
+                yield target, (Referrer(*r[4:]) for r in itertools.chain([first], group))
+        except sqlite3.Error as e:
+            self._failure(e)
+
+    def close(self) -> None:
+        """Free the scratch file (``groups`` then has nothing)."""
+        if self._scratch is not None:
+            scratch, self._scratch = self._scratch, None
+            try:
+                scratch.close()
+            except (sqlite3.Error, OSError):
+                pass
+
+    def _flush(self) -> None:
+        rows, self._rows = self._rows, []
+        if not rows or self.failed:
+            return
+        try:
+            if self._scratch is None:
+                self._scratch = ScratchDB(PREFIX, self._temp_dir, journal="MEMORY")
+                assert self._scratch.db is not None
+                self._scratch.db.executescript(SCHEMA)
+            db = self._scratch.db
+            assert db is not None
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO broken (url, status, error, final_url, page, line, "
+                           "text, tag, attr, href, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+            db.execute("COMMIT")
+        except (sqlite3.Error, OSError) as e:
+            self._failure(e)
+
+    def _failure(self, e: sqlite3.Error | OSError) -> None:
+        """Told once; the rows kept so far stay readable if they can be."""
+        if self.failed:
+            return
+        self.failed = True
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        log.error("--check-links: cannot keep the broken links in %s: %s; the list is "
+                  "incomplete", scratch_directory(self._temp_dir), reason)
+        if self._scratch is not None and self._scratch.db is not None:
+            try:
+                self._scratch.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
