@@ -383,7 +383,8 @@ class Crawler:
         observers.append(self.first_problems)
         if self.on_page is not None:
             observers.append(Callback(self.on_page, self.stats))
-        if out is not None and not out.to_stdout:  # last: it rewrites the --out file, closed
+        if out is not None and out.regular:  # last: it rewrites the --out file, closed (not
+            # a stream the user chose: standard output, /dev/null, a pipe)
             untrue = ("each process of a shared crawl sees its own pages' links only"
                       if self.shared is not None else
                       "the state holds pages of earlier runs (a resume, a recrawl), whose "

@@ -63,6 +63,17 @@ CASES = {  # body → (title, description, canonical, lang, words)
     "a title in a template or a noscript is none": (
         b"<head><noscript><title>N</title></noscript></head><body><template><title>T</title>"
         b"</template>words here</body>", (None, None, None, None, 2)),
+    "a lone title in a noscript is none": (
+        b"<head><noscript><title>N</title></noscript></head><body>x</body>",
+        (None, None, None, None, 1)),
+    "a lone title in an SVG is none": (b"<svg><title>Tip</title></svg>y",
+                                       (None, None, None, None, 1)),
+    "tags in any case": (b"<HTML LANG=nl><HEAD><TITLE>Upper</TITLE></HEAD><BODY>one <SCRIPT>x y"
+                         b"</SCRIPT><STYLE>z</STYLE><Title>T</Title>two", ("Upper", None, None,
+                                                                           "nl", 2)),
+    "a <title> in a script is no title": (
+        b"<head><script>document.write('<title>w</title>')</script></head><body>"
+        b"<p>text</p><title>Real</title></body>", ("Real", None, None, None, 1)),
     "a huge title is cut": (
         b"<title>" + b"word " * 1000 + b"</title>",
         (("word " * 1000)[:MAX_FACT - 1] + "…", None, None, None, 0)),

@@ -55,10 +55,11 @@ from minicrawl.html.walk import Reader, Walk, _where, last_walk, walk_with
 MAX_FACT = 512  # characters of a title or a description kept (then "…")
 HIDDEN = ("script", "style", "template", "noscript", "title", "iframe", "datalist", "noembed",
           "noframes", "rp")
-# What the walk is handed besides the links' elements: the hidden ones are met by the walk of
-# a tree, which is how they are found (a search of their own walked the tree again: 0.7 ms on
-# String.html, where the words cost 1.0 ms in all)
-FACT_TAGS = ("html", *HIDDEN)
+# The hidden elements of a tree (its title among them) are met by the walk's own pass, handed
+# to it with the links' elements: a pass of their own walked the tree again (0.4-0.7 ms on
+# String.html's 4,600 elements), nine tags more in the walk's cost ~20 µs there (a search of
+# the page's bytes for them, to hand the walk only those it has, cost 3 ms)
+_TREE_TAGS = tuple(tag for tag in HIDDEN if tag != "iframe")  # (an iframe is a link's already)
 BLANKS = "\t\n\f\r \u00a0"  # what separates words (see Words)
 _ASCII_BLANKS = re.compile(r"[\t\n\f\r ]+")
 _MARKS = bytes(0x20 if chr(byte) in BLANKS[:5] else 0x78 for byte in range(256))
@@ -109,7 +110,7 @@ class FactReader(Reader):
     :meth:`target`'s, a pulled page's every element comes to :meth:`pulled`. :meth:`facts` is
     what it found."""
 
-    tags = FACT_TAGS  # what the walk of a tree hands it (noted), besides the walk's own
+    tags = _TREE_TAGS
 
     def __init__(self) -> None:
         self.said = Found()
@@ -128,9 +129,7 @@ class FactReader(Reader):
 
     def noted(self, tag: str, attrib: Mapping[str, str] | etree._Element,
               where: str | None) -> None:
-        if tag == "html":
-            self.html(attrib)
-        elif tag == "link":  # a rel=canonical
+        if tag == "link":  # a rel=canonical
             if self.said.canonical is None and where == "html" \
                     and (href := attrib.get("href")) is not None:
                 self.said.canonical = href
@@ -160,7 +159,8 @@ class FactReader(Reader):
                 self.said.lang = lang.strip("\t\n\f\r ")
 
     def parsed(self, root: etree._Element) -> None:
-        # Its body's words, the hidden elements taken out
+        # Its language, its body's words (the hidden elements taken out)
+        self.html(root)  # (a tree's root is its first <html>)
         for element in self.hiding:
             _drop(element)
         body = next(root.iterchildren("body"), None)  # (find: ElementPath's Python, 2× it)

@@ -192,8 +192,9 @@ class Reader:
 
     def noted(self, tag: str, attrib: Mapping[str, str] | etree._Element,
               where: str | None) -> None:
-        """An element the walk met that is no link — one of ``tags``, a canonical ``<link>``,
-        an ``<iframe>`` — in the namespace ``where`` ("html", "svg", "math"; None: inert)."""
+        """An element the walk met that is no link — one of its ``tags``, a canonical
+        ``<link>``, an ``<iframe>`` — in the namespace ``where`` ("html", "svg", "math"; None:
+        inert)."""
 
     def meta(self, attrib: Mapping[str, str] | etree._Element) -> None:
         """A ``<meta>`` of the page (not inert), after the walk read it."""

@@ -25,6 +25,7 @@ import csv
 import json
 import logging
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
@@ -104,6 +105,7 @@ class Output(CrawlObserver):
             cut_torn_line(self.path)
         self._file = open_output(self.path, "a" if continued else "w")
         self.csv = is_csv(self.path)
+        self.regular = not self.to_stdout and _regular(self.real_path)  # (not a device, a pipe)
         self.columns = file_columns(self.path) if self.csv and continued \
             and not self.to_stdout else COLUMNS
         if self.csv and not _has_lines(self._file):  # a new file (or an empty one): its header
@@ -237,6 +239,13 @@ def _key(raw: bytes, width: int = len(COLUMNS)) -> Key | None:
         return (fields[0], int(fields[-1])) if len(fields) == width else None
     except (ValueError, KeyError, TypeError, IndexError):
         return None  # not a line of ours: the records before it are not the outbox's
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _has_lines(file: IO[str]) -> bool:
