@@ -21,6 +21,12 @@ from pathlib import Path
 from urllib.parse import unquote
 
 HERE = Path(__file__).resolve().parent
+# The types nginx names (anything else: application/octet-stream): enough for the generated
+# sites; a real site's stylesheets, scripts and images need theirs (``WEB_TYPES``).
+HTML_TYPES = "text/html html; text/plain txt; application/json json;"
+WEB_TYPES = (HTML_TYPES + " text/css css; application/javascript js; image/png png; "
+             "image/svg+xml svg; image/jpeg jpg jpeg; image/gif gif; image/x-icon ico; "
+             "application/xml xml;")
 
 NGINX_CONF = """\
 daemon off;
@@ -31,7 +37,7 @@ pid {tmp}/nginx.pid;
 error_log {tmp}/nginx-error.log warn;
 events {{ worker_connections 4096; }}
 http {{
-    types {{ text/html html; text/plain txt; application/json json; }}
+    types {{ {types} }}
     default_type application/octet-stream;
     # $msec (when the response was sent) and $request_time (how long it took) give when each
     # request arrived: the pace a crawler keeps, as the server sees it (javadoc.py's gaps).
@@ -149,7 +155,8 @@ def children_of(pid: int) -> list[int]:
 class Nginx:
     """nginx serving ``root`` on 127.0.0.1:``port`` with its config and logs under ``tmp``."""
 
-    def __init__(self, tmp: Path, root: Path, port: int, workers: int = 1) -> None:
+    def __init__(self, tmp: Path, root: Path, port: int, workers: int = 1,
+                 types: str = HTML_TYPES) -> None:
         self.binary = ensure_tool("nginx", "nginx")
         self.tmp = tmp
         self.root = root
@@ -157,7 +164,7 @@ class Nginx:
         self.origin = f"http://127.0.0.1:{port}"
         self.log = tmp / "access.log"
         conf = NGINX_CONF.format(
-            workers=workers, tmp=tmp, port=port, root=root,
+            workers=workers, tmp=tmp, port=port, root=root, types=types,
             # As root, nginx's workers default to user nobody, who cannot read our 0700 temp
             # dir; keep them as root (it only serves loopback).
             user="user root;" if os.geteuid() == 0 else "")
