@@ -383,13 +383,12 @@ class Crawler:
         observers.append(self.first_problems)
         if self.on_page is not None:
             observers.append(Callback(self.on_page, self.stats))
-        if out is not None and out.regular:  # last: it rewrites the --out file, closed (not
-            # a stream the user chose: standard output, /dev/null, a pipe)
-            untrue = ("each process of a shared crawl sees its own pages' links only"
-                      if self.shared is not None else
-                      "the state holds pages of earlier runs (a resume, a recrawl), whose "
-                      "links this run has not"
-                      if self.state.existed else None)
+        # Last: it rewrites the --out file, closed (not a stream the user chose: standard
+        # output, /dev/null, a pipe). Not in a shared crawl: each process sees its own pages'
+        # links only, so links_in stays null there, as README says, unsaid at every run.
+        if out is not None and out.regular and self.shared is None:
+            untrue = ("the state holds pages of earlier runs (a resume, a recrawl), whose "
+                      "links this run has not" if self.state.existed else None)
             observers.append(LinksIn(out, state=bool(opts.state), untrue=untrue))
         return observers
 

@@ -60,6 +60,8 @@ def site() -> Iterator[LocalSite]:
         alt = IMG_TEXT.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
         href = ATTR_HREF.replace('"', "&quot;").replace("<", "&lt;")
         server.pages.update({
+            # the image is fine: --check-links asks for it (what it checks: test_check_links.py)
+            "/i.png": Resource(b"PNG", 200, {"Content-Type": "image/png"}),
             "/": page("<!DOCTYPE html><title>Home</title>",
                       f'<a href="/missing">{text}</a>',
                       f'<a href="/missing"><img src="/i.png" alt="{alt}"></a>',

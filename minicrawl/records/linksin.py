@@ -87,7 +87,8 @@ class LinksIn(CrawlObserver):
         self._scratch: ScratchDB | None = None  # made at the first flush
         self._counts: Counter[str] = Counter()  # URL → links to it, since the last flush
         self._records: set[tuple[str, str]] = set()  # (record's URL as written, a URL of it)
-        self.failed = False  # the scratch file failed: no count (said once)
+        # The scratch file failed: no count (said once; not "failed": --out itself is fine)
+        self.count_failed = False
         self.finished = False
         self.written = False  # the file was rewritten with the counts
 
@@ -97,7 +98,7 @@ class LinksIn(CrawlObserver):
         key = redact(page.url)  # as the line shows it
         urls = {page.url, *page.requested} if isinstance(page, CrawledPage) else {page.url}
         with self._lock:
-            if self.finished or self.failed:
+            if self.finished or self.count_failed:
                 return
             if not page.sitemap:  # (a sitemap's URLs are no links of a page)
                 self._counts.update(page.links)  # (distinct: one per page and URL)
@@ -117,7 +118,7 @@ class LinksIn(CrawlObserver):
                     self.written = True
                 except OSError as e:  # (the file as it was: written atomically)
                     why = f"the file could not be written again: {e.strerror or e}"
-            if why is not None:
+            if why is not None and not self.output.failed:  # (--out's failure was said)
                 log.warning("--out: links_in left null: %s", why)
         finally:
             self._close()
@@ -126,7 +127,7 @@ class LinksIn(CrawlObserver):
         """Why the counts would not be true of every record of the file, or None."""
         if self.untrue is not None:
             return self.untrue
-        if self.failed:
+        if self.count_failed:
             return "its count could not be kept"  # (said when it failed)
         if self.output.failed:
             return "the file could not be written"
@@ -148,7 +149,7 @@ class LinksIn(CrawlObserver):
         """The counts and URLs in memory into the scratch file (lock held)."""
         counts, records = self._counts, self._records
         self._counts, self._records = Counter(), set()
-        if self.failed or not (counts or records):
+        if self.count_failed or not (counts or records):
             return
         try:
             db = self._db()
@@ -157,10 +158,11 @@ class LinksIn(CrawlObserver):
             db.executemany("INSERT OR IGNORE INTO records VALUES (?, ?)", records)
             db.execute("COMMIT")
         except (sqlite3.Error, OSError) as e:
-            self.failed = True
+            self.count_failed = True
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            log.warning("--out: cannot count the links in %s: %s; links_in will be null",
-                        scratch_directory(self._temp_dir), reason)
+            if not self.output.failed:  # (--out's own failure was said: the same disk)
+                log.warning("--out: cannot count the links in %s: %s; links_in will be null",
+                            scratch_directory(self._temp_dir), reason)
             self._close()
 
     def _db(self) -> sqlite3.Connection:

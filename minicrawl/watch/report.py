@@ -171,7 +171,9 @@ class Recorder(CrawlObserver):
         self.start()
 
     def on_page(self, page: Page) -> None:
-        if not page.sitemap:  # a sitemap file read (--sitemaps) is no page of the crawl
+        # A sitemap file read (--sitemaps) is no page of the crawl, nor a URL only checked
+        # (--check-links: a broken one is in the broken links' table, with where it is)
+        if not page.sitemap and not page.check:
             self.page(page)
 
     def crawl_finished(self, stats: StatsSnapshot) -> None:
