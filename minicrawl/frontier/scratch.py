@@ -121,6 +121,41 @@ class ScratchDB:
         self._closing()
 
 
+class LazyScratch:
+    """A :class:`ScratchDB` with the tables of ``schema``, made when first asked for (an
+    observer that is told nothing makes no file), closed once, whatever closing it raises (its
+    end only frees its disk). The scratch file of the ``--links`` join, its broken links, and
+    ``links_in``'s counts. Not thread-safe, as ``ScratchDB``: its owner holds its own lock."""
+
+    def __init__(self, prefix: str, schema: str,
+                 temp_dir: str | os.PathLike[str] | None = None) -> None:
+        self.prefix, self.schema, self.temp_dir = prefix, schema, temp_dir
+        self._scratch: ScratchDB | None = None
+
+    @property
+    def opened(self) -> sqlite3.Connection | None:
+        """The connection if the file was made and is not closed yet, else None."""
+        return None if self._scratch is None else self._scratch.db
+
+    def db(self) -> sqlite3.Connection:
+        """The connection, the file made (with its tables) at the first call. Raises as
+        :class:`ScratchDB` does if it cannot be made."""
+        if self._scratch is None:
+            self._scratch = ScratchDB(self.prefix, self.temp_dir, journal="MEMORY")
+            assert self._scratch.db is not None
+            self._scratch.db.executescript(self.schema)
+        assert self._scratch.db is not None
+        return self._scratch.db
+
+    def close(self) -> None:
+        """Close the file, if made (again: nothing); a failure to close is no failure of its
+        owner's (the kernel frees the file's blocks with the process at the latest)."""
+        if self._scratch is not None:
+            scratch, self._scratch = self._scratch, None
+            with contextlib.suppress(sqlite3.Error, OSError):
+                scratch.close()
+
+
 def _close(db: sqlite3.Connection, fd: int) -> None:
     try:
         db.close()

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from minicrawl.frontier.scratch import ScratchDB, scratch_directory
+from minicrawl.frontier.scratch import LazyScratch, scratch_directory
 from minicrawl.records.links import SEED, LinkReader, LinkRow
 from minicrawl.redact import redact
 
@@ -101,7 +101,7 @@ class BrokenLinks(LinkReader):
         self.complete = False  # the join handed every row (set at ``ended``)
         self.failed = False
         self._temp_dir = temp_dir
-        self._scratch: ScratchDB | None = None
+        self._scratch = LazyScratch(PREFIX, SCHEMA, temp_dir)
         self._rows: list[tuple[object, ...]] = []
         self._page: str | None = None  # the page whose rows come now (a page's come together)
         self._page_broken = False
@@ -139,9 +139,9 @@ class BrokenLinks(LinkReader):
         """The rows all kept, the broken URLs counted."""
         self._flush()
         self.complete = complete and not self.failed
-        if self._scratch is not None and self._scratch.db is not None:
+        if (db := self._scratch.opened) is not None:
             try:
-                (self.counts.targets,) = self._scratch.db.execute(
+                (self.counts.targets,) = db.execute(
                     "SELECT COUNT(*) FROM (SELECT DISTINCT url FROM broken)").fetchone()
             except sqlite3.Error as e:
                 self._failure(e)
@@ -149,10 +149,10 @@ class BrokenLinks(LinkReader):
     def groups(self) -> Iterator[tuple[Target, Iterator[Referrer]]]:
         """Each broken URL in order, with its referrers (by page, then line): the second of
         each pair is read as it is iterated, before the next pair is asked for."""
-        if self._scratch is None or self._scratch.db is None:
+        if (db := self._scratch.opened) is None:
             return
         try:
-            rows = self._scratch.db.execute(READ)
+            rows = db.execute(READ)
             for url, group in itertools.groupby(rows, key=lambda r: r[0]):
                 first = next(group)
                 target = Target(url, first[1], first[2], first[3])
@@ -162,24 +162,14 @@ class BrokenLinks(LinkReader):
 
     def close(self) -> None:
         """Free the scratch file (``groups`` then has nothing)."""
-        if self._scratch is not None:
-            scratch, self._scratch = self._scratch, None
-            try:
-                scratch.close()
-            except (sqlite3.Error, OSError):
-                pass
+        self._scratch.close()
 
     def _flush(self) -> None:
         rows, self._rows = self._rows, []
         if not rows or self.failed:
             return
         try:
-            if self._scratch is None:
-                self._scratch = ScratchDB(PREFIX, self._temp_dir, journal="MEMORY")
-                assert self._scratch.db is not None
-                self._scratch.db.executescript(SCHEMA)
-            db = self._scratch.db
-            assert db is not None
+            db = self._scratch.db()
             db.execute("BEGIN")
             db.executemany("INSERT INTO broken (url, status, error, final_url, page, line, "
                            "text, tag, attr, href, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
@@ -195,8 +185,8 @@ class BrokenLinks(LinkReader):
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         log.error("--check-links: cannot keep the broken links in %s: %s; the list is "
                   "incomplete", scratch_directory(self._temp_dir), reason)
-        if self._scratch is not None and self._scratch.db is not None:
+        if (db := self._scratch.opened) is not None:
             try:
-                self._scratch.db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass

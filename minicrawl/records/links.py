@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from minicrawl.cli.outpaths import write_at_end
 from minicrawl.events import CrawlObserver
-from minicrawl.frontier.scratch import ScratchDB, scratch_directory
+from minicrawl.frontier.scratch import LazyScratch, scratch_directory
 from minicrawl.html.fragments import fragment_of, names_a_part
 from minicrawl.records.csvlines import csv_line, header, is_csv
 from minicrawl.redact import redact
@@ -143,7 +143,7 @@ class LinkJoin(CrawlObserver):
         self._temp_dir = temp_dir
         self._on_failure = on_failure
         self._lock = threading.Lock()
-        self._scratch: ScratchDB | None = None  # made at the first rows
+        self._scratch = LazyScratch(PREFIX, SCHEMA, temp_dir)  # made at the first rows
         self._page_rows: list[tuple[str, str]] = []  # (page, its edges packed)
         self._waiting = 0  # edges and targets in memory
         self._target_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
@@ -252,9 +252,8 @@ class LinkJoin(CrawlObserver):
         pages were kept (the outcomes of the targets met most are kept: most links of a site
         are the same few, a target a point query in the scratch file otherwise); then, for the
         readers only, the seeds that are broken. A failure to read is kept in ``_read_error``."""
-        if self._scratch is None:  # no page walked
+        if (db := self._scratch.opened) is None:  # no page walked
             return
-        db = self._db()
         known: dict[str, Outcome] = {}
         names = Anchors(db)
         readers = self.readers
@@ -316,7 +315,7 @@ class LinkJoin(CrawlObserver):
         if self.failed or not (pages or targets or ends or seeds or anchors):
             return
         try:
-            db = self._db()
+            db = self._scratch.db()
             db.execute("BEGIN")
             db.executemany("INSERT INTO pages (url, edges) VALUES (?, ?)", pages)
             # A page's record says more than the hop its chain starts with (told before it);
@@ -335,21 +334,8 @@ class LinkJoin(CrawlObserver):
             if self._on_failure is not None:
                 self._on_failure()
 
-    def _db(self) -> sqlite3.Connection:
-        if self._scratch is None:
-            self._scratch = ScratchDB(PREFIX, self._temp_dir, journal="MEMORY")
-            assert self._scratch.db is not None
-            self._scratch.db.executescript(SCHEMA)
-        assert self._scratch.db is not None
-        return self._scratch.db
-
     def _close(self) -> None:
-        if self._scratch is not None:
-            scratch, self._scratch = self._scratch, None
-            try:
-                scratch.close()
-            except (sqlite3.Error, OSError):
-                pass
+        self._scratch.close()
 
 
 class Anchors:

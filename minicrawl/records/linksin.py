@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from minicrawl.cli.outpaths import write_text
 from minicrawl.events import CrawlObserver
-from minicrawl.frontier.scratch import ScratchDB, scratch_directory
+from minicrawl.frontier.scratch import LazyScratch, scratch_directory
 from minicrawl.page import CrawledPage
 from minicrawl.records.csvlines import csv_fields, csv_line, header
 from minicrawl.records.output import COLUMNS
@@ -84,7 +84,7 @@ class LinksIn(CrawlObserver):
         self.untrue = untrue
         self._temp_dir = temp_dir
         self._lock = threading.Lock()
-        self._scratch: ScratchDB | None = None  # made at the first flush
+        self._scratch = LazyScratch(PREFIX, SCHEMA, temp_dir)  # made at the first flush
         self._counts: Counter[str] = Counter()  # URL → links to it, since the last flush
         self._records: set[tuple[str, str]] = set()  # (record's URL as written, a URL of it)
         # The scratch file failed: no count (said once; not "failed": --out itself is fine)
@@ -152,7 +152,7 @@ class LinksIn(CrawlObserver):
         if self.count_failed or not (counts or records):
             return
         try:
-            db = self._db()
+            db = self._scratch.db()
             db.execute("BEGIN")
             db.executemany(ADD, counts.items())
             db.executemany("INSERT OR IGNORE INTO records VALUES (?, ?)", records)
@@ -165,28 +165,15 @@ class LinksIn(CrawlObserver):
                             scratch_directory(self._temp_dir), reason)
             self._close()
 
-    def _db(self) -> sqlite3.Connection:
-        if self._scratch is None:
-            self._scratch = ScratchDB(PREFIX, self._temp_dir, journal="MEMORY")
-            assert self._scratch.db is not None
-            self._scratch.db.executescript(SCHEMA)
-        assert self._scratch.db is not None
-        return self._scratch.db
-
     def _close(self) -> None:
-        if self._scratch is not None:
-            scratch, self._scratch = self._scratch, None
-            try:
-                scratch.close()
-            except (sqlite3.Error, OSError):
-                pass
+        self._scratch.close()
 
     # -- the file -----------------------------------------------------------------------------
 
     def _lines(self) -> Iterator[str]:
         """The ``--out`` file's lines again, each record's ``links_in`` filled (a line of no
         record of ours as it was)."""
-        db = self._db()
+        db = self._scratch.db()
         count = db.cursor()
 
         def links_in(key: str) -> int:
