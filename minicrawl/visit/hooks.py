@@ -176,9 +176,8 @@ class CrawlHooks:
         assert chain is not None  # before() said Go
         counts = self.counts = {"requests": 1, "bytes": len(response.body)}
         error = response.error
-        if item.check and head_failed(self.method, response) \
-                and item.url not in self.crawl.heads_failed:  # a GET, later, in its turn
-            self.crawl.heads_failed.add(item.url)
+        if item.check and head_failed(self.method, response):  # a GET, later, in its turn
+            self.crawl.heads_failed.add(item.url)  # (method_for: never a HEAD of it again)
             self.crawl.stats.add(counts, check_heads_failed=1)
             self.crawl.todo.put(item, not_before=time.monotonic())
             return None
