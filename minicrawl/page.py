@@ -17,7 +17,7 @@ from typing import NotRequired, TypedDict
 from minicrawl.core.interfaces import Page
 from minicrawl.records.facts import Facts
 
-__all__ = ["CrawledPage", "Facts", "Page", "PageRecord", "now", "record"]
+__all__ = ["CrawledPage", "Facts", "Page", "PageRecord", "error_of", "now", "record"]
 
 Hop = tuple[str, int | None]  # a request of a redirect chain that redirected: (URL, status)
 
@@ -77,7 +77,8 @@ def record(page: Page) -> PageRecord:
         "url": page.url, "final_url": page.final_url, "status": page.status,
         "depth": page.depth, "referrer": page.referrer, "content_type": page.content_type,
         "bytes": len(page.body), "links": len(page.links), "new": page.new,
-        "elapsed_ms": page.elapsed_ms, "fetched_at": page.fetched_at, "error": page.error,
+        "elapsed_ms": page.elapsed_ms, "fetched_at": page.fetched_at,
+        "error": error_of(page.status, page.error),
         "change": page.change, "saved": page.saved, "duplicate_of": page.duplicate_of,
         "title": None, "description": None, "canonical": None, "lang": None, "words": None,
         "links_in": None, "redirects": [],
@@ -95,6 +96,16 @@ def record(page: Page) -> PageRecord:
     if page.check:
         out["check"] = True  # its answer is all that was wanted: its links were not followed
     return out
+
+
+def error_of(status: int | None, error: str | None) -> str | None:
+    """What went wrong, as every output says it: the error, else ``HTTP 404`` for an answer of
+    4xx or 5xx (a 503 given up after its retries already says ``HTTP 503 (gave up…)``), else
+    None. The crawl counts a 4xx as a problem, not an error (``errors``: no answer, a body cut
+    short…); a record says both the same way."""
+    if error is None and status is not None and status >= 400:
+        return f"HTTP {status}"
+    return error
 
 
 def now() -> str:

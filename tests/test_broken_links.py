@@ -346,3 +346,20 @@ def test_the_library_reads_the_broken_links_after_run(site) -> None:
     assert found == {key[1]: [(page, line) for page, line, _, _ in links]
                      for key, links in expected.items()}
     broken.close()
+
+
+def test_out_says_why_a_4xx_failed_as_it_says_a_5xx(site, tmp_path) -> None:
+    """--out's ``error`` is what went wrong, the same way for every failure: ``HTTP 404`` for a
+    404 (it was null, beside a 503's ``HTTP 503 (gave up…)``), the error of a redirect loop or a
+    reset, null for a page that answered."""
+    out = tmp_path / "o.jsonl"
+    done = run(site.url("/"), "--out", str(out), "--delay", "0", "--retries", "1")
+    assert done.returncode == 0, done.stderr
+    got = {r["url"].removeprefix(site.origin): r
+           for r in map(json.loads, out.read_text().splitlines())}
+    assert got["/missing"]["status"] == 404 and got["/missing"]["error"] == "HTTP 404"
+    assert got["/boom"]["error"] == "HTTP 500 (gave up after 2 attempts)"
+    assert got["/old"]["final_url"] == site.url("/gone") and got["/old"]["error"] == "HTTP 404"
+    assert "redirect loop" in got["/loop"]["error"]
+    assert got["/reset"]["error"].startswith("ConnectionError")
+    assert got["/"]["error"] is None and got["/about"]["error"] is None

@@ -52,6 +52,7 @@ from minicrawl.cli.outpaths import write_at_end
 from minicrawl.events import CrawlObserver
 from minicrawl.frontier.scratch import LazyScratch, scratch_directory
 from minicrawl.html.fragments import fragment_of, names_a_part
+from minicrawl.page import error_of
 from minicrawl.records.csvlines import csv_line, header, is_csv
 from minicrawl.redact import redact
 
@@ -373,8 +374,7 @@ def _outcome(db: sqlite3.Connection, url: str) -> Outcome:
     broken = None
     if fetched == FETCHED:
         broken = status is None or status >= 400 or (300 <= status < 400 and error is not None)
-        if error is None and status is not None and status >= 400:
-            error = f"HTTP {status}"
+        error = error_of(status, error)
     # REFUSED: never requested (robots.txt, a cap); UNKNOWN_END, HOP: a redirect whose end
     # was not fetched. Neither broken nor fine.
     return status, final_url, error, broken

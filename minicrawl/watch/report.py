@@ -47,6 +47,7 @@ from urllib.parse import urlsplit
 from minicrawl.cli.outpaths import write_at_end
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import error_kind
+from minicrawl.page import error_of
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 from minicrawl.visit.robots import DISALLOWED, HOST_FULL
@@ -401,7 +402,7 @@ def _failed_pages(recorder: Recorder) -> Iterator[str]:
     for failed in recorder.failures:
         status = "no answer" if failed.status is None else str(failed.status)
         ended = (f" → {_link(failed.final_url)}" if failed.final_url != failed.url else "")
-        said = (f"HTTP {failed.status}" if failed.error is None else failed.error)
+        said = error_of(failed.status, failed.error) or ""
         yield (f'<tr><td class="status bad">{e(status)}</td><td>{_link(failed.url)}{ended}'
                f"</td><td>{e(redact(said))}</td>"
                f"<td>{_link(failed.referrer) if failed.referrer else '(a seed)'}</td></tr>\n")

@@ -17,6 +17,7 @@ from minicrawl.core.__main__ import PrintPages
 from minicrawl.core.crawler import Summary
 from minicrawl.core.interfaces import Page
 from minicrawl.events import Callback, Events
+from minicrawl.page import error_of
 from minicrawl.records.output import Output
 from minicrawl.stats import Stats
 
@@ -59,7 +60,7 @@ class OutFile:
 def out_check(observer: Output, made: OutFile) -> None:
     lines = made.lines()
     assert sorted((r["url"], r["status"], r["links"], r["new"], r["error"]) for r in lines) == \
-        sorted((p.url, p.status, len(p.links), p.new, p.error) for p in PAGES)
+        sorted((p.url, p.status, len(p.links), p.new, error_of(p.status, p.error)) for p in PAGES)
 
 
 def callback_check(observer: Events, told: list[Page]) -> None:
