@@ -7,6 +7,7 @@ which are broken, with every page linking to each; the servers' logs say what wa
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -249,3 +250,33 @@ def test_a_missing_fragment_is_a_warning_that_fails_only_with_fail_on_warnings(t
         assert all(r["broken"] is False for r in records(links))
         strict = run(site.url("/"), "--check-links", "--fail-on", "warnings", *FAST)
         assert strict.returncode == 1 and "Traceback" not in strict.stderr
+
+
+def test_at_max_pages_the_checks_found_are_still_asked(tmp_path) -> None:
+    """--max-pages caps pages, not checks: once it is reached the pages left in ToDo are not
+    fetched (and said to be left), but every image the fetched pages hold is still checked —
+    a broken one among them too. Before, ToDo stopped with the checks in it: never asked."""
+    with LocalSite() as site:
+        chain = [f"/p{n}" for n in range(8)]
+        for n, path in enumerate(chain):  # each page: the next, and an image of its own
+            following = f'<a href="{chain[n + 1]}">next</a>' if n + 1 < len(chain) else ""
+            site.pages[path] = Resource(f'{following} <img src="/i{n}.png" alt="i{n}">'
+                                        f' <a href="/x{n}">x</a>'.encode())
+            if n != 1:  # /i1.png is missing: broken
+                site.pages[f"/i{n}.png"] = Resource(b"PNG", 200, PNG)
+        for n in range(8):
+            site.pages[f"/x{n}"] = Resource(b"<p>a leaf</p>")
+        links = tmp_path / "links.jsonl"
+        done = run(site.url("/p0"), "--check-links", "--links", str(links), "--max-pages", "3",
+                   "--delay", "0", "--retries", "0", "--threads", "1")
+        got = asked(site)
+        broken = {r["url"].removeprefix(site.origin) for r in records(links) if r["broken"]}
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    pages = {path for method, path in got if not path.endswith(".png")}
+    assert len(pages) == 3 and {"/p0", "/p1"} <= pages  # the cap (breadth first: p0, p1, …)
+    fetched = {p for p in pages if p.startswith("/p")}
+    images = {path for method, path in got if path.endswith(".png")}
+    assert images == {f"/i{p[2:]}.png" for p in fetched}  # each fetched page's, each once
+    assert all(n == 1 for n in got.values())
+    assert broken == {"/i1.png"}
+    assert re.search(r"; \d+ left in ToDo", done.stdout + done.stderr)
