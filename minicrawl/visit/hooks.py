@@ -170,17 +170,18 @@ class CrawlHooks:
         """Close this worker's connections."""
         self.fetcher.close()
 
-    def release(self, pause: float = 0.0) -> None:
-        """Give back the host's slot the item in hand holds, if it does."""
+    def release(self, pause: float = 0.0, response: Response | None = None) -> None:
+        """Give back the host's slot the item in hand holds, if it does (``response``: what
+        the host answered, or how it could not be reached)."""
         if self.holding is not None:
             item, self.holding = self.holding, None
-            self.crawl.politeness.done(item, pause)
+            self.crawl.politeness.done(item, pause, response)
 
     def after(self, item: Item, response: Response) -> Page | None:
         """The answer: a retry (back to ToDo, later), a redirect chain carried on (its target
         through the door), or the page of the chain's end, noted (what changed, duplicates)."""
         self.crawl.events.fetched(self.n, response)
-        self.release(host_pause(response, self.crawl.options.max_backoff))
+        self.release(host_pause(response, self.crawl.options.max_backoff), response)
         opts, chain = self.crawl.options, self.chain
         assert chain is not None  # before() said Go
         counts = self.counts = {"requests": 1, "bytes": len(response.body)}

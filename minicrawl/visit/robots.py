@@ -26,6 +26,14 @@ DENY with a reason (recorded, never fetched).
   starts when its host is READY. In a shared crawl it is
   :class:`minicrawl.redis.gate.RedisHostGate`, the same promise across processes. Either way a
   slot is held by the ToDo item it is for.
+* a host that cannot be reached (as wget2 blocks one): a request that made no connection —
+  refused, no route, a name that does not resolve, a connect time-out — keeps the whole host
+  quiet for a backoff, and after ``retries`` more such failures in a row, each asked after the
+  one before was counted (requests that failed together count once), the host's URLs are
+  denied as "host unreachable" without a request: one dead host linked from every page costs
+  a few requests, not three for each link (robots.txt, when read, finds most first). Any answer
+  from the host forgets its failures. Kept in this process (a shared crawl's others learn it
+  for themselves).
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from protego import Protego
 
 from minicrawl.core.interfaces import Item, Response
 from minicrawl.core.urls import host_of, resolve
-from minicrawl.http.answer import undone
+from minicrawl.http.answer import could_not_connect, undone
 from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
 from minicrawl.origins import origin_of
@@ -108,6 +116,15 @@ class _Robots:
     gap: float = 0.0  # seconds between requests the site asks for (Crawl-delay, Request-rate)
 
 
+@dataclass
+class _Unreachable:
+    """A host whose last requests made no connection."""
+
+    failures: int  # in a row, each asked after the one before was counted
+    error: str  # the last one
+    counted_at: float  # when the last was counted (time.monotonic())
+
+
 class RobotsGate:
     """Decides, for each URL a worker takes from ToDo, whether it may be fetched now."""
 
@@ -126,6 +143,7 @@ class RobotsGate:
         # or asking the pacer, so one slow host never holds up another.
         self._lock = threading.Lock()
         self._robots: OrderedDict[str, _Robots] = OrderedDict()
+        self._unreachable: dict[str, _Unreachable] = {}  # host → its failures (none: reached)
 
     # -- the question --------------------------------------------------------------------------
 
@@ -136,6 +154,11 @@ class RobotsGate:
         url = item.url
         host = host_of(url)
         origin = origin_of(url)
+        if (down := self._unreachable.get(host)) is not None \
+                and down.failures > self.options.retries:  # (a racy read: failures only grow
+            self.pacer.forget(item, host)  # until the host answers, which it cannot now)
+            return Answer(Verdict.DENY, reason=f"host unreachable: {down.error} "
+                          f"({down.failures} tries in a row)", kind="host_unreachable")
         if self.obey_robots:
             rules, answer, claimed = self._robots_state(origin, host, item)
             while claimed:  # this worker fetches it; then the question is asked again
@@ -160,10 +183,32 @@ class RobotsGate:
             return _HOST_FULL
         return Answer(Verdict.WAIT, time.monotonic() + turn.wait)
 
-    def done(self, item: Item, pause: float = 0.0) -> None:
+    def done(self, item: Item, pause: float = 0.0, response: Response | None = None) -> None:
         """The GO request for ``item`` is over; ``pause`` (a Retry-After) keeps the whole host
-        quiet that long."""
-        self.pacer.release(item, host_of(item.url), self.gap(origin_of(item.url)), pause)
+        quiet that long; its ``response`` says whether the host was reached (module doc)."""
+        host = host_of(item.url)
+        if response is not None:
+            pause = max(pause, self._reached(host, response))
+        self.pacer.release(item, host, self.gap(origin_of(item.url)), pause)
+
+    def _reached(self, host: str, response: Response) -> float:
+        """Note whether ``response`` came from ``host``; the seconds to keep it quiet if not."""
+        if not could_not_connect(response.error):
+            if response.status is not None and host in self._unreachable:
+                with self._lock:
+                    self._unreachable.pop(host, None)
+            return 0.0
+        now = time.monotonic()
+        with self._lock:
+            down = self._unreachable.get(host)
+            if down is None:
+                down = self._unreachable[host] = _Unreachable(1, response.error or "", now)
+            elif now - response.elapsed >= down.counted_at:  # asked after the last one failed
+                down.failures, down.error, down.counted_at = down.failures + 1, \
+                    response.error or "", now
+            failures = down.failures
+        self.stats.add(host_unreachable_answers=1)
+        return backoff(failures - 1, self.options.retry_backoff, self.options.max_backoff)
 
     def host_full(self, url: str) -> bool:
         """True once ``url``'s host is known to have had ``max_pages_per_host`` requests (links
