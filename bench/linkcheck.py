@@ -501,7 +501,7 @@ def command(checker: str, url: str, opts: argparse.Namespace, linkchecker: str |
         cmd += ["--retries", "0"]
     if checker == "minicrawl-off-site":  # like for like: nothing off the site is checked, as
         origin = url[: url.index("/", len("http://"))]  # LinkChecker checks no external URL
-        cmd += ["--exclude", f"^(?!{re.escape(origin)}/)"]
+        cmd += ["--exclude", f"^[a-z]+://(?!{re.escape(origin.split('://')[1])}/)"]
     return cmd + list(opts.minicrawl_arg)
 
 
