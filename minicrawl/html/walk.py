@@ -105,13 +105,16 @@ class Walk:
         """An element whose tag is one of ``tags``, ``within`` the elements it is in (their
         tags, outermost first; () where none of them can matter). ``attrib``: a dict, or the
         element of a tree, whose ``get`` is its attributes'."""
+        if tag == "frame":  # a frame is one only in a frameset the HTML standard keeps
+            if _framed(attrib, within) and (src := attrib.get("src")) is not None:
+                self.link(src)
+            return
         where = _where(within) if within else "html"
         if where == "html":
             if tag == "a" or tag == "area":
                 if (href := attrib.get("href")) is not None:
                     self.link(href, attrib.get("rel"))
-            elif tag == "iframe" or (tag == "frame" and "frameset" in within
-                                     and "body" not in within):  # (else no frame, for a browser)
+            elif tag == "iframe":
                 if (src := attrib.get("src")) is not None:
                     self.link(src)
                 if tag == "iframe" and self.reader is not None:  # (its content: hidden text)
@@ -315,6 +318,54 @@ def last_walk() -> Walk | None:
     once: then None)."""
     page, _local.walked = getattr(_local, "walked", None), None
     return page
+
+
+# The start tags after which the HTML standard's "in body" mode sets frameset-ok to "not ok":
+# a <frameset> after any of them (or after text) is ignored, and its frames with it.
+_FRAMESET_NOT_OK = frozenset({"pre", "listing", "li", "dd", "dt", "button", "applet", "marquee",
+                              "object", "table", "area", "br", "embed", "img", "image", "keygen",
+                              "wbr", "hr", "textarea", "xmp", "iframe", "select"})
+_BLANKS = " \t\n\f\r"  # ASCII whitespace: text of only these leaves frameset-ok as it is
+
+
+def _framed(attrib: Mapping[str, str] | etree._Element, within: Sequence[str]) -> bool:
+    """True if a ``<frame>`` ``within`` these is one: in a ``<frameset>`` of the page's HTML.
+    In a frameset the standard ignores every start tag but frameset and frame (a
+    ``<template>``, a ``<body>`` libxml2 puts there: not inert, not there). A frameset libxml2
+    put in the body took the body's place for the standard if nothing before it in the body
+    set frameset-ok to "not ok" (text, an image, a table…: then it was ignored); that is read
+    from the tree (a streamed page's frame there is none)."""
+    if "frameset" not in within:
+        return False
+    before = within[: within.index("frameset")]
+    if "body" not in before:
+        return _where(before) == "html"
+    return isinstance(attrib, etree._Element) and _replaces_body(attrib)
+
+
+def _replaces_body(frame: etree._Element) -> bool:
+    """True if the outermost ``<frameset>`` around ``frame``, in a ``<body>``, comes before
+    anything in the body that sets frameset-ok to "not ok"."""
+    framesets = [e for e in frame.iterancestors("frameset")]
+    bodies = [e for e in frame.iterancestors("body")]
+    if not framesets or not bodies:
+        return False
+    frameset, body = framesets[-1], bodies[-1]
+    around = set(frameset.iterancestors())
+    for element in body.iter():
+        if element is frameset:
+            return True
+        if not isinstance(element.tag, str):
+            continue
+        tag = element.tag.lower()
+        if tag in _FRAMESET_NOT_OK or (tag == "input" and (element.get("type") or "")
+                                       .strip(_BLANKS).lower() != "hidden"):
+            return False
+        if (element.text or "").strip(_BLANKS) or (
+                element not in around and element is not body
+                and (element.tail or "").strip(_BLANKS)):
+            return False
+    return False
 
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*(?=:)")
