@@ -143,6 +143,19 @@ def test_escapes_compare_as_octets():
     assert allowed("User-agent: *\nDisallow: /*.pdf$\n", "x", "/a.pdf?x=1")
 
 
+def test_a_line_break_protego_sees_where_the_rfc_sees_none_changes_nothing():
+    """RFC 9309 lines end at CR or LF only; protego (given the chosen group as text) also splits
+    at VT, FS, NEL, U+2028…: those inside a rule are escaped (as in a canonical URL), inside a
+    Crawl-delay they are white space, so no line of the group is lost or moved."""
+    for brk in ("\x0b", "\x1c", "\x85", "\u2028"):
+        body = (f"User-agent: *\nDisallow: /a{brk}User-agent: other\nCrawl-delay: 3{brk}X: y\n"
+                f"Disallow: /b\nRequest-rate: 1/9{brk}\n")
+        rules = parse_robots(body.encode(), "minicrawl")
+        assert not rules.can_fetch("http://example.com/b"), repr(brk)
+        assert rules.can_fetch("http://example.com/a")  # the rule is "/a<break>User-agent..."
+        assert rules.request_rate.seconds == 9 and rules.crawl_delay is None
+
+
 def test_product_token_of_a_user_agent_line():
     assert [product_token(v) for v in ("*", "* x", "FooBot/1.2", "Foo Bar", "ツ", "Foobot*")] \
         == ["*", "*", "foobot", "foo", "", "foobot"]

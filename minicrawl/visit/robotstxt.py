@@ -69,10 +69,12 @@ def _hide(escape: re.Match[str]) -> str:
 
 def _octets(value: str, rule: bool = False) -> str:
     """``value`` (a rule, or a URL) spelt so that protego compares its octets (module doc):
-    each ``%`` as ``%25``, hex digits upper-cased; a rule's non-ASCII characters first escaped
-    as their UTF-8 octets (a URL's are escaped already: minicrawl's URLs are canonical)."""
-    if rule and not value.isascii():
-        value = "".join(c if c < "\x80" else "".join(f"%{b:02X}" for b in c.encode())
+    each ``%`` as ``%25``, hex digits upper-cased; a rule's non-ASCII characters and controls
+    first escaped as their UTF-8 octets, as a canonical URL's are (minicrawl's URLs are: theirs
+    are escaped already). That also keeps the rule on one line for protego, which splits its
+    text at ``\x0b``, ``\x1c``, ``\x85``, ``\u2028`` and the like, where RFC 9309 does not."""
+    if rule and not (value.isascii() and value.isprintable()):
+        value = "".join(c if " " <= c < "\x7f" else "".join(f"%{b:02X}" for b in c.encode())
                         for c in value)
     return ESCAPE.sub(_hide, value) if "%" in value else value
 
@@ -145,7 +147,8 @@ def _groups(body: bytes) -> tuple[list[_Group], list[str]]:
                 group.lines.append(f"{'Allow' if name in ALLOW else 'Disallow'}: "
                                    f"{_octets(value, rule=True)}")
         else:
-            group.lines.append(f"{GROUP_EXTRAS[name]}: {value}")
+            # its value on one line for protego (see _octets): white space of any kind is one
+            group.lines.append(f"{GROUP_EXTRAS[name]}: {' '.join(value.split())}")
     return groups, sitemaps
 
 
