@@ -200,7 +200,14 @@ def test_run_py_an_unknown_line_inside_a_group_does_not_end_it():
 
 
 def test_run_py_escaped_rule_and_crawl_delay_of_a_shared_group():
-    """``Disallow: /%61`` is not ``/a`` (octets); the Crawl-delay of a group shared with
-    another token is ours (the gap shows as the crawl's pace: not measured here, only kept)."""
-    robots = b"User-agent: slow\nCrawl-delay: 0.01\nUser-agent: *\nDisallow: /%61\n"
-    assert crawled(robots) == ["/", "/a", "/b/c", "/robots.txt"]
+    """``Disallow: /%61`` is not ``/a`` (octets are compared: ``%61`` is not ``a``); a
+    Crawl-delay between two user-agent lines is the group's, ``*``'s too (protego ended the
+    group at it, and the ``*`` crawl went at full speed)."""
+    robots = b"User-agent: slowbot\nCrawl-delay: 0.4\nUser-agent: *\nDisallow: /%61\n"
+    with LocalSite(site(robots)) as server:
+        result = run_py(server.url("/"))
+        assert result.returncode == 0, result.stderr
+        pages = [r for r in server.requests if r.path != "/robots.txt"]
+    assert sorted(r.path for r in pages) == ["/", "/a", "/b/c"]
+    starts = sorted(r.time for r in pages)
+    assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= 0.4 - 0.01
