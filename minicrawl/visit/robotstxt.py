@@ -7,7 +7,7 @@ same two functions.
 
 Split in two, so that each half is done by the code that does it right:
 
-* **Which rules apply** — here. protego (0.7) gets three things wrong that RFC 9309 settles, so
+* **Which rules apply** — here. protego (0.7) reads three things otherwise than RFC 9309, so
   the lines are read and grouped here first: a UTF-8 byte order mark is skipped (protego reads
   ``\\ufeffUser-agent`` as an unknown line, so a BOM'd ``Disallow: /`` allowed everything); a
   group is one or more user-agent lines and the rules after them, and only a user-agent line
@@ -18,8 +18,8 @@ Split in two, so that each half is done by the code that does it right:
   else every ``*`` group merged, else none.
 * **How a rule matches a URL** — protego: ``*``, ``$``, the longest match winning and Allow
   winning a tie (2.2.2-2.2.3), and Crawl-delay / Request-rate read as it always was. It is
-  handed the chosen group alone, as ``User-agent: *``. One thing it does its own way: it decodes
-  escapes before comparing, so a rule ``/%62%61%7A`` matched ``/baz``; RFC 9309 2.2.2 compares
+  handed the chosen group alone, as ``User-agent: *``. A fourth thing it reads its own way: it
+  decodes escapes before comparing, so a rule ``/%62%61%7A`` matched ``/baz``; RFC 9309 2.2.2 compares
   octets, percent-encoded (a rule's non-ASCII octets are escaped first, as a URL's already are),
   and Google's tests say ``%62`` is not ``b``. So every ``%`` reaches protego as ``%25`` — the one
   escape it leaves alone — in rules and URLs alike (:func:`_octets`), hex digits upper-cased
@@ -29,9 +29,9 @@ Google's own extensions, followed because site owners check their robots.txt wit
 tester, so they read as the owner meant (README "robots.txt"): a missing colon (``Disallow
 /x``), the typos ``disalow`` and its kin, ``useragent``, ``user agent`` and ``site-map``; a
 user-agent value read up to its first character that cannot be in a product token (``Foo Bar``
-is ``foo``); a line cut at 16,663 bytes (8 × 2083 − 1, Google's limit: a cut Disallow forbids more,
-never less of what it began to say); ``/index.html`` at the end of an Allow allowing its
-directory (protego's). Not followed: nothing else is known to differ.
+is ``foo``); a line cut at 16,663 bytes (8 × 2083 − 1, Google's limit: the cut rule is a
+prefix of what was written, so it matches more); ``/index.html`` at the end of an Allow
+allowing its directory (protego's). Not followed: none of those Google's tests hold.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _hide(escape: re.Match[str]) -> str:
 
 
 def _octets(value: str, rule: bool = False) -> str:
-    """``value`` (a rule, or a URL) spelt so that protego compares its octets (module doc):
+    r"""``value`` (a rule, or a URL) spelt so that protego compares its octets (module doc):
     each ``%`` as ``%25``, hex digits upper-cased; a rule's non-ASCII characters and controls
     first escaped as their UTF-8 octets, as a canonical URL's are (minicrawl's URLs are: theirs
     are escaped already). That also keeps the rule on one line for protego, which splits its
