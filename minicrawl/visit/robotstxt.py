@@ -21,9 +21,10 @@ Split in two, so that each half is done by the code that does it right:
   handed the chosen group alone, as ``User-agent: *``. A fourth thing it reads its own way: it
   decodes escapes before comparing, so a rule ``/%62%61%7A`` matched ``/baz``; RFC 9309 2.2.2
   compares octets, percent-encoded (a rule's non-ASCII octets are escaped first, as a URL's
-  already are), and Google's tests say ``%62`` is not ``b``. So every ``%`` reaches protego as ``%25`` — the one
-  escape it leaves alone — in rules and URLs alike (:func:`_octets`), hex digits upper-cased
-  (``%aa`` is ``%AA``, RFC 3986 2.1), and protego compares the octets as written.
+  already are), and Google's tests say ``%62`` is not ``b``. So every ``%`` reaches protego as
+  ``%25`` — the one escape it leaves alone — in rules and URLs alike (:func:`_octets`), hex
+  digits upper-cased (``%aa`` is ``%AA``, RFC 3986 2.1), and protego compares the octets as
+  written.
 
 Google's own extensions, followed because site owners check their robots.txt with Google's
 tester, so they read as the owner meant (README "robots.txt"): a missing colon (``Disallow
