@@ -5,8 +5,10 @@ Three answers (:class:`Answer`): GO (a request slot on the host is taken; call
 back in ToDo, at the head of its host's line, and takes another: no crawl worker sleeps here), or
 DENY with a reason (recorded, never fetched).
 
-* robots.txt (RFC 9309), one per origin, parsed with ``protego`` (Scrapy's parser: wildcards,
-  ``$``, longest match, Allow/Disallow precedence, Crawl-delay, Request-rate). Fetched by the
+* robots.txt (RFC 9309), one per origin, read by :func:`~minicrawl.visit.robotstxt.parse_robots`
+  (the groups and the one for our product token as the RFC says, then ``protego`` for wildcards,
+  ``$``, longest match, Allow/Disallow precedence, Crawl-delay, Request-rate; Google's reference
+  tests pass through it). Fetched by the
   first worker that needs it, over that worker's own connections and on a request slot of the
   host (it is a request to the host too); other URLs of the origin WAIT meanwhile, and their
   host rests a moment (other hosts go on: no lock is held during the fetch). 2xx → parse (first
@@ -47,8 +49,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from protego import Protego
-
 from minicrawl.core.interfaces import Item, Response
 from minicrawl.core.urls import host_of, resolve
 from minicrawl.http.answer import could_not_connect, undone
@@ -57,6 +57,7 @@ from minicrawl.options import Options
 from minicrawl.origins import origin_of
 from minicrawl.stats import Stats
 from minicrawl.visit.retry import backoff, retry_after
+from minicrawl.visit.robotstxt import RobotsRules, parse_robots
 
 if TYPE_CHECKING:
     from minicrawl.seams import HostPace
@@ -106,7 +107,7 @@ def robots_token(user_agent: str) -> str:
 class _Robots:
     """What we know of one origin's robots.txt."""
 
-    rules: Protego | None = None  # None while known: no rules, everything allowed
+    rules: RobotsRules | None = None  # None while known: no rules, everything allowed
     known: bool = False  # rules usable (fetched, or 4xx: allow all)
     fetching: bool = False  # a worker is fetching it right now
     failures: int = 0  # unreachable answers in a row
@@ -172,7 +173,7 @@ class RobotsGate:
                 if answer.verdict is Verdict.DENY:  # unreachable: a turn kept meanwhile goes
                     self.pacer.forget(item, host)
                 return answer
-            if rules is not None and not rules.can_fetch(url, self.token):
+            if rules is not None and not rules.can_fetch(url):
                 self.pacer.forget(item, host)
                 return Answer(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
         turn = self.pacer.take_turn(item, host, self.gap(origin),
@@ -257,7 +258,7 @@ class RobotsGate:
         return robots
 
     def _robots_state(self, origin: str, host: str,
-                      item: Item) -> tuple[Protego | None, Answer | None, bool]:
+                      item: Item) -> tuple[RobotsRules | None, Answer | None, bool]:
         """(rules, answer, claimed): the origin's rules to match against (None: allow all), or
         an answer without matching (WAIT while it is fetched or failing, DENY once given up),
         or claimed=True: the caller must fetch it now (it holds a request slot on the host)."""
@@ -296,7 +297,7 @@ class RobotsGate:
         outcome. The claim and the slot are always released, or the origin's URLs would wait
         forever."""
         started = time.monotonic()
-        rules: Protego | None = None
+        rules: RobotsRules | None = None
         unreachable: str | None = "robots.txt fetch failed"  # unless it gets further
         response: Response | None = None
         try:
@@ -322,20 +323,20 @@ class RobotsGate:
                 return None
         return None
 
-    def _parse(self, response: Response | None, origin: str) -> Protego | None:
+    def _parse(self, response: Response | None, origin: str) -> RobotsRules | None:
         """The rules of a reachable robots.txt; None (allow all) unless it answered 2xx."""
         if response is None or not 200 <= (response.status or 0) < 300:
             return None
         if not undone(response.headers.get("content-encoding", "")):  # its bytes as they came
             return None  # (br without brotli): no rules to read, as from an empty file
         try:  # a cut body (over 500 KiB) is parsed as far as it goes
-            return Protego.parse(response.body.decode("utf-8", errors="replace"))
+            return parse_robots(response.body, self.token)
         except Exception:  # a parser bug must not take a host down: treat as no rules
             log.warning("could not parse %s/robots.txt; allowing all", origin, exc_info=True)
             self.stats.add(robots_unparsable=1)
             return None
 
-    def _robots_done(self, origin: str, started: float, rules: Protego | None,
+    def _robots_done(self, origin: str, started: float, rules: RobotsRules | None,
                      unreachable: str | None, response: Response | None) -> None:
         now = time.monotonic()
         with self._lock:
@@ -360,12 +361,12 @@ class RobotsGate:
         log.debug("robots.txt for %s in %.2fs: %s, gap %.2fs", origin, now - started,
                   "rules" if rules else "allow all", self.gap(origin))
 
-    def _robots_gap(self, rules: Protego | None) -> float:
+    def _robots_gap(self, rules: RobotsRules | None) -> float:
         """Seconds between requests the site asks of us (Crawl-delay, or Request-rate)."""
         if rules is None:
             return 0.0
-        gap = rules.crawl_delay(self.token) or 0.0
-        rate = rules.request_rate(self.token)
+        gap = rules.crawl_delay or 0.0
+        rate = rules.request_rate
         if rate is not None and rate.requests > 0:
             gap = max(gap, rate.seconds / rate.requests)
         return float(gap)
