@@ -132,10 +132,11 @@ def count_encoder(name: str, code_points: list[int]) -> tuple[int, int, list[str
     return wrong, len(code_points), examples
 
 
+JAPANESE = "東京は日本の首都であり、世界有数の大都市です。春には桜が咲きます。"
 SAMPLES = {  # encoding → (Python codec that writes the page, text)
-    "euc-jp": ("euc_jp", "東京は日本の首都であり、世界有数の大都市です。春には桜が咲きます。"),
-    "shift_jis": ("cp932", "東京は日本の首都であり、世界有数の大都市です。春には桜が咲きます。"),
-    "iso-2022-jp": ("iso2022_jp", "東京は日本の首都であり、世界有数の大都市です。春には桜が咲きます。"),
+    "euc-jp": ("euc_jp", JAPANESE),
+    "shift_jis": ("cp932", JAPANESE),
+    "iso-2022-jp": ("iso2022_jp", JAPANESE),
     "big5": ("big5", "臺北是中華民國的首都，也是臺灣的政治、經濟與文化中心。"),
     "gbk": ("gbk", "北京是中华人民共和国的首都，也是全国的政治、文化中心。"),
     "gb18030": ("gb18030", "北京是中华人民共和国的首都，也是全国的政治、文化中心。"),

@@ -110,7 +110,13 @@ def big5_pointers() -> dict[int, int]:
 # -- decoders: each reads the whole of ``data`` as the standard's "decode" (no BOM sniffing) ---
 
 def decode(data: bytes, name: str) -> str:
-    """``data`` through the standard's decoder for ``name`` in "replacement" error mode."""
+    """``data`` through the standard's decoder for ``name`` in "replacement" error mode, a byte
+    order mark of that encoding skipped (the standard's "decode" skips any, and takes its
+    encoding: HTML's sniffing has done that before a page is decoded)."""
+    for mark, encoding in ((b"\xef\xbb\xbf", "utf-8"), (b"\xfe\xff", "utf-16be"),
+                           (b"\xff\xfe", "utf-16le")):
+        if name == encoding and data.startswith(mark):
+            data = data[len(mark):]
     if name == "replacement":
         return "\ufffd" if data else ""
     if name == "utf-8":
