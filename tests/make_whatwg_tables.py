@@ -17,7 +17,9 @@ The file holds, per encoding (the codec minicrawl/html/encoding.py's table names
   from A2 41 and from A1 FE): the byte sequences that mean something else, for which a page is
   decoded piece by piece.
 
-tests/test_encoding_standard.py checks that the file is what this script writes now.
+Run it again when Python's codecs change (a new CPython) or the standard's indexes do:
+tests/test_encoding_standard.py then fails where the file no longer mends the codecs. It takes
+about 40 s (gb18030's 1.6 million four-byte sequences).
 """
 
 from __future__ import annotations

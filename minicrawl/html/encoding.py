@@ -115,8 +115,11 @@ _ASCII_BLANKS = "\t\n\x0c\r "
 
 
 def lookup(label: str | None) -> str | None:
-    """The encoding a label names (the Encoding Standard's "get an encoding"), or None."""
-    return LABELS.get(label.strip(_ASCII_BLANKS).lower()) if label else None
+    """The encoding a label names (the Encoding Standard's "get an encoding": ASCII blanks
+    trimmed, ASCII case ignored), or None."""
+    if not label or not label.isascii():  # (str.lower would make the Kelvin sign a "k")
+        return None
+    return LABELS.get(label.strip(_ASCII_BLANKS).lower())
 
 
 def bom(body: bytes) -> str | None:
