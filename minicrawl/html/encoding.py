@@ -26,7 +26,9 @@ Labels are the Encoding Standard's, not Python's: ``iso-8859-1``, ``latin1`` and
 mean windows-1252, ``gb2312`` means GBK, ``x-sjis`` is Shift_JIS, ``iso-2022-kr`` is the
 *replacement* encoding (the whole page decodes to one U+FFFD), and a ``<meta>`` naming UTF-16 in
 bytes it could read means UTF-8. Each encoding's name is the standard's (``shift_jis``,
-``windows-1252``): what a URL's query is then encoded in.
+``windows-1252``): what a URL's query is then encoded in. Its decoders and encoders are the
+standard's too (:mod:`minicrawl.html.whatwg`: Python's codecs where they agree with its indexes,
+mended where they do not; tests/test_encoding_standard.py checks them against those indexes).
 """
 
 from __future__ import annotations
