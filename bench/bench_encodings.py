@@ -22,7 +22,8 @@ Counts, per encoding:
   query encoding (as a link's query: ``?`` then the character) is not the standard's.
 
 Time: the best of 7 decodes of a ~1 MB page of Japanese (EUC-JP, Shift_JIS, ISO-2022-JP),
-Chinese (Big5, GBK, gb18030) and Korean (EUC-KR) text with HTML markup around it.
+Chinese (Big5, GBK, gb18030), Korean (EUC-KR), German (windows-1252) and Russian (windows-1251)
+text with HTML markup around it.
 """
 
 from __future__ import annotations
@@ -141,6 +142,8 @@ SAMPLES = {  # encoding → (Python codec that writes the page, text)
     "gbk": ("gbk", "北京是中华人民共和国的首都，也是全国的政治、文化中心。"),
     "gb18030": ("gb18030", "北京是中华人民共和国的首都，也是全国的政治、文化中心。"),
     "euc-kr": ("euc_kr", "서울은 대한민국의 수도이며 정치, 경제, 문화의 중심지이다."),
+    "windows-1252": ("cp1252", "Unsere Bäckerei wurde 1952 in München gegründet – „frisch“."),
+    "windows-1251": ("cp1251", "Учёные из Новосибирского университета сообщили о создании."),
 }
 
 
