@@ -40,13 +40,25 @@ FFFD = "\ufffd"
 _UNDEFINED = "\ufffe"  # a charmap table's "no character for this byte"
 
 
+# One encoding's entry of whatwg.json: "codec" and "single_byte" / "decode" / "fix" / "careful".
+_Entry = dict[str, dict[str, str] | dict[str, list[str]] | str]
+
+
 @cache
-def _tables() -> dict[str, dict[str, object]]:
-    return json.loads(Path(__file__).with_name("whatwg.json").read_text("utf-8"))  # type: ignore[no-any-return]
+def _tables() -> dict[str, _Entry]:
+    tables: dict[str, _Entry] = json.loads(
+        Path(__file__).with_name("whatwg.json").read_text("utf-8"))
+    return tables
 
 
-def _entry(name: str) -> dict[str, object]:
+def _entry(name: str) -> _Entry:
     return _tables().get("gb18030" if name == "gbk" else name, {})
+
+
+def _strings(name: str, key: str) -> dict[str, str]:
+    found = _entry(name).get(key, {})
+    return {k: v for k, v in found.items() if isinstance(v, str)} \
+        if isinstance(found, dict) else {}
 
 
 # -- single-byte encodings --------------------------------------------------------------------
@@ -55,7 +67,7 @@ def _entry(name: str) -> dict[str, object]:
 def _single_byte_table(name: str, codec: str) -> str:
     """The 256 characters of a single-byte encoding's bytes, as the standard's index has them
     (U+FFFE where it has none): Python's codec's, mended where ``whatwg.json`` says."""
-    own: dict[str, str] = _entry(name).get("single_byte", {})  # type: ignore[assignment]
+    own = _strings(name, "single_byte")
     chars = []
     for byte in range(256):
         if f"{byte:02x}" in own:
@@ -78,8 +90,7 @@ def _single_byte_map(name: str, codec: str) -> object:
 @cache
 def _pointers(name: str) -> dict[bytes, str]:
     """A pointer's bytes → the index's text ("" for none), where the codec reads otherwise."""
-    return {bytes.fromhex(data): text for data, text in
-            _entry(name).get("decode", {}).items()}  # type: ignore[union-attr]
+    return {bytes.fromhex(data): text for data, text in _strings(name, "decode").items()}
 
 
 def _looker(name: str, codec: str) -> Callable[[bytes], str]:
@@ -202,7 +213,7 @@ def _handler_name(name: str, codec: str) -> str:
 
     def handler(error: UnicodeError) -> tuple[str, int]:
         assert isinstance(error, UnicodeDecodeError)
-        return unit(error.object, error.start, look)  # type: ignore[arg-type]
+        return unit(bytes(error.object), error.start, look)
     codecs.register_error(f"minicrawl-whatwg-{name}", handler)
     return f"minicrawl-whatwg-{name}"
 
@@ -211,10 +222,11 @@ def _handler_name(name: str, codec: str) -> str:
 def _fixes(name: str) -> tuple[dict[str, str], str, tuple[bytes, ...]]:
     """(a character the codec decodes wrongly → the standard's text, the characters the codec
     also decodes rightly elsewhere, the bytes it decodes them wrongly from)."""
-    entry = _entry(name)
-    careful: dict[str, list[str]] = entry.get("careful", {})  # type: ignore[assignment]
-    return (dict(entry.get("fix", {})), "".join(careful),  # type: ignore[call-overload]
-            tuple(bytes.fromhex(data) for datas in careful.values() for data in datas))
+    careful = _entry(name).get("careful", {})
+    lists = {c: datas for c, datas in careful.items() if isinstance(datas, list)} \
+        if isinstance(careful, dict) else {}
+    return (_strings(name, "fix"), "".join(lists),
+            tuple(bytes.fromhex(data) for datas in lists.values() for data in datas))
 
 
 def _fast(body: bytes, name: str, codec: str) -> str:
@@ -228,7 +240,11 @@ def _fast(body: bytes, name: str, codec: str) -> str:
     return text
 
 
-_BOUNDARY = re.compile(rb"[\x00-\x2f]")  # no trail byte: a unit never spans one
+# Bytes that are no trail byte: a unit never spans one, and a lead left before one is an error
+# either way, so a page cut before one decodes as its two halves do. (None for gb18030: a
+# digit after "81 30" is read again, which a cut would lose; none of its characters needs this.)
+_BOUNDARIES = {"big5": re.compile(rb"[\x00-\x3f]"), "euc-jp": re.compile(rb"[\x00-\x7f]"),
+               "shift_jis": re.compile(rb"[\x00-\x3f]"), "euc-kr": re.compile(rb"[\x00-\x40]")}
 _PIECE = 512
 
 
@@ -239,7 +255,8 @@ def _careful(body: bytes, name: str, codec: str) -> str:
     text = _fast(body, name, codec)
     if not any(c in text for c in _fixes(name)[1]):
         return text
-    cut = _BOUNDARY.search(body, len(body) // 2) if len(body) > _PIECE else None
+    boundary = _BOUNDARIES.get(name)
+    cut = boundary.search(body, len(body) // 2) if boundary and len(body) > _PIECE else None
     if cut is None or cut.start() == 0:
         return _exact(body, name, codec)
     return _careful(body[:cut.start()], name, codec) + \
