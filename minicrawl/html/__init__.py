@@ -3,6 +3,8 @@
 
 * :mod:`~minicrawl.html.encoding`: which encoding a page is in, decided as a browser decides
   it, and a link's query percent-encoded in it;
+* :mod:`~minicrawl.html.whatwg`: the Encoding Standard's decoders and encoders, Python's codecs
+  mended where they differ from its indexes;
 * :mod:`~minicrawl.html.meta`: what a ``<meta>`` or a header says besides links — a refresh, a
   word to robots;
 * :mod:`~minicrawl.html.walk`: the parse and the walk of a page's elements that can be links;

@@ -26,15 +26,17 @@ Labels are the Encoding Standard's, not Python's: ``iso-8859-1``, ``latin1`` and
 mean windows-1252, ``gb2312`` means GBK, ``x-sjis`` is Shift_JIS, ``iso-2022-kr`` is the
 *replacement* encoding (the whole page decodes to one U+FFFD), and a ``<meta>`` naming UTF-16 in
 bytes it could read means UTF-8. Each encoding's name is the standard's (``shift_jis``,
-``windows-1252``): what a URL's query is then encoded in.
+``windows-1252``): what a URL's query is then encoded in. Its decoders and encoders are the
+standard's too (:mod:`minicrawl.html.whatwg`: Python's codecs where they agree with its indexes,
+mended where they do not; tests/test_encoding_standard.py checks them against those indexes).
 """
 
 from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Callable
-from functools import lru_cache
+
+from minicrawl.html import whatwg
 
 # The Encoding Standard's encodings (https://encoding.spec.whatwg.org/#names-and-labels, as of
 # May 2026): name (lower-cased), the Python codec that decodes it, its labels (the name is one).
@@ -95,7 +97,8 @@ x-user-defined  -
 """
 # (GBK is decoded as gb18030, its superset, as the standard's GBK decoder does; Big5 with the
 # HKSCS extension, Shift_JIS as Microsoft's cp932 and EUC-KR as cp949, which the standard's are.
-# Python's codecs are not the standard's in rare bytes: a lone 80 in gb18030 is U+FFFD, not €.)
+# Each codec is only the fast path: minicrawl/html/whatwg.py mends where it is not the standard's
+# index — a lone 80 in gb18030 is €, EUC-JP's AD A1 is ①, windows-1252's 81 is U+0081.)
 CODECS: dict[str, str] = {}
 LABELS: dict[str, str] = {}  # label → encoding name
 _name = ""
@@ -114,8 +117,11 @@ _ASCII_BLANKS = "\t\n\x0c\r "
 
 
 def lookup(label: str | None) -> str | None:
-    """The encoding a label names (the Encoding Standard's "get an encoding"), or None."""
-    return LABELS.get(label.strip(_ASCII_BLANKS).lower()) if label else None
+    """The encoding a label names (the Encoding Standard's "get an encoding": ASCII blanks
+    trimmed, ASCII case ignored), or None."""
+    if not label or not label.isascii():  # (str.lower would make the Kelvin sign a "k")
+        return None
+    return LABELS.get(label.strip(_ASCII_BLANKS).lower())
 
 
 def bom(body: bytes) -> str | None:
@@ -145,28 +151,21 @@ def charset_param(content_type: str) -> str | None:
 
 def decode(body: bytes, name: str) -> str:
     """``body`` as text in the encoding ``name`` (its byte order mark dropped), as a browser
-    decodes it: each invalid byte sequence becomes U+FFFD, never an error."""
+    decodes it: each invalid byte sequence becomes U+FFFD, never an error. Every legacy
+    encoding is the Encoding Standard's decoder (:mod:`minicrawl.html.whatwg`: Python's codec,
+    mended where it differs from the standard's index)."""
     if (mark := bom(body)) is not None and mark == name:
         body = body[len(next(m for m, n in _BOMS if n == mark)):]
     if name == "replacement":
         return "\ufffd" if body else ""
     if name == "x-user-defined":  # bytes 80–FF are U+F780–U+F7FF
         return body.decode("latin-1").translate(_USER_DEFINED)
-    return body.decode(CODECS[name], errors="c1" if name.startswith("windows-") else "replace")
+    if name in ("utf-8", "utf-16be", "utf-16le"):  # Python's are the standard's
+        return body.decode(CODECS[name], errors="replace")
+    return whatwg.decode(body, name, CODECS[name])
 
 
 _USER_DEFINED = {byte: 0xF780 + byte - 0x80 for byte in range(0x80, 0x100)}
-
-
-def _c1(error: UnicodeError) -> tuple[str, int]:
-    """A byte 80–9F that Microsoft's table leaves out is that C1 control in the standard's
-    windows-* encodings (0x9D in windows-1252 is U+009D); any other bad byte is U+FFFD."""
-    assert isinstance(error, UnicodeDecodeError)
-    byte = error.object[error.start]
-    return (chr(byte) if 0x80 <= byte <= 0x9F else "\ufffd"), error.start + 1
-
-
-codecs.register_error("c1", _c1)
 
 
 def declared(charset: str | None, http_equiv: str | None, content: str | None) -> str | None:
@@ -359,76 +358,27 @@ def guess(body: bytes) -> str | None:
 
 # -- a link's query in its page's encoding (minicrawl/core/urls.py asks) ------------------
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_SHIFTS = re.compile("[\x0e\x0f\x1b]")
+_OUTPUT_IS_UTF8 = frozenset({"utf-8", "utf-16be", "utf-16le", "replacement"})
 
 
 def query_encoded(href: str, encoding: str) -> str:
     """``href`` with the non-ASCII characters of its query percent-encoded in the page's
     ``encoding``, as a browser sends them (the URL Standard's "encoding" of a special URL's
-    query; bytes its query set holds escaped, the others as they are: ``{`` stays, and
+    query, with the Encoding Standard's encoder: a character it lacks is "&#N;", escaped; bytes
+    its query set holds escaped, the others as they are: ``{`` stays, and
     :func:`minicrawl.core.urls.canonical` escapes it after the parser); the URL parser does the
-    rest. A URL is never UTF-16: such a page's queries go as UTF-8, as everything else does.
-    Beyond :data:`OWN_BYTES`, Python's encoders still differ from the standard's in rare
-    characters (U+E5E5, or one outside GBK, goes as gb18030 bytes, not "&#N;"; EUC-JP sends JIS
-    X 0212's, Big5 HKSCS's)."""
-    codec = _output_encoding(encoding)
-    if codec == "utf-8":
+    rest. A URL is never UTF-16: such a page's queries go as UTF-8 (the standard's "get an
+    output encoding"), as a page in an unknown encoding's do."""
+    name = lookup(encoding)
+    if name is None or name in _OUTPUT_IS_UTF8:
         return href
     start, end = href.find("?"), href.find("#")
     if start < 0 or 0 <= end < start:
         return href  # no query
     end = len(href) if end < 0 else end
-    own = OWN_BYTES.get(lookup(encoding) or "", {})
-    query = _NON_ASCII.sub(lambda m: "".join(
-        chr(b) if 0x20 < b < 0x7F and b not in b"\"#<>'" else f"%{b:02X}"
-        for b in _encoded(m[0], codec, own)), href[start:end])
-    return href[:start] + query + href[end:]
-
-
-# The standard's encoders where Python's codecs answer otherwise: GBK's € is byte 80 (gb18030's
-# is A2 E3); Shift_JIS has ¥ and ‾ as 5C and 7E, which cp932 lacks.
-OWN_BYTES = {"gbk": {"€": b"\x80"}, "shift_jis": {"¥": b"\\", "‾": b"~"}}
-
-
-def _encoded(text: str, codec: str, own: dict[str, bytes]) -> bytes:
-    """``text`` in ``codec``, but the characters of ``own`` as the standard's encoder has them."""
-    errors = f"minicrawl-url-{codec}"
-    if not own:  # in one call: an iso-2022-jp escape spans the run
-        return text.encode(codec, errors)
-    return b"".join(own.get(c) or c.encode(codec, errors) for c in text)
-
-
-@lru_cache(maxsize=64)
-def _output_encoding(encoding: str) -> str:
-    """The Python codec a link's query is encoded with on a page in ``encoding`` (the Encoding
-    Standard's name or any of its labels, as :func:`lookup` reads them): UTF-8 for UTF-16 and
-    replacement (WHATWG's "get an output encoding"), and for x-user-defined, whose encoder is not
-    here; else the one its decoder uses (its error handler registered as "minicrawl-url-CODEC")."""
-    codec = CODECS.get(lookup(encoding) or "", "-")
-    if codec == "-" or codec.startswith("utf"):
-        return "utf-8"
-    codecs.register_error(f"minicrawl-url-{codec}", _unencodable(codec))
-    return codec
-
-
-def _unencodable(codec: str) -> Callable[[UnicodeError], tuple[bytes, int]]:
-    """The error handler for a link's query in ``codec``: a character it lacks goes as
-    "&#NNNN;", percent-encoded, as browsers send it; but in the standard's windows-* encodings
-    U+0080–U+009F is its own byte where Microsoft's table has a hole (U+0081 is byte 81 in
-    windows-1252: :func:`decode` reads it so), which Python's codec does not know."""
-    holes = {chr(b) for b in range(0x80, 0xA0) if not _decodes(bytes([b]), codec)} \
-        if codec.startswith(("cp12", "cp874")) else set()
-
-    def handler(error: UnicodeError) -> tuple[bytes, int]:
-        assert isinstance(error, UnicodeEncodeError)
-        return b"".join(bytes([ord(c)]) if c in holes else f"%26%23{ord(c)}%3B".encode()
-                        for c in error.object[error.start:error.end]), error.end
-    return handler
-
-
-def _decodes(data: bytes, codec: str) -> bool:
-    try:
-        data.decode(codec)
-        return True
-    except UnicodeDecodeError:
-        return False
+    query = href[start:end]
+    if not _NON_ASCII.search(query) and not (name == "iso-2022-jp" and _SHIFTS.search(query)):
+        return href  # ASCII: the URL parser's (as in UTF-8; ISO-2022-JP refuses SO, SI, ESC)
+    return href[:start] + whatwg.percent_encoded(query, name, CODECS[name]) + href[end:]
