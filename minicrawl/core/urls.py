@@ -38,7 +38,7 @@ def canonical(href: str, base: str | None = None, encoding: str = "utf-8",
     absolute) whose encoding is ``encoding``; or (None, why there is none)."""
     if len(href) > max_length:
         return None, "too long"
-    if not href.isascii():
+    if not href.isascii() or encoding == "iso-2022-jp":  # (its ESC, SO, SI are no bytes of it)
         href = query_encoded(href, encoding)
     try:
         url = ada_url.join_url(base, href) if base else ada_url.normalize_url(href)

@@ -177,12 +177,10 @@ def test_a_links_query_is_encoded_in_its_pages_encoding(href: str, encoding: str
         "http://h.test" + (expected if expected.startswith("/") else "/d/p.html" + expected)
 
 
-# web-platform-tests' url/resources/percent-encoding.json: a query character in an encoding.
-# One differs: the core hands a link to the page's encoder only when it is not all ASCII (a
-# check on every link), so an ISO-2022-JP page's SO, SI or ESC in a query goes as the URL parser
-# writes it ("%0E"), where the standard's encoder refuses it ("&#65533;"); encoding.query_encoded
-# itself gives the standard's (tests/test_encoding_standard.py).
-PERCENT_EXCEPTIONS = {("\x0eA", "iso-2022-jp")}
+# web-platform-tests' url/resources/percent-encoding.json: a query character in an encoding,
+# every one as the standard says (an ISO-2022-JP page's SO, SI or ESC, though ASCII, goes to its
+# encoder, which refuses it: "&#65533;", not "%0E").
+PERCENT_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def test_query_characters_in_other_encodings_as_web_platform_tests_expect() -> None:
