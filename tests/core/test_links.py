@@ -62,7 +62,10 @@ def test_what_a_browser_has_no_element_for_is_no_link() -> None:
             b'<noscript><a href="/noscript"><iframe src="/noscript-frame"></iframe></noscript>'
             b'<a href="/real">real</a><!--><a href="/after-empty-comment">'
             b'<!-- x --!><a href="/after">after</a></body></html>')
-    assert hrefs_of(page) == ["/real", "/after-empty-comment", "/after"]
+    # A <noscript>'s content is markup for a browser with scripting off, as a crawler is: its
+    # links are links (the head's <a> leaves the head for the body, where a browser puts it)
+    assert hrefs_of(page) == ["/noscript-head", "/noscript", "/noscript-frame", "/real",
+                              "/after-empty-comment", "/after"]
 
 
 def test_svg_and_mathml() -> None:
@@ -113,7 +116,9 @@ def test_the_soonest_refresh_is_followed_the_later_of_equals() -> None:
     assert refresh(header="0; url=h") == ["h"]
     assert refresh("0; url=m", header="0; url=h") == ["m"]  # the header comes first
     assert refresh("5; url=m", header="0; url=h") == ["h"]
-    assert hrefs_of(b'<noscript><meta http-equiv=refresh content="0;url=x"></noscript>') == []
+    # in a <noscript>: a refresh like any for a browser with scripting off (Chromium with
+    # JavaScript off follows it: the link case refresh-in-noscript)
+    assert hrefs_of(b'<noscript><meta http-equiv=refresh content="0;url=x"></noscript>') == ["x"]
 
 
 # --- nofollow, noindex --------------------------------------------------------------------------
