@@ -177,8 +177,22 @@ class Options:
                              "pages, the status by section; then plots, drawn when matplotlib "
                              "is installed (pip install 'minicrawl[plot]')", "Output",
                              metavar="FILE.html")
-    save_pages: str | None = opt(None, "save each fetched body under this directory, mirroring "
-                                 "host/path", "Output", metavar="DIR")
+    mirror: str | None = opt(None, "keep a copy of the site to read offline under DIR: each "
+                             "page and what it needs to be shown (images and srcset, "
+                             "stylesheets and what they @import and url(), scripts, icons, "
+                             "fonts, media: fetched with GET, once each, from the hosts in "
+                             "scope), as DIR/host[:port]/path (/ as index.html, a query in the "
+                             "file name, .html added to a page's name, .css to a stylesheet's); "
+                             "at the end each saved page's and stylesheet's links lead to the "
+                             "local copies (relative paths), the rest to absolute URLs; "
+                             "nothing is written outside DIR, whatever the URLs say",
+                             "Output", metavar="DIR")
+    mirror_external_requisites: bool = opt(False, "with --mirror: also fetch and save what the "
+                                           "pages need from hosts out of scope (a CDN's "
+                                           "stylesheets, fonts, scripts)", "Output")
+    save_pages: str | None = opt(None, "save each page's body under this directory as "
+                                 "--mirror names it, as it came (no requisites, no links "
+                                 "rewritten: --mirror's simpler case)", "Output", metavar="DIR")
     keep_duplicates: bool = opt(False, "treat a page whose body equals an earlier page's as a "
                                 "page of its own (default: record it with duplicate_of, do not "
                                 "follow its links or save it again)", "Output")
@@ -261,6 +275,12 @@ class Options:
         either pays nothing for it."""
         return self.links is not None or self.check_links
 
+    @property
+    def walks_edges(self) -> bool:
+        """The walk finds every link of each page as written (its edges): to record them
+        (:attr:`records_links`), or to know a page's requisites for ``--mirror``."""
+        return self.records_links or self.mirror is not None
+
     def replace(self, **changes: object) -> Options:
         """A copy with some fields changed (validated like a new one)."""
         return dataclasses.replace(self, **changes)
@@ -325,6 +345,16 @@ class Options:
             other = "--state" if self.state is not None else "--redis"
             raise ValueError(f"--check-links does not work with {other} yet: its ToDo would not "
                              "keep which URLs are only to be checked")
+        if self.mirror is not None and self.save_pages is not None:
+            raise ValueError("--save-pages is --mirror's simpler case (the pages alone, as they "
+                             "came): give one of them")
+        if self.mirror is not None and (self.state is not None or self.redis is not None):
+            other = "--state" if self.state is not None else "--redis"
+            raise ValueError(f"--mirror does not work with {other} yet: its ToDo would not keep "
+                             "which URLs are requisites")
+        if self.mirror_external_requisites and self.mirror is None:
+            raise ValueError("--mirror-external-requisites would do nothing: it widens what "
+                             "--mirror saves: give --mirror DIR too, or leave it out")
         if self.forget_gone and not self.recrawl and self.state is not None:  # (no --state:
             # minicrawl.state says both need it)
             raise ValueError("--forget-gone forgets the pages a --recrawl finds gone: give "
@@ -335,8 +365,8 @@ class Options:
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
-PATH_FIELDS = frozenset({"out", "links", "stats", "trace", "report", "save_pages", "state",
-                         "warc"})
+PATH_FIELDS = frozenset({"out", "links", "stats", "trace", "report", "save_pages", "mirror",
+                         "state", "warc"})
 REDIS_ONLY = ("crawl", "visited_shards", "reclaim_after", "redis_retry")  # nothing without it
 
 

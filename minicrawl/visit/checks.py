@@ -45,9 +45,19 @@ def checks_of(edges: Sequence[LinkEdge], followed: Iterable[str], too_deep: bool
     return [url for url in urls if not excluded(url)]
 
 
-def method_for(item: Item, on_site: bool, heads_failed: set[str]) -> str:
-    """How to ask for the check ``item``: GET on the site, else HEAD unless one failed."""
-    return "GET" if on_site or item.url in heads_failed else "HEAD"
+def requisites_of(edges: Sequence[LinkEdge], wanted: Callable[[str], bool]) -> list[str]:
+    """The URLs of ``edges`` a page (or a stylesheet) needs to be shown — its requisites: images,
+    scripts, stylesheets, icons, fonts, media — each once, in order, that ``wanted`` allows
+    (``--mirror``: the hosts in scope, ``--exclude``), traps left out."""
+    urls = dict.fromkeys(edge.url for edge in edges if edge.url is not None
+                         and edge.kind == REQUISITE and edge.why != TRAP)
+    return [url for url in urls if wanted(url)]
+
+
+def method_for(item: Item, whole: bool, heads_failed: set[str]) -> str:
+    """How to ask for the check ``item``: GET if its body is ``whole``ly wanted (on the site; a
+    mirror's requisite), else HEAD unless one failed."""
+    return "GET" if whole or item.url in heads_failed else "HEAD"
 
 
 def head_failed(method: str, response: Response) -> bool:
