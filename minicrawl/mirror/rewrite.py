@@ -45,7 +45,9 @@ _RAW_TEXT = {b"script", b"style", b"textarea", b"title", b"xmp", b"iframe", b"no
 _MARKUP = re.compile(
     rb"<!--.*?(?:-->|\Z)|<![^>]*>?|<\?[^>]*>?"
     rb"|<([A-Za-z][^\s/>]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>", re.S)
-_ATTR = re.compile(rb"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
+# (an unquoted value runs to a blank or ">", as a browser's tokenizer reads it: "=" and quotes in
+# it are parse errors, kept)
+_ATTR = re.compile(rb"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
 _CSS = re.compile(
     rb"/\*.*?(?:\*/|\Z)"
     rb"|(?<![\w-])(?i:url)\(\s*(?:\"([^\"\\\n]*)\"|'([^'\\\n]*)'|([^\s\"'()\\]*))\s*\)"

@@ -182,9 +182,11 @@ class Mirror(CrawlObserver):
         for saved in self._saved:
             try:
                 body = read_inside(self.root, saved.path)
-                convert = self._converter(saved.path)
-                new = (rewrite_html(body, saved.url, saved.encoding, convert)
-                       if saved.kind == "html" else rewrite_css(body, saved.url, convert))
+                # (a query is in the page's encoding in its attributes; in CSS, UTF-8's)
+                convert, in_css = (self._converter(saved.path, saved.encoding),
+                                   self._converter(saved.path, "utf-8"))
+                new = (rewrite_html(body, saved.url, saved.encoding, convert, in_css)
+                       if saved.kind == "html" else rewrite_css(body, saved.url, in_css))
                 if new != body:
                     write_inside(self.root, saved.path, new)
                     changed += 1
@@ -192,14 +194,15 @@ class Mirror(CrawlObserver):
                 log.warning("%s: links not rewritten in %s: %s", self.flag, saved.path, e)
         return changed
 
-    def _converter(self, source: str) -> Callable[[str, str], str | None]:
-        """How a URL on the file at ``source`` is written: to its copy, else absolute."""
+    def _converter(self, source: str, encoding: str) -> Callable[[str, str], str | None]:
+        """How a URL on the file at ``source`` is written: to its copy, else absolute;
+        ``encoding``: its query's (the page's, as a browser sends it)."""
         file_of = self.claims.file_of
 
         def convert(href: str, base: str) -> str | None:
             if not href or href.startswith("#"):
                 return None  # the file itself: right as it is
-            url, why = canonical(href, base)
+            url, why = canonical(href, base, encoding)
             if url is None:
                 return None  # mailto:, javascript:, data:, malformed: as written
             fragment = "#" + href.partition("#")[2] if "#" in href else ""
