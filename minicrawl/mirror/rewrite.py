@@ -40,6 +40,9 @@ _URL_ATTRS = {
     b"action": {b"form"},
     b"formaction": {b"button", b"input"},
 }
+_URL_TAGS = frozenset().union(*_URL_ATTRS.values(), {b"img", b"source"})  # (srcset's too)
+_STYLE = re.compile(rb"style", re.I).search  # a tag whose attributes may hold a style: read
+_BASE = re.compile(rb"<base[\s/][^>]*>", re.I)
 _RAW_TEXT = {b"script", b"style", b"textarea", b"title", b"xmp", b"iframe", b"noembed",
              b"noframes", b"plaintext"}  # their content is no markup: skipped to their end tag
 _MARKUP = re.compile(
@@ -75,7 +78,9 @@ def rewrite_html(body: bytes, base: str, encoding: str, convert: Convert,
         if m[1] is None:  # a comment, a doctype, a processing instruction
             continue
         tag = m[1].lower()
-        if tag == b"base":  # its URL is no longer needed: every one written is right as it is
+        if tag not in _URL_TAGS and tag != b"base" and not _STYLE(m[2]):
+            pass  # (most tags: no URL in them; their attributes are not read)
+        elif tag == b"base":  # its URL is no longer needed: every one written is right as it is
             for a in _ATTR.finditer(m[2]):
                 if a[1].lower() == b"href" and a.end() > a.start(1) + 4:
                     out += [body[at:m.start(2) + a.start()], b'href=""']
@@ -120,19 +125,20 @@ def rewrite_html(body: bytes, base: str, encoding: str, convert: Convert,
 def _base(body: bytes, url: str, encoding: str) -> str:
     """The URL the page's links are relative to: its first ``<base href>`` (read as a browser
     does, against the page's URL), else the page's."""
-    for m in _MARKUP.finditer(body):
-        if m[1] is not None and m[1].lower() == b"base":
-            for a in _ATTR.finditer(m[2]):
-                value = a[2] if a[2] is not None else a[3] if a[3] is not None else a[4]
-                if a[1].lower() == b"href" and value is not None:
-                    joined = canonical(html.unescape(decode(value, encoding)).strip(), url)[0]
-                    return joined or url
+    for m in _BASE.finditer(body):  # (a "<base" in a comment or a script would be read too)
+        for a in _ATTR.finditer(m[0], 5, len(m[0]) - 1):
+            value = a[2] if a[2] is not None else a[3] if a[3] is not None else a[4]
+            if a[1].lower() == b"href" and value is not None:
+                joined = canonical(html.unescape(decode(value, encoding)).strip(), url)[0]
+                return joined or url
     return url
 
 
 def _value(raw: bytes, encoding: str, change: Callable[[str], str | None]) -> bytes | None:
     """An attribute value's new bytes (entities escaped, in ``encoding``), or None: unchanged."""
-    text = html.unescape(decode(raw, encoding))
+    text = raw.decode("ascii") if raw.isascii() else decode(raw, encoding)
+    if "&" in text:
+        text = html.unescape(text)
     new = change(text.strip())
     if new is None or new == text:
         return None

@@ -198,17 +198,20 @@ class Mirror(CrawlObserver):
         """How a URL on the file at ``source`` is written: to its copy, else absolute;
         ``encoding``: its query's (the page's, as a browser sends it)."""
         file_of = self.claims.file_of
+        done: dict[tuple[str, str], str | None] = {}  # a page repeats its links (an index: 100s)
 
         def convert(href: str, base: str) -> str | None:
             if not href or href.startswith("#"):
                 return None  # the file itself: right as it is
-            url, why = canonical(href, base, encoding)
-            if url is None:
-                return None  # mailto:, javascript:, data:, malformed: as written
-            fragment = "#" + href.partition("#")[2] if "#" in href else ""
-            target = file_of.get(url)
-            if target is None:
-                return url + fragment
-            return href_between(source, target) + fragment
+            if (href, base) in done:
+                return done[href, base]
+            url = canonical(href, base, encoding)[0]
+            new = None  # mailto:, javascript:, data:, malformed: as written
+            if url is not None:
+                fragment = "#" + href.partition("#")[2] if "#" in href else ""
+                target = file_of.get(url)
+                new = (url if target is None else href_between(source, target)) + fragment
+            done[href, base] = new
+            return new
 
         return convert
