@@ -4,6 +4,7 @@ a saved URL leading to an existing file, the bytes changed only where a URL was.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -246,6 +247,25 @@ def test_the_summary_says_files_bytes_and_where(sites, tmp_path) -> None:
     line = next(x for x in done.stdout.splitlines() if x.startswith("Written:"))
     files = len([e for e in manifest(tmp_path / "m") if not e.get("alias")])
     assert re.search(rf"m \(--mirror: {files} files, [0-9.]+ KB\)", line), line
+
+
+def test_the_live_view_says_files_bytes_and_where() -> None:
+    from rich.console import Console
+
+    from minicrawl.watch.progress import Progress
+    from minicrawl.watch.view import render_progress
+
+    numbers = dict(elapsed=1.0, pages=30, todo=5, in_flight=2, workers=4, at_work=2, visited=60,
+                   fill_ratio=None, fp_rate=None, links_new=50, links_dropped=3,
+                   links_out_of_scope=1, errors=0, max_pages=None, checked=12)
+    console = Console(file=io.StringIO(), width=140, color_system=None)
+    console.print(render_progress(Progress(**numbers, saved_files=42, saved_bytes=2_500_000,
+                                           saved_in="site"), pages_per_s=3.0))
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "42 files, 2.5 MB in site" in text and "12 URLs the pages lead to" in text
+    console = Console(file=io.StringIO(), width=140, color_system=None)
+    console.print(render_progress(Progress(**numbers), pages_per_s=3.0))
+    assert " saved " not in console.file.getvalue()  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("args", "says"), [

@@ -13,6 +13,13 @@ A stylesheet on the site, checked, is read (:func:`stylesheet_edges`): what it l
 ``@import``: :mod:`minicrawl.html.css`) are its edges, checks of their own, reported against
 the stylesheet and its line, not against every page that uses it.
 
+With ``--mirror`` a page's *requisites* (:func:`requisites_of`: its edges of kind requisite,
+from the hosts in scope, and what its own CSS loads) are its checks, and a stylesheet's
+``url()``s are too: a requisite is a check — the same ``Item(check=True)`` through the door,
+kept apart in Visited, never crawled, not counted by ``--max-pages`` — that is always asked with
+a GET and whose body is kept, for :mod:`minicrawl.mirror.saver` to write. No second crawler, no
+second queue: only how it is asked and what is kept differ.
+
 A check is asked as :func:`method_for` says: GET on the site (a stylesheet's ``url()``s are
 read; a page's ids answer its ``#fragments``), HEAD off it — its status is all that is wanted —
 unless a HEAD of it failed (:func:`head_failed`: a 4xx or 5xx; some servers refuse HEAD, 405 or

@@ -144,7 +144,8 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
         problems += f"; {p.not_requested:,} not requested (robots.txt, host cap)"
     rows = [
         ("pages done", done),
-        *([("checked", f"{p.checked:,} URLs the pages lead to (--check-links)")]
+        *([("checked", f"{p.checked:,} URLs the pages lead to (--check-links; --mirror's "
+                       "requisites)")]
           if p.checked else []),
         *([("saved", f"{p.saved_files:,} files, {_size(p.saved_bytes)} in {p.saved_in}")]
           if p.saved_in else []),
