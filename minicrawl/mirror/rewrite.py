@@ -42,6 +42,10 @@ _URL_ATTRS = {
 }
 _URL_TAGS = frozenset().union(*_URL_ATTRS.values(), {b"img", b"source"})  # (srcset's too)
 _STYLE = re.compile(rb"style", re.I).search  # a tag whose attributes may hold a style: read
+# What a page's own CSS is in, found fast (the requisites of a page being crawled): a style
+# attribute, a <style> element (in a comment or a script too: a request more, no harm)
+_STYLE_ATTR = re.compile(rb"""\sstyle\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
+_STYLE_ELEMENT = re.compile(rb"<style[^>]*>(.*?)</style", re.I | re.S)
 _BASE = re.compile(rb"<base[\s/][^>]*>", re.I)
 _RAW_TEXT = {b"script", b"style", b"textarea", b"title", b"xmp", b"iframe", b"noembed",
              b"noframes", b"plaintext"}  # their content is no markup: skipped to their end tag
@@ -78,7 +82,7 @@ def rewrite_html(body: bytes, base: str, encoding: str, convert: Convert,
         if m[1] is None:  # a comment, a doctype, a processing instruction
             continue
         tag = m[1].lower()
-        if tag not in _URL_TAGS and tag != b"base" and not _STYLE(m[2]):
+        if tag not in _URL_TAGS and tag != b"base" and not _STYLE(body, m.start(2), m.end(2)):
             pass  # (most tags: no URL in them; their attributes are not read)
         elif tag == b"base":  # its URL is no longer needed: every one written is right as it is
             for a in _ATTR.finditer(m[2]):
@@ -216,14 +220,20 @@ def rewrite_css(body: bytes, base: str, convert: Convert) -> bytes:
     return b"".join(out)
 
 
-def css_urls_in_html(body: bytes, base: str, encoding: str) -> list[str]:
-    """The URLs the CSS of an HTML page loads (its ``style`` attributes and elements: ``url()``,
-    ``@import``), resolved, in order — requisites the page's walk does not list."""
+def css_urls_in_html(body: bytes, base: str) -> list[str]:
+    """The URLs the CSS of an HTML page at ``base`` loads (its ``style`` attributes and
+    elements: ``url()``, ``@import``), resolved, in order — requisites the page's walk does not
+    list. (Its ``<base>`` is not read: the page's walk has its base as ``base``.)"""
     found: list[str] = []
 
     def collect(href: str, base: str) -> None:
         if (url := canonical(href, base)[0]) is not None:
             found.append(url)
 
-    rewrite_html(body, base, encoding, lambda href, base: None, collect)
+    for m in _STYLE_ATTR.finditer(body):
+        value = next(v for v in m.groups() if v is not None)
+        if b"(" in value or b"@" in value:
+            rewrite_css(html.unescape(value.decode("utf-8", "replace")).encode(), base, collect)
+    for m in _STYLE_ELEMENT.finditer(body):
+        rewrite_css(m[1], base, collect)
     return found

@@ -276,7 +276,7 @@ class CrawlHooks:
         elif opts.mirror and self.edges is not None:  # what the page needs, to save it
             page.checks = requisites_of(self.edges, self._mirrored)
         if opts.mirror:  # and what its own CSS loads (a style attribute, a <style>)
-            inline = css_urls_in_html(page.body, base, links.encoding)
+            inline = css_urls_in_html(page.body, base)
             listed = set(page.checks)
             page.checks += [url for url in dict.fromkeys(inline)
                             if url not in listed and self._mirrored(url)]
