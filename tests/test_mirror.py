@@ -229,6 +229,23 @@ def test_a_symlink_in_dir_is_an_error_of_its_own_and_the_crawl_goes_on(sites, tm
     assert (host / "index.html").is_file() and (host / "css" / "base.css").is_file()
 
 
+def test_requisites_come_with_the_last_pages_and_exclude_keeps_one_out(sites, tmp_path) -> None:
+    # --max-depth 0: the seed alone, but with everything it needs (as wget -p); --exclude is the
+    # user's word that a URL is never requested, a requisite too
+    site, _ = sites
+    done = run(tmp_path, site.url("/"), "--mirror", "m", "--max-depth", "0",
+               "--exclude", r"\.woff2$", *FAST)
+    assert done.returncode == 0, done.stderr
+    counts = site.fetch_counts()
+    assert "/fonts/f.woff2" not in counts and "/about" not in counts
+    assert {"/", "/css/main.css?v=3", "/css/base.css", "/css/deep/nested.css", "/js/app.js",
+            "/img/logo.png", "/img/logo-2x.png", "/img/bg.png", "/img/bg2.png", "/img/n.png",
+            "/favicon.ico"} == set(counts)
+    css = (tmp_path / "m" / f"127.0.0.1:{site.port}" / "css" / "main.css?v=3.css").read_text()
+    assert f'url("{site.url("/fonts/f.woff2")}")' in css  # not saved: absolute
+    assert "@import \"base.css\"" in css and "url(../img/bg2.png)" in css
+
+
 def test_a_second_run_into_the_same_dir_keeps_every_name(sites, tmp_path) -> None:
     site, _ = sites
     assert run(tmp_path, site.url("/"), "--mirror", "m", *FAST).returncode == 0
