@@ -62,6 +62,7 @@ def fill(site: LocalSite, cdn: LocalSite) -> None:
             ' alt="logo">'
             '<div style="background: url(\'/img/bg.png\')">styled</div>'
             '<a href="/docs">docs (a directory, redirected)</a>'
+            '<a href="/home">home (redirected to the seed, crawled before)</a>'
             '<a href="/list?page=2&amp;sort=up">list page 2</a>'
             '<a href="/about#team">about</a>'
             '<a href="/caf%C3%A9/na%C3%AFve">non-ASCII</a>'
@@ -70,6 +71,7 @@ def fill(site: LocalSite, cdn: LocalSite) -> None:
             + links,
             HEAD + f'<link rel=stylesheet href="{cdn.url("/cdn.css")}">'),
         "/docs": Resource(b"", 301, {"Location": "/docs/"}),
+        "/home": Resource(b"", 302, {"Location": "/"}),
         "/docs/": html('<h1 class="x">Docs</h1><img id=logo src="../img/logo.png">'
                        '<a href="../">home</a><a href="page.html#s2">page</a>', HEAD),
         "/docs/page.html": html('<h1 class="x" id=s2>Page</h1><img id=logo src="/img/logo.png">'

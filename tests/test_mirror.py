@@ -105,7 +105,7 @@ def test_every_page_and_requisite_once_nothing_outside_dir(sites, tmp_path) -> N
     # each page and requisite was asked for once (a redirect: once, its target once)
     counts = site.fetch_counts()
     assert counts and max(counts.values()) == 1, counts
-    assert len(files) == len(counts) - 1  # all but /docs, the redirect, have a file
+    assert len(files) == len(counts) - 2  # all but /docs and /home, redirects, have a file
     assert cdn.fetch_counts() == {}  # a CDN's stylesheet: not without the flag
     expected = {"index.html", "about.html", "docs/index.html", "docs/page.html",
                 "list?page=2&sort=up.html", "list?page=3&sort=up.html", "café/naïve.html",
@@ -154,6 +154,7 @@ def test_every_link_to_a_saved_url_leads_to_its_file(sites, tmp_path) -> None:
     index = (mirror / f"127.0.0.1:{site.port}" / "index.html").read_text()
     assert f'href="{cdn.url("/cdn.css")}"' in index  # not saved: absolute
     assert 'href="about.html#team"' in index  # the fragment kept
+    assert 'href="index.html">home (redirected' in index  # a redirect to a page crawled before
     assert 'href="https://example.invalid/elsewhere"' in index
     assert "<base" not in index or 'href=""' in index
 

@@ -85,6 +85,7 @@ class Mirror(CrawlObserver):
         self.failed = False  # a copy could not be written (a full disk): told in one line
         self._lock = threading.Lock()  # the manifest's appends, the list of files to rewrite
         self._saved: list[Saved] = []
+        self._redirects: list[tuple[str, str]] = []  # (URL, where it redirects: crawled before)
         self.files = self.bytes = 0  # written by this crawl
         self._load()
         self._manifest = open(self.root / MANIFEST, "a", encoding="utf-8")  # noqa: SIM115
@@ -112,6 +113,12 @@ class Mirror(CrawlObserver):
         if page.duplicate_of is not None:
             if (path := self.claims.file_of.get(page.duplicate_of)) is not None:
                 self._alias([page.url, page.final_url], path)
+            return
+        if page.final_url != page.url and page.status is not None \
+                and 300 <= page.status < 400:  # a redirect to a URL seen before: its chain
+            with self._lock:  # leads to that URL's file, known at the end
+                self._redirects += [(url, page.final_url) for url in
+                                    (page.url, *getattr(page, "requested", ()))]
             return
         if page.saved is not None or page.status != 200 or page.error or self.failed \
                 or page.sitemap or (page.check and not page.body):  # (a HEAD: no body)
@@ -170,11 +177,24 @@ class Mirror(CrawlObserver):
         """With ``--mirror``: rewrite the links of the pages and stylesheets saved (the table
         is complete now); then close the table."""
         try:
+            self._follow_redirects()
             if self.rewrite and not self.failed:
                 rewritten = self.rewrite_links()
                 stats["mirror_rewritten"] = rewritten
         finally:
             self._manifest.close()
+
+    def _follow_redirects(self) -> None:
+        """Each redirect to a URL that has a file leads to that file too (a chain of them: each
+        step; a loop ends)."""
+        file_of = self.claims.file_of
+        for _ in range(10):  # (at most the crawl's redirect hops)
+            found = [(url, file_of[target]) for url, target in self._redirects
+                     if url not in file_of and target in file_of]
+            if not found:
+                return
+            for url, path in found:
+                self._alias([url], path)
 
     def rewrite_links(self) -> int:
         """Rewrite every saved HTML page and stylesheet of this crawl; how many changed."""
