@@ -230,6 +230,18 @@ def test_a_symlink_in_dir_is_an_error_of_its_own_and_the_crawl_goes_on(sites, tm
     assert (host / "index.html").is_file() and (host / "css" / "base.css").is_file()
 
 
+def test_a_symlinked_table_is_refused_in_one_line(sites, tmp_path) -> None:
+    site, _ = sites
+    (tmp_path / "m").mkdir()
+    (tmp_path / "elsewhere.jsonl").write_text("")
+    (tmp_path / "m" / MANIFEST).symlink_to(tmp_path / "elsewhere.jsonl")
+    done = run(tmp_path, site.url("/"), "--mirror", "m", *FAST)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert (tmp_path / "elsewhere.jsonl").read_text() == ""
+    assert site.fetch_counts() == {}
+
+
 def test_requisites_come_with_the_last_pages_and_exclude_keeps_one_out(sites, tmp_path) -> None:
     # --max-depth 0: the seed alone, but with everything it needs (as wget -p); --exclude is the
     # user's word that a URL is never requested, a requisite too

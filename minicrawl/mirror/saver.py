@@ -21,6 +21,7 @@ in one line.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from minicrawl.cli.outpaths import cannot_write
+from minicrawl.cli.outpaths import OutputPathError, cannot_write
 from minicrawl.core.urls import canonical
 from minicrawl.events import CrawlObserver
 from minicrawl.html.encoding import sniff
@@ -79,7 +80,6 @@ class Mirror(CrawlObserver):
                  on_failure: Callable[[], None] | None = None) -> None:
         self.root = Path(root)
         self.flag, self.rewrite, self.stats = flag, rewrite, stats
-        self.root.mkdir(parents=True, exist_ok=True)
         self.claims = Claims()
         self._on_failure = on_failure
         self.failed = False  # a copy could not be written (a full disk): told in one line
@@ -87,13 +87,24 @@ class Mirror(CrawlObserver):
         self._saved: list[Saved] = []
         self._redirects: list[tuple[str, str]] = []  # (URL, where it redirects: crawled before)
         self.files = self.bytes = 0  # written by this crawl
-        self._load()
-        self._manifest = open(self.root / MANIFEST, "a", encoding="utf-8")  # noqa: SIM115
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._load()
+            # (never through a symlink planted in DIR: appending to it would write outside)
+            fd = os.open(self.root / MANIFEST,
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as e:  # one line before the crawl starts (a usage error: exit 2)
+            where = str(self.root / MANIFEST)
+            if e.errno == errno.ELOOP:
+                raise OutputPathError(f"{flag} {where!r}: cannot write: a symlink, never "
+                                      "followed out of the mirror") from None
+            raise OutputPathError(cannot_write(flag, where, e)) from None
+        self._manifest = os.fdopen(fd, "a", encoding="utf-8")
 
     def _load(self) -> None:
         """The table of an earlier crawl into the same folder: its URLs keep their files."""
         try:
-            lines = (self.root / MANIFEST).read_text(encoding="utf-8").splitlines()
+            lines = read_inside(self.root, MANIFEST).decode("utf-8", "replace").splitlines()
         except FileNotFoundError:
             return
         for line in lines:
