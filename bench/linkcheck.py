@@ -21,8 +21,10 @@ Every checker starts at ``/index.html``:
 * minicrawl ``run.py URL --check-links --links FILE --quiet`` at its defaults (0.25 s between
   requests to a host, 2 at a time, robots.txt obeyed: "minicrawl-def") and with politeness off
   (the flags ``bench/run.py`` discovers: ``--ignore-robots --delay 0 --per-host 8``:
-  "minicrawl-off"), and so with ``--retries 0`` ("minicrawl-off-r0": what the two retries of
-  each refused off-site check cost; on the site nothing is retried, a 404 never is).
+  "minicrawl-off"), and so with nothing off the site checked, like for like with LinkChecker
+  (``--exclude`` of every URL not on the site's origin: "minicrawl-off-site"). By name only:
+  "minicrawl-off-r0", politeness off and ``--retries 0`` (what retrying a refused off-site
+  check costs; on the site nothing is retried, a 404 never is).
 
 Each once per repetition, interleaved, timed with ``os.wait4`` and /proc as ``run.py`` does
 (wall, CPU, peak RSS; requests from nginx's log). No request leaves loopback: the checkers'
@@ -93,7 +95,8 @@ DELETED = {
                         "reached by pydoctheme.css's chain of @imports: reported against the "
                         "stylesheet",
 }
-CHECKERS = ("linkchecker", "minicrawl-def", "minicrawl-off", "minicrawl-off-r0")
+CHECKERS = ("linkchecker", "minicrawl-def", "minicrawl-off", "minicrawl-off-site")
+MORE_CHECKERS = ("minicrawl-off-r0",)  # by name only
 MINICRAWL_THREADS = 8  # run.py's default --threads
 
 
@@ -496,6 +499,9 @@ def command(checker: str, url: str, opts: argparse.Namespace, linkchecker: str |
         cmd += run.minicrawl_politeness_args(opts.python, MINICRAWL_THREADS)
     if checker == "minicrawl-off-r0":  # a refused off-site check is not tried again
         cmd += ["--retries", "0"]
+    if checker == "minicrawl-off-site":  # like for like: nothing off the site is checked, as
+        origin = url[: url.index("/", len("http://"))]  # LinkChecker checks no external URL
+        cmd += ["--exclude", f"^[a-z]+://(?!{re.escape(origin.split('://')[1])}/)"]
     return cmd + list(opts.minicrawl_arg)
 
 
@@ -518,7 +524,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     checkers = [c for c in opts.checkers.split(",") if c]
-    if unknown := set(checkers) - set(CHECKERS):
+    if unknown := set(checkers) - set(CHECKERS) - set(MORE_CHECKERS):
         sys.exit(f"unknown checkers: {', '.join(sorted(unknown))}")
     linkchecker = ensure_linkchecker(opts.cache_dir) if "linkchecker" in checkers else None
     run.compile_sources(run.REPO)

@@ -193,6 +193,7 @@ class Crawler:
                                           self.shared.redis if self.shared else None)
         self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>
         self._heads_failed: set[str] = set()  # --check-links: URLs to GET, their HEAD failed
+        self._pages_full = threading.Event()  # --check-links: --max-pages reached, checks go on
         # The copies kept (--mirror; --save-pages, its simpler case): minicrawl/mirror/saver.py
         self.saver = (Mirror(opts.mirror, "--mirror", True, self.stats, self.stop)
                       if opts.mirror else
@@ -334,7 +335,8 @@ class Crawler:
         hooks = CrawlHooks(Parts(
             self.options, self.todo, self.door, self.resolver, self.politeness, self.chains,
             self.state, self.stats, self.events, self.duplicates, self.page_count,
-            self._lastmod, self._fail, self._heads_failed, self.scope), n, fetcher)
+            self._lastmod, self._fail, self._heads_failed, self.scope, self._pages_full), n,
+            fetcher)
         self._hooks.append(hooks)
         return Trip(self.door, hooks.fetcher, None, hooks, self._parsing)
 
@@ -356,7 +358,9 @@ class Crawler:
     def summary(self) -> StatsSnapshot:
         """The stats: counters, timing, Visited's fill and false-positive rates, ToDo left (in
         memory and on disk, and the disk it took)."""
-        return self.stats.snapshot(todo_left=len(self.todo), **self.todo.figures(),
+        # (pages dropped from ToDo at the page cap while checks went on were left in it)
+        left = len(self.todo) + self.stats["todo_pages_dropped"]
+        return self.stats.snapshot(todo_left=left, **self.todo.figures(),
                                    **describe(self.visited))
 
     def _observers(self) -> list[CrawlObserver]:

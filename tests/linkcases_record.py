@@ -9,15 +9,18 @@ With case names, only those cases are loaded and their truth replaced (new cases
 others' truth is kept as recorded, which needs the same Chromium (else it stops, saying so).
 
 It serves the cases (tests/linkcases.py's CaseSite) on 127.0.0.1, starts chromedriver, and has
-Chromium (headless, scripting on, --lang=en-US: the fallback encoding is windows-1252) load each
-case page in turn. A script Chromium runs in every new document (DevTools'
-Page.addScriptToEvaluateOnNewDocument) reads the parsed DOM at DOMContentLoaded — before a
-refresh can replace the page — and sends it back with a keepalive fetch: the document's
+Chromium (headless, --lang=en-US: the fallback encoding is windows-1252) load each case page in
+turn with **JavaScript off** (the content setting a user turns off): a crawler runs no script,
+so it is the user agent the HTML standard describes with scripting disabled — a
+``<noscript>``'s content is markup, its links and refresh are there. Once the page is parsed,
+DevTools' Runtime.evaluate (which runs while page scripts do not) reads its DOM: the document's
 characterSet, baseURI and contentType, and every element that may be a link with its attribute
 as written and as the browser resolved it (``a.href``, ``area.href``, ``iframe.src``,
 ``frame.src``, ``link.href``; an SVG ``<a>``'s href against ``document.baseURI``), and its rel.
-The site's log adds the navigations the browser made from the page (its Sec-Fetch-Dest header:
-``document`` for a refresh, ``iframe``/``frame`` for frames), waiting 2.5 s for a 1 s refresh.
+A navigation away from the page (a refresh) is logged and answered 204 No Content, so the
+page is still there to be read. The site's log adds the navigations the browser made from the
+page (its Sec-Fetch-Dest header: ``document`` for a refresh, ``iframe``/``frame`` for frames),
+waiting 2.5 s for a 1 s refresh.
 URLs are recorded with the site's origin as ``{{ORIGIN}}``.
 """
 
@@ -30,15 +33,14 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from minicrawl.demo.site import Request, Resource  # noqa: E402
 from tests.linkcases import DATA, ORIGIN, CaseSite, cases  # noqa: E402
 
-READ_DOM = r"""
-addEventListener('DOMContentLoaded', () => {
-  if (window.top !== window || !location.pathname.endsWith('/page.html')) return;
+READ_DOM = r"""(() => {
+  if (!location.pathname.endsWith('/page.html')) return null;
   const HTML = 'http://www.w3.org/1999/xhtml', SVG = 'http://www.w3.org/2000/svg',
         XLINK = 'http://www.w3.org/1999/xlink';
   const out = {url: document.URL, characterSet: document.characterSet,
@@ -63,10 +65,21 @@ addEventListener('DOMContentLoaded', () => {
                       content: el.getAttribute('content')});
     }
   }
-  fetch(location.origin + '/__truth?case=' + encodeURIComponent(location.pathname) + '&dom=' +
-        encodeURIComponent(JSON.stringify(out)), {keepalive: true});
-});
-"""
+  return JSON.stringify(out);
+})()"""
+
+
+class StayingSite(CaseSite):
+    """The case site, but a page's navigation elsewhere (a refresh: Sec-Fetch-Dest document)
+    is answered 204 No Content: the request is logged, and the browser stays on the case page
+    (a 204 ends a navigation where it is), to be read once parsed — no page script can read it
+    at its DOMContentLoaded: JavaScript is off."""
+
+    def resolve(self, request: Request) -> Resource:
+        if request.headers.get("sec-fetch-dest") == "document" and request.path != "/" \
+                and not request.path.endswith("/page.html"):
+            return Resource(b"", 204)
+        return super().resolve(request)
 
 
 def free_port() -> int:
@@ -104,37 +117,51 @@ def main(names: list[str]) -> None:
                 break
             except OSError:
                 time.sleep(0.1)
+        # JavaScript off as a user turns it off (the content setting): the HTML parser's
+        # scripting flag is then off, so a <noscript>'s content is markup — a crawler's view.
+        # DevTools' Runtime.evaluate still runs (READ_DOM); no page script does.
         session = call(base, "POST", "/session", {"capabilities": {"alwaysMatch": {
-            "browserName": "chrome", "goog:chromeOptions": {"args": [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--lang=en-US",
-                "--no-proxy-server", "--disable-features=HttpsUpgrades"]}}}})["sessionId"]
+            "browserName": "chrome", "pageLoadStrategy": "none", "goog:chromeOptions": {
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--lang=en-US",
+                         "--no-proxy-server", "--disable-features=HttpsUpgrades"],
+                "prefs": {"profile.managed_default_content_settings.javascript": 2}}}}}
+                       )["sessionId"]
         s = f"/session/{session}"
-        call(base, "POST", s + "/goog/cdp/execute", {
-            "cmd": "Page.addScriptToEvaluateOnNewDocument", "params": {"source": READ_DOM}})
+
+        def evaluate(expression: str) -> object:
+            return call(base, "POST", s + "/goog/cdp/execute", {
+                "cmd": "Runtime.evaluate",
+                "params": {"expression": expression, "returnByValue": True}})["result"].get(
+                    "value")
+
         recorded = {}
-        with CaseSite() as site:
+        with StayingSite() as site:
             for name, case in cases().items():
                 if names and name not in names:
                     continue
                 start = len(site.requests)
                 call(base, "POST", s + "/url", {"url": site.url(case.path)})
+                deadline = time.monotonic() + 10
+                dom = None
+                while dom is None and time.monotonic() < deadline:
+                    # the case page parsed (its refresh's target is held: still this page)
+                    if evaluate("document.readyState") in ("interactive", "complete"):
+                        text = evaluate(READ_DOM)
+                        dom = json.loads(text) if isinstance(text, str) else None
+                    if dom is None:
+                        time.sleep(0.05)
                 deadline = time.monotonic() + (2.5 if case.category == "refresh" else 0.7)
                 while time.monotonic() < deadline:
                     time.sleep(0.05)
-                dom, requests = None, []
+                requests = []
                 for request in site.requests[start:]:
                     path = request.path
-                    if path.startswith("/__truth?"):
-                        query = parse_qs(urlsplit(path).query)
-                        if query["case"][0] == case.path:
-                            dom = json.loads(query["dom"][0])
-                    elif path.startswith(f"/c/{name}/") and path != case.path or (
+                    if path.startswith(f"/c/{name}/") and path != case.path or (
                             path == case.path and request is not site.requests[start]):
                         dest = request.headers.get("sec-fetch-dest", "")
                         requests.append([dest, ORIGIN + path])
-                if dom is None:  # no DOMContentLoaded script ran (an image): no links
-                    dom = {"characterSet": None, "baseURI": None, "contentType": None,
-                           "links": [], "metas": []}
+                if dom is None:
+                    sys.exit(f"{name}: its DOM could not be read")
                 dom.pop("url", None)
                 text = json.dumps(dom).replace(site.origin, ORIGIN)
                 recorded[name] = {**json.loads(text), "requests": sorted(requests)}

@@ -7,6 +7,7 @@ which are broken, with every page linking to each; the servers' logs say what wa
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from minicrawl.demo.site import LocalSite, Request, Resource
+from minicrawl.demo.site import LocalSite, Request, Resource, reset
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--delay", "0", "--retries", "0", "--quiet"]
@@ -249,3 +250,65 @@ def test_a_missing_fragment_is_a_warning_that_fails_only_with_fail_on_warnings(t
         assert all(r["broken"] is False for r in records(links))
         strict = run(site.url("/"), "--check-links", "--fail-on", "warnings", *FAST)
         assert strict.returncode == 1 and "Traceback" not in strict.stderr
+
+
+def test_at_max_pages_the_checks_found_are_still_asked(tmp_path) -> None:
+    """--max-pages caps pages, not checks: once it is reached the pages left in ToDo are not
+    fetched (and said to be left), but every image the fetched pages hold is still checked —
+    a broken one among them too. Before, ToDo stopped with the checks in it: never asked."""
+    with LocalSite() as site:
+        chain = [f"/p{n}" for n in range(8)]
+        for n, path in enumerate(chain):  # each page: the next, and an image of its own
+            following = f'<a href="{chain[n + 1]}">next</a>' if n + 1 < len(chain) else ""
+            site.pages[path] = Resource(f'{following} <img src="/i{n}.png" alt="i{n}">'
+                                        f' <a href="/x{n}">x</a>'.encode())
+            if n != 1:  # /i1.png is missing: broken
+                site.pages[f"/i{n}.png"] = Resource(b"PNG", 200, PNG)
+        for n in range(8):
+            site.pages[f"/x{n}"] = Resource(b"<p>a leaf</p>")
+        links = tmp_path / "links.jsonl"
+        done = run(site.url("/p0"), "--check-links", "--links", str(links), "--max-pages", "3",
+                   "--delay", "0", "--retries", "0", "--threads", "1")
+        got = asked(site)
+        broken = {r["url"].removeprefix(site.origin) for r in records(links) if r["broken"]}
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    pages = {path for method, path in got if not path.endswith(".png")}
+    assert len(pages) == 3 and {"/p0", "/p1"} <= pages  # the cap (breadth first: p0, p1, …)
+    fetched = {p for p in pages if p.startswith("/p")}
+    images = {path for method, path in got if path.endswith(".png")}
+    assert images == {f"/i{p[2:]}.png" for p in fetched}  # each fetched page's, each once
+    assert all(n == 1 for n in got.values())
+    assert broken == {"/i1.png"}
+    assert re.search(r"; \d+ left in ToDo", done.stdout + done.stderr)
+
+
+def test_a_dead_host_costs_a_few_requests_not_three_a_link(tmp_path) -> None:
+    """A host nothing listens on, linked 30 times (robots.txt not read, so nothing learns it
+    first): each of its links is broken, with why, but after the first tries fail in a row (a
+    backoff between them, the host quiet meanwhile) the rest are not asked; before, 30 × 3.
+    A page that resets its connection is no dead host: the site's other pages are crawled."""
+    dead = f"http://127.0.0.1:{closed_port()}"
+    with LocalSite() as site:
+        site.pages["/"] = Resource(" ".join(
+            [f'<a href="{dead}/n{i}">n{i}</a>' for i in range(30)]
+            + [f'<a href="/r{i}">r</a> <a href="/p{i}">p</a>' for i in range(5)]).encode())
+        site.pages.update({f"/r{i}": reset() for i in range(5)})
+        site.pages.update({f"/p{i}": Resource(b"<p>fine</p>") for i in range(5)})
+        links, stats = tmp_path / "links.jsonl", tmp_path / "stats.json"
+        done = run(site.url("/"), "--check-links", "--links", str(links), "--stats", str(stats),
+                   "--ignore-robots", "--delay", "0", "--retries", "2", "--retry-backoff", "0.1",
+                   "--quiet")
+        site_requests, origin = len(site.requests), site.origin
+        rows = {r["url"]: r for r in records(links)}
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    counts = json.loads(stats.read_text())
+    dead_requests = counts["requests"] - site_requests
+    assert 3 <= dead_requests <= 10, dead_requests
+    assert all(rows[f"{dead}/n{i}"]["broken"] for i in range(30))
+    errors = {rows[f"{dead}/n{i}"]["error"] for i in range(30)}
+    assert errors <= {"ConnectionError: [Errno 111] Connection refused (gave up after 3 attempts)",
+                      "host unreachable: ConnectionError: [Errno 111] Connection refused "
+                      "(3 tries in a row)"}, errors
+    assert counts["host_unreachable"] >= 20
+    assert all(rows[f"{origin}/p{i}"]["broken"] is False for i in range(5))
+    assert all(rows[f"{origin}/r{i}"]["broken"] for i in range(5))

@@ -47,7 +47,7 @@ EDGES = [  # (href, tag, attr, line, kind, text, nofollow)
     ("/i.png", "img", "src", 7, "requisite", "Logo", False),
     ("/i1.png", "img", "srcset", 7, "requisite", "Logo", False),
     ("/i2.png", "img", "srcset", 7, "requisite", "Logo", False),
-    # in a <noscript>: not followed, but links of the page (what a reader without scripts sees)
+    # in a <noscript>: links like any (a crawler is a browser with scripting off)
     ("/ns", "a", "href", 8, "page", "ns", False),
     ("/nsi.png", "img", "src", 8, "requisite", "", False),
     ("/svg", "a", "xlink:href", 10, "page", "svg", False),
@@ -93,10 +93,10 @@ def test_the_walk_s_links_are_the_same_with_edges_or_without() -> None:
     plain = extract_links(PAGE, HTML)
     assert (recorded.hrefs, recorded.nofollowed, recorded.base) == \
         (plain.hrefs, plain.nofollowed, plain.base)
-    # Requisites are never links to follow; nothing in <noscript> or <template> is either
-    # (a <noscript>'s are edges all the same)
-    assert plain.hrefs == ["/c", "/a", "/b", "/svg", "/svg2", "/area", "mailto:x@example.org",
-                           "/if", "", "/r"]
+    # Requisites are never links to follow; nothing in a <template> is either; a <noscript>'s
+    # are (scripting off)
+    assert plain.hrefs == ["/c", "/a", "/b", "/ns", "/svg", "/svg2", "/area",
+                           "mailto:x@example.org", "/if", "", "/r"]
 
 
 def test_a_walk_not_asked_for_is_the_plain_one(monkeypatch) -> None:

@@ -60,12 +60,18 @@ CASES = {  # body → (title, description, canonical, lang, words)
     "an SVG's title is a tooltip": (
         b"<body><svg><title>Tip</title><text>drawn</text></svg><title>Page</title></body>",
         ("Page", None, None, None, 1)),
-    "a title in a template or a noscript is none": (
-        b"<head><noscript><title>N</title></noscript></head><body><template><title>T</title>"
-        b"</template>words here</body>", (None, None, None, None, 2)),
-    "a lone title in a noscript is none": (
+    "a title in a template is none": (
+        b"<head></head><body><template><title>T</title></template>words here</body>",
+        (None, None, None, None, 2)),
+    # scripting off (a crawler runs no script): a <noscript>'s content is markup — in the
+    # head, a <title> leaves it for the head ("in head noscript"); in the body, it is the
+    # document's first <title>
+    "a title in a head's noscript is the title": (
         b"<head><noscript><title>N</title></noscript></head><body>x</body>",
-        (None, None, None, None, 1)),
+        ("N", None, None, None, 1)),
+    "a title in a body's noscript is the first title": (
+        b"<head></head><body><noscript><title>N</title></noscript>x<title>B</title></body>",
+        ("N", None, None, None, 1)),
     "a lone title in an SVG is none": (b"<svg><title>Tip</title></svg>y",
                                        (None, None, None, None, 1)),
     "tags in any case": (b"<HTML LANG=nl><HEAD><TITLE>Upper</TITLE></HEAD><BODY>one <SCRIPT>x y"
@@ -98,10 +104,12 @@ CASES = {  # body → (title, description, canonical, lang, words)
     # words: the body's text, hidden elements out, pieces joined as written, split on
     # ASCII whitespace and no-break spaces
     "hidden elements hold no words": (
-        b"<body>one<script>a b</script> two <style>p {}</style><noscript>c d</noscript>"
+        b"<body>one<script>a b</script> two <style>p {}</style>"
         b"<template>e f</template><iframe src=/f>g h</iframe><datalist><option>i j"
         b"</datalist><noembed>k</noembed><noframes>l</noframes><ruby>m<rp>(</rp><rt>n</rt>"
         b"<rp>)</rp></ruby> three</body>", (None, None, None, None, 4)),
+    "a noscript's text is shown (scripting off)": (
+        b"<body><p>one <noscript>two three</noscript></p></body>", (None, None, None, None, 3)),
     "markup adds no space": (b"<p>un<b>fold</b>ed</p><p>a</p><p>b</p>\n<td>c</td><td>d",
                              (None, None, None, None, 2)),
     "a hidden element between two halves of a word": (b"<p>half<script>x</script>way",

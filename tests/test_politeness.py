@@ -14,10 +14,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from minicrawl import Crawler
-from minicrawl.core.interfaces import Response
+from minicrawl.core.interfaces import Item, Response
 from minicrawl.demo.site import LocalSite, Resource, Slow, hang, reset, sequence
 from minicrawl.visit.retry import backoff, is_retryable, retry_after, wait_before_retry
-from minicrawl.visit.robots import robots_token
+from minicrawl.visit.robots import Verdict, robots_token
 
 # Timeouts stay generous (a loaded machine must not turn a good page into a retry); the tests
 # of failing robots.txt lower them.
@@ -268,3 +268,46 @@ def test_robots_and_host_records_are_bounded_and_a_forgotten_origin_is_asked_aga
     finally:
         for site in sites:
             site.stop()
+
+
+def test_a_host_is_unreachable_after_failures_in_a_row_each_asked_after_the_last():
+    """The gate's rule for a host that makes no connection: failures that happened together
+    (asked before the last one was counted) count once; after ``retries`` + 1 counted, its URLs
+    are denied without a request; any answer from it forgets them; a reset is no such failure."""
+    crawler = Crawler(["http://127.0.0.1:1/"], **{**QUICK, "retries": 1, "retry_backoff": 0.01})
+    gate = crawler.politeness
+    item = Item("http://dead.test/a")
+    refused = "ConnectionError: [Errno 111] Connection refused"
+
+    def admitted() -> Verdict:  # GO or DENY, once the host's quiet time is over
+        while (answer := gate.admit(item, None)).verdict is Verdict.WAIT:  # type: ignore[arg-type]
+            time.sleep(max(0.0, answer.not_before - time.monotonic()))
+        return answer.verdict
+
+    def failed(elapsed: float) -> None:
+        assert admitted() is Verdict.GO
+        gate.done(item, 0.0, Response(item.url, None, error=refused, transient=True,
+                                      elapsed=elapsed))
+
+    def denied() -> bool:
+        verdict = admitted()
+        if verdict is Verdict.GO:
+            gate.done(item)
+        return verdict is Verdict.DENY
+
+    crawler.politeness.obey_robots = False
+    failed(0.0)
+    failed(10.0)  # asked 10 s ago: before the first was counted — the same failure
+    assert not denied()
+    gate.done(item, 0.0, Response(item.url, None, error="ConnectionError: [Errno 104] "
+                                  "Connection reset by peer", transient=True))
+    assert not denied()  # a reset neither counts nor forgives
+    failed(0.0)
+    assert denied()
+    assert gate.admit(item, None).reason == (  # type: ignore[arg-type]
+        f"host unreachable: {refused} (2 tries in a row)")
+    gate._unreachable.clear()  # as if forgotten; then one failure, then an answer
+    failed(0.0)
+    gate.done(item, 0.0, Response(item.url, 404))
+    failed(0.0)
+    assert not denied()

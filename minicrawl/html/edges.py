@@ -16,28 +16,25 @@ twice is two edges):
   ``iframe``/``src``, ``frame``/``src``, ``link``/``href`` with rel next, prev, alternate or
   canonical, a refresh (``meta``/``content``; ``header``/``refresh`` for the Refresh header, no
   line): the links the crawl follows, kind ``page``; ``link``/``href`` with a rel of
-  ``HYPERLINK_RELS`` (search, author, index, copyright…): kind ``page`` too, not followed (as a
-  ``<noscript>``'s links: checked with ``--check-links``);
+  ``HYPERLINK_RELS`` (search, author, index, copyright…): kind ``page`` too, not followed
+  (checked with ``--check-links``);
 * ``img``/``src`` and ``srcset`` (an edge per URL of a srcset), ``source``/``src`` and
   ``srcset``, ``script``/``src``, ``link``/``href`` with rel stylesheet, icon, preload, … (see
   ``REQUISITE_RELS``), ``video``/``src`` and ``poster``, ``audio``/``src``, ``track``/``src``,
   ``input``/``src`` (``type=image``), ``object``/``data``, ``embed``/``src``: kind
   ``requisite``.
 
-What is in a ``<template>`` is no link and no requisite here either. What is in a
-``<noscript>`` is inert for the walk (scripting on: its links are not followed) but is an edge:
-a reader without scripts sees it. The text: an ``<a>``'s text, blanks collapsed (if it has none:
-the alt, else the title, of an image in it; else its own ``aria-label`` or ``title``); an image's
+What is in a ``<template>`` is no link and no requisite here either; what is in a ``<noscript>`` is,
+as for the walk (scripting off). The text: an ``<a>``'s text, blanks collapsed (if it has none: the
+alt, else the title, of an image in it; else its own ``aria-label`` or ``title``); an image's
 (``img``, ``area``, ``input``) ``alt``, else its ``title``; another element's ``title``; at most
-``MAX_TEXT`` characters. The line: the source line (of the page as decoded; a lone CR ends a
-line, as in the HTML standard) on which libxml2 ends the element's start tag — for a start tag
-written over several lines, its last — or None where libxml2 does not count lines: past line
-65,534 (it keeps 16 bits of a line number in an HTML tree). A big page (over
-``walk.STREAM_ABOVE``) is read as a tree pruned behind the walk (``walk._pull``), so its lines
-are known too in bounded memory. The page's *anchors* — its elements' ids and its ``<a>``s'
-names, what a link's ``#fragment`` may name — are kept too, for a page read as a tree (a big
-page's are not known).
-"""
+``MAX_TEXT`` characters. The line: the source line (of the page as decoded; a lone CR ends a line,
+as in the HTML standard) on which libxml2 ends the element's start tag — for a start tag written
+over several lines, its last — or None where libxml2 does not count lines: past line 65,534 (it
+keeps 16 bits of a line number in an HTML tree). A big page (over ``walk.STREAM_ABOVE``) is read as
+a tree pruned behind the walk (``walk._pull``), so its lines are known too in bounded memory. The
+page's *anchors* — its elements' ids and its ``<a>``s' names, what a link's ``#fragment`` may name —
+are kept too, for a page read as a tree (a big page's are not known). """
 
 from __future__ import annotations
 
@@ -113,9 +110,7 @@ class EdgeWalk(Walk):
         self.at = attrib
         super().element(tag, attrib, within)  # its link, if it is one: through link()
         where = _where(within) if within else "html"
-        if where is None and _unscripted(within):  # in a <noscript>: what a reader without
-            self.unscripted(tag, attrib)  # scripts follows, a link of the page all the same
-        elif (tag in REQUISITE_TAGS or tag == "link") and where == "html":
+        if (tag in REQUISITE_TAGS or tag == "link") and where == "html":
             self.requisites(tag, attrib)
 
     def start(self, tag: str, attrib: Mapping[str, str] | etree._Element) -> None:
@@ -199,16 +194,6 @@ class EdgeWalk(Walk):
                 self.edges.append(Edge(href, tag, "href", _line(element), "page",
                                        _label(element)))
 
-    def unscripted(self, tag: str, element: etree._Element) -> None:
-        """An element in a ``<noscript>`` (inert for a browser running scripts, as for the
-        walk: its links are not followed), an edge all the same: an ``<a>``, ``<area>`` or
-        ``<iframe>``'s of kind page, a requisite's (a fallback image, a stylesheet)."""
-        attr = "src" if tag == "iframe" else "href"
-        if tag in ("a", "area", "iframe") and (href := element.get(attr)) is not None:
-            self.edges.append(self._page_edge(href, element, attr, element.get("rel")))
-        elif tag in REQUISITE_TAGS or tag == "link":
-            self.requisites(tag, element)
-
     def requisite(self, element: etree._Element, *attrs: str) -> None:
         """An edge of kind requisite for each URL in each of ``element``'s ``attrs``."""
         line, text = _line(element), _label(element)
@@ -232,13 +217,6 @@ class AnchorWalk(EdgeWalk):
 
     def anchors(self) -> frozenset[str] | None:
         return None if self.pulling or self.ids is None else frozenset(self.ids)
-
-
-def _unscripted(within: Sequence[str]) -> bool:
-    """True if an element ``within`` these is in a ``<noscript>`` (in no ``<template>``), in
-    the HTML of the page."""
-    return "noscript" in within and "template" not in within \
-        and _where([tag for tag in within if tag != "noscript"]) == "html"
 
 
 def record_edges(anchors: bool = False) -> None:

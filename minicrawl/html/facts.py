@@ -9,13 +9,13 @@ A crawl that wants them (run.py's, for ``--out``) asks before a page is parsed
 same walk (the same links, nofollow, ``<base>``, refresh, edges); its reader is handed what it
 asks for besides (composed, not mixed in: ``Walk.reader``):
 
-* **title**: the text of the page's first HTML ``<title>`` in tree order — the one in
-  ``<head>``, or a ``<title>`` the page put in its body when none is in its head (the HTML
-  standard's ``document.title``, as browsers show it) — never one in an SVG (a tooltip), a
-  ``<template>`` or (scripting on, as the walk) a ``<noscript>``. Its character references
-  decoded, in the page's encoding (the walk decodes the page as a browser does), ASCII blanks
-  collapsed and trimmed (as ``document.title``), at most ``MAX_FACT`` characters (then "…").
-  None: the page has no ``<title>``; "": an empty one.
+* **title**: the text of the page's first HTML ``<title>`` in tree order — the one in ``<head>``,
+  or a ``<title>`` the page put in its body when none is in its head (the HTML standard's
+  ``document.title``, as browsers show it) — never one in an SVG (a tooltip) or a ``<template>``
+  (one in a ``<noscript>`` is one: scripting off, as the walk). Its character references decoded,
+  in the page's encoding (the walk decodes the page as a browser does), ASCII blanks collapsed and
+  trimmed (as ``document.title``), at most ``MAX_FACT`` characters (then "…"). None: the page has
+  no ``<title>``; "": an empty one.
 * **description**: the ``content`` of the first ``<meta name=description>`` (the name in any
   case), blanks collapsed as the title's, at most ``MAX_FACT`` characters; None without one.
 * **canonical**: the ``href`` of the first ``<link rel=canonical>`` (in the head or the body),
@@ -24,7 +24,7 @@ asks for besides (composed, not mixed in: ``Walk.reader``):
   one ("the language is unknown", says the HTML standard: no other source is asked then).
 * **words**: the words of the page's visible text: the DOM's ``textContent`` of its ``<body>``
   without the elements a browser never shows (``HIDDEN``: ``script``, ``style``,
-  ``template``, ``noscript`` (scripting on), ``title``, ``iframe``'s fallback, ``datalist``,
+  ``template``, ``title``, ``iframe``'s fallback, ``datalist``,
   ``noembed``, ``noframes``, ``rp``) — its pieces of text joined as they stand in the source:
   markup adds no space (``un<b>fold</b>ed`` is one word, and so is ``<td>a</td><td>b</td>``,
   as in ``textContent``: a page written without blanks between its blocks has fewer words
@@ -53,8 +53,8 @@ from minicrawl.html.edges import AnchorWalk, EdgeWalk
 from minicrawl.html.walk import Reader, Walk, _where, last_walk, walk_with
 
 MAX_FACT = 512  # characters of a title or a description kept (then "…")
-HIDDEN = ("script", "style", "template", "noscript", "title", "iframe", "datalist", "noembed",
-          "noframes", "rp")
+HIDDEN = ("script", "style", "template", "title", "iframe", "datalist", "noembed", "noframes",
+          "rp")  # (a <noscript>'s text is shown: scripting off, as the walk reads a page)
 # The hidden elements of a tree (its title among them) are met by the walk's own pass, handed
 # to it with the links' elements: a pass of their own walked the tree again (0.4-0.7 ms on
 # String.html's 4,600 elements), nine tags more in the walk's cost ~20 µs there (a search of

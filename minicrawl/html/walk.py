@@ -5,8 +5,10 @@ by parsing it with lxml and walking the elements that can be links — the detai
 libxml2 (2.14+) reads the bytes as the HTML standard says (comments, ``<script>``,
 ``<textarea>``, ``&copy=`` in an attribute) and builds its tree without the GIL, so one core
 parses while another crawls. :class:`Walk` mends where libxml2's tree is no browser's: nothing in
-a ``<template>`` or (scripting on) a ``<noscript>`` is an element; an ``<a>`` in MathML is no
-link, in SVG it is; a ``<frame>`` outside a ``<frameset>`` is none.
+a ``<template>`` is an element; an ``<a>`` in MathML is no link, in SVG it is; a ``<frame>``
+outside a ``<frameset>`` is none. A crawler runs no script: it reads a page as the HTML standard's
+user agent with scripting disabled does (Chromium with JavaScript off), so a ``<noscript>``'s
+content is markup like any — its links, frames and refresh are there, as libxml2 builds them.
 
 The links: ``<a href>``, ``<area href>``, an SVG ``<a>``'s ``href`` (or ``xlink:href``),
 ``<iframe src>``, ``<frame src>``, ``<link href>`` with rel next, prev, alternate or canonical,
@@ -20,6 +22,7 @@ page); the walk, and so the links, are the same.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
@@ -37,10 +40,10 @@ STREAM_CHUNK = 256 * 1024  # what a streamed page is fed to the parser in
 
 # The elements a link may be, and those that decide whether one is (see _where).
 LINK_TAGS = ("a", "area", "iframe", "frame", "link", "base", "meta")
-CONTEXT_TAGS = frozenset({"template", "noscript", "svg", "math", "foreignobject", "desc", "title",
+CONTEXT_TAGS = frozenset({"template", "svg", "math", "foreignobject", "desc", "title",
                           "mi", "mo", "mn", "ms", "mtext", "frameset", "body"})
-_INERT = ("template", "noscript")  # what is in them is no element of the page, for a browser
-_FOREIGN = ("template", "noscript", "svg", "math")  # none open: every element is an HTML one
+_INERT = ("template",)  # what is in it is no element of the page, for a browser
+_FOREIGN = ("template", "svg", "math")  # none open: every element is an HTML one
 _HTML_IN_SVG = ("foreignobject", "desc", "title")  # the HTML standard's integration points
 _HTML_IN_MATH = ("mi", "mo", "mn", "ms", "mtext")
 
@@ -102,13 +105,16 @@ class Walk:
         """An element whose tag is one of ``tags``, ``within`` the elements it is in (their
         tags, outermost first; () where none of them can matter). ``attrib``: a dict, or the
         element of a tree, whose ``get`` is its attributes'."""
+        if tag == "frame":  # a frame is one only in a frameset the HTML standard keeps
+            if _framed(attrib, within) and (src := attrib.get("src")) is not None:
+                self.link(src)
+            return
         where = _where(within) if within else "html"
         if where == "html":
             if tag == "a" or tag == "area":
                 if (href := attrib.get("href")) is not None:
                     self.link(href, attrib.get("rel"))
-            elif tag == "iframe" or (tag == "frame" and "frameset" in within
-                                     and "body" not in within):  # (else no frame, for a browser)
+            elif tag == "iframe":
                 if (src := attrib.get("src")) is not None:
                     self.link(src)
                 if tag == "iframe" and self.reader is not None:  # (its content: hidden text)
@@ -121,8 +127,10 @@ class Walk:
                 if "canonical" in rels and self.reader is not None:
                     self.reader.noted(tag, attrib, where)
             elif tag == "base":
-                if self.base is None:
-                    self.base = attrib.get("href")
+                if self.base is None and (href := attrib.get("href")) is not None:
+                    # The HTML standard's frozen base URL: a data: or javascript: one is none,
+                    # the document's own URL is the base ("": it, resolved); any other stands
+                    self.base = "" if _scheme(href) in ("data", "javascript") else href
             elif tag == "meta":
                 self.meta(attrib)
             elif self.reader is not None:  # an element the reader asked for
@@ -215,7 +223,7 @@ class Reader:
 
 def _where(within: Sequence[str]) -> str | None:
     """The namespace of an element ``within`` these — "html", "svg" or "math" — or None if it
-    is in a <template> or <noscript>: where the HTML standard's tree builder puts it."""
+    is in a <template>: where the HTML standard's tree builder puts it."""
     namespace = "html"
     for tag in within:
         if tag in _INERT:
@@ -310,6 +318,67 @@ def last_walk() -> Walk | None:
     once: then None)."""
     page, _local.walked = getattr(_local, "walked", None), None
     return page
+
+
+# The start tags after which the HTML standard's "in body" mode sets frameset-ok to "not ok":
+# a <frameset> after any of them (or after text) is ignored, and its frames with it.
+_FRAMESET_NOT_OK = frozenset({"pre", "listing", "li", "dd", "dt", "button", "applet", "marquee",
+                              "object", "table", "area", "br", "embed", "img", "image", "keygen",
+                              "wbr", "hr", "textarea", "xmp", "iframe", "select"})
+_BLANKS = " \t\n\f\r"  # ASCII whitespace: text of only these leaves frameset-ok as it is
+
+
+def _framed(attrib: Mapping[str, str] | etree._Element, within: Sequence[str]) -> bool:
+    """True if a ``<frame>`` ``within`` these is one: in a ``<frameset>`` of the page's HTML.
+    In a frameset the standard ignores every start tag but frameset and frame (a
+    ``<template>``, a ``<body>`` libxml2 puts there: not inert, not there). A frameset libxml2
+    put in the body took the body's place for the standard if nothing before it in the body
+    set frameset-ok to "not ok" (text, an image, a table…: then it was ignored); that is read
+    from the tree (a streamed page's frame there is none)."""
+    if "frameset" not in within:
+        return False
+    before = within[: within.index("frameset")]
+    if "body" not in before:
+        return _where(before) == "html"
+    return isinstance(attrib, etree._Element) and _replaces_body(attrib)
+
+
+def _replaces_body(frame: etree._Element) -> bool:
+    """True if the outermost ``<frameset>`` around ``frame``, in a ``<body>``, comes before
+    anything in the body that sets frameset-ok to "not ok"."""
+    framesets = [e for e in frame.iterancestors("frameset")]
+    bodies = [e for e in frame.iterancestors("body")]
+    if not framesets or not bodies:
+        return False
+    frameset, body = framesets[-1], bodies[-1]
+    around = set(frameset.iterancestors())
+    for element in body.iter():
+        if element is frameset:
+            return True
+        if not isinstance(element.tag, str):
+            continue
+        tag = element.tag.lower()
+        if tag in _FRAMESET_NOT_OK or (tag == "input" and (element.get("type") or "")
+                                       .strip(_BLANKS).lower() != "hidden"):
+            return False
+        if (element.text or "").strip(_BLANKS) or (
+                element not in around and element is not body
+                and (element.tail or "").strip(_BLANKS)):
+            return False
+    return False
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*(?=:)")
+_C0_SPACE = "".join(map(chr, range(0x21)))  # what the URL parser cuts from either end
+_TAB_NEWLINE = str.maketrans("", "", "\t\n\r")  # what it removes anywhere
+
+
+def _scheme(href: str) -> str | None:
+    """The scheme of the URL ``href``, lower-cased, as the URL standard's parser reads it (its
+    leading and trailing C0 controls and spaces cut, tabs and newlines removed); None if it
+    has none (a relative URL)."""
+    found = _SCHEME.match(href.strip(_C0_SPACE).translate(_TAB_NEWLINE))
+    return found.group().lower() if found else None
 
 
 def _pull(data: bytes, page: Walk) -> None:

@@ -7,6 +7,8 @@ too; the WARC writer looks for :data:`NOT_UNDONE` in an error); a redirect's Loc
 browsers read it.
 """
 
+import errno
+import re
 import time
 
 import requests
@@ -85,6 +87,20 @@ def describe(exc: BaseException) -> str:
         exc = inner
     text = redact((str(exc).splitlines() or [type(exc).__name__])[0])
     return f"{kind}: {text[:200]}"
+
+
+# No connection was made: nothing listens (refused), no route, no address for the name (a
+# getaddrinfo error: negative), or no answer to the connect in time.
+_NO_CONNECTION = re.compile(
+    r"^(?:ConnectTimeout:|(?:ConnectionError|ProxyError): \[Errno (?:-\d+|"
+    + "|".join(map(str, (errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH))) + r")\])")
+
+
+def could_not_connect(error: str | None) -> bool:
+    """True if ``error`` (as :func:`describe` wrote it) says no connection to the host (or its
+    proxy) was made — refused, unreachable, a name that does not resolve, a connect time-out —
+    not a connection lost midway (a reset), not an answer."""
+    return error is not None and _NO_CONNECTION.match(error) is not None
 
 
 def transient(error: str | None) -> bool:

@@ -6,6 +6,8 @@
                unchanged and duplicate pages; the page recorded before its new links enter ToDo
 ``robots``     :class:`~minicrawl.visit.robots.RobotsGate`: robots.txt (RFC 9309) and the
                question asked before each request: GO, WAIT or DENY
+``robotstxt``  :func:`~minicrawl.visit.robotstxt.parse_robots`: one robots.txt read as RFC 9309
+               says for our product token (Google's reference tests pass through it)
 ``retry``      which failed fetches deserve another attempt, and how long to wait before it
 ``redirects``  redirect chains: the target through the door like a link, one record per chain
 =============  ===============================================================================

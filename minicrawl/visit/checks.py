@@ -3,8 +3,8 @@ follow, checked once each, never crawled.
 
 A page's *checks* (:func:`checks_of`) are the URLs of its edges (:mod:`minicrawl.records.edges`)
 that the crawl will not fetch as pages: its requisites (images, scripts, stylesheets…, on the
-site or off it), its page links out of scope, past ``--max-depth``, marked nofollow, in a
-``<noscript>`` or a ``<link>`` the crawl does not follow (rel=search, author…) — all but traps
+site or off it), its page links out of scope, past ``--max-depth``, marked nofollow, or a
+``<link>`` the crawl does not follow (rel=search, author…) — all but traps
 and what ``--exclude`` keeps out. The hooks put them on the page (``Page.checks``) and the trip
 offers them at the door with its links, where Visited keeps them apart from the URLs to crawl
 (:mod:`minicrawl.core.door`).

@@ -19,6 +19,7 @@ only uses them. Whatever watches or keeps the crawl hears about it at the points
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -88,6 +89,8 @@ class Parts:
     fail: Callable[[StateError | RedisUnavailable], None]  # the crawl cannot go on: stop it
     heads_failed: set[str]  # --check-links: URLs whose HEAD failed, to GET (visit/checks.py)
     scope: Scope  # the site: a check on it is a GET; --exclude keeps a URL from any request
+    pages_full: threading.Event  # --check-links: --max-pages was reached; ToDo still gives the
+    # checks (no page: not capped), and drops the pages it holds as workers take them
 
 
 class CrawlHooks:
@@ -115,6 +118,11 @@ class CrawlHooks:
         self.anchors = None
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         self.chain = chain = self.crawl.chains.waiting_at(_key(item.url, item.check))
+        if chain is None and not item.check and self.crawl.pages_full.is_set():
+            # --max-pages reached, checks still to do: the page is dropped, as a stopped ToDo
+            # would have kept it (counted as left in ToDo), before any wait for its host's turn
+            self.crawl.stats.add(todo_pages_dropped=1)
+            return None
         if chain is None and item.url in self.crawl.lastmod and not item.check \
                 and (page := self._sitemap_unchanged(item)) is not None:
             return page
@@ -130,6 +138,7 @@ class CrawlHooks:
             self.release()
             if chain is not None:
                 return self._refuse(item, chain, "max_pages reached before redirect target", {})
+            self.crawl.stats.add(todo_pages_dropped=1)  # left in ToDo, as the summary says
             return None
         self.crawl.events.taken(self.n, item)
         if item.check:  # its status is all that is wanted: maybe a HEAD (visit/checks.py)
@@ -168,17 +177,18 @@ class CrawlHooks:
         """Close this worker's connections."""
         self.fetcher.close()
 
-    def release(self, pause: float = 0.0) -> None:
-        """Give back the host's slot the item in hand holds, if it does."""
+    def release(self, pause: float = 0.0, response: Response | None = None) -> None:
+        """Give back the host's slot the item in hand holds, if it does (``response``: what
+        the host answered, or how it could not be reached)."""
         if self.holding is not None:
             item, self.holding = self.holding, None
-            self.crawl.politeness.done(item, pause)
+            self.crawl.politeness.done(item, pause, response)
 
     def after(self, item: Item, response: Response) -> Page | None:
         """The answer: a retry (back to ToDo, later), a redirect chain carried on (its target
         through the door), or the page of the chain's end, noted (what changed, duplicates)."""
         self.crawl.events.fetched(self.n, response)
-        self.release(host_pause(response, self.crawl.options.max_backoff))
+        self.release(host_pause(response, self.crawl.options.max_backoff), response)
         opts, chain = self.crawl.options, self.chain
         assert chain is not None  # before() said Go
         counts = self.counts = {"requests": 1, "bytes": len(response.body)}
@@ -439,7 +449,9 @@ class CrawlHooks:
         if cap is None:
             return True
         grant = self.crawl.page_count.take(cap)
-        if grant is not Grant.GO:
+        if grant is not Grant.GO and self.crawl.options.check_links:
+            self.crawl.pages_full.set()  # the checks found so far are still asked (before())
+        elif grant is not Grant.GO:
             self.crawl.todo.stop()  # the fetches in flight finish; no new one starts
         return grant is not Grant.NONE
 

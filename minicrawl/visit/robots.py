@@ -5,8 +5,10 @@ Three answers (:class:`Answer`): GO (a request slot on the host is taken; call
 back in ToDo, at the head of its host's line, and takes another: no crawl worker sleeps here), or
 DENY with a reason (recorded, never fetched).
 
-* robots.txt (RFC 9309), one per origin, parsed with ``protego`` (Scrapy's parser: wildcards,
-  ``$``, longest match, Allow/Disallow precedence, Crawl-delay, Request-rate). Fetched by the
+* robots.txt (RFC 9309), one per origin, read by :func:`~minicrawl.visit.robotstxt.parse_robots`
+  (the groups and the one for our product token as the RFC says, then ``protego`` for wildcards,
+  ``$``, longest match, Allow/Disallow precedence, Crawl-delay, Request-rate; Google's reference
+  tests pass through it). Fetched by the
   first worker that needs it, over that worker's own connections and on a request slot of the
   host (it is a request to the host too); other URLs of the origin WAIT meanwhile, and their
   host rests a moment (other hosts go on: no lock is held during the fetch). 2xx → parse (first
@@ -26,6 +28,14 @@ DENY with a reason (recorded, never fetched).
   starts when its host is READY. In a shared crawl it is
   :class:`minicrawl.redis.gate.RedisHostGate`, the same promise across processes. Either way a
   slot is held by the ToDo item it is for.
+* a host that cannot be reached (as wget2 blocks one): a request that made no connection —
+  refused, no route, a name that does not resolve, a connect time-out — keeps the whole host
+  quiet for a backoff, and after ``retries`` more such failures in a row, each asked after the
+  one before was counted (requests that failed together count once), the host's URLs are
+  denied as "host unreachable" without a request: one dead host linked from every page costs
+  a few requests, not three for each link (robots.txt, when read, finds most first). Any answer
+  from the host forgets its failures. Kept in this process (a shared crawl's others learn it
+  for themselves).
 """
 
 from __future__ import annotations
@@ -39,16 +49,15 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from protego import Protego
-
 from minicrawl.core.interfaces import Item, Response
 from minicrawl.core.urls import host_of, resolve
-from minicrawl.http.answer import undone
+from minicrawl.http.answer import could_not_connect, undone
 from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
 from minicrawl.origins import origin_of
 from minicrawl.stats import Stats
 from minicrawl.visit.retry import backoff, retry_after
+from minicrawl.visit.robotstxt import RobotsRules, parse_robots
 
 if TYPE_CHECKING:
     from minicrawl.seams import HostPace
@@ -98,7 +107,7 @@ def robots_token(user_agent: str) -> str:
 class _Robots:
     """What we know of one origin's robots.txt."""
 
-    rules: Protego | None = None  # None while known: no rules, everything allowed
+    rules: RobotsRules | None = None  # None while known: no rules, everything allowed
     known: bool = False  # rules usable (fetched, or 4xx: allow all)
     fetching: bool = False  # a worker is fetching it right now
     failures: int = 0  # unreachable answers in a row
@@ -106,6 +115,15 @@ class _Robots:
     retry_at: float = 0.0  # unreachable: when to ask again
     expires_at: float = 0.0  # known: when to fetch it again
     gap: float = 0.0  # seconds between requests the site asks for (Crawl-delay, Request-rate)
+
+
+@dataclass
+class _Unreachable:
+    """A host whose last requests made no connection."""
+
+    failures: int  # in a row, each asked after the one before was counted
+    error: str  # the last one
+    counted_at: float  # when the last was counted (time.monotonic())
 
 
 class RobotsGate:
@@ -126,6 +144,7 @@ class RobotsGate:
         # or asking the pacer, so one slow host never holds up another.
         self._lock = threading.Lock()
         self._robots: OrderedDict[str, _Robots] = OrderedDict()
+        self._unreachable: dict[str, _Unreachable] = {}  # host → its failures (none: reached)
 
     # -- the question --------------------------------------------------------------------------
 
@@ -136,6 +155,11 @@ class RobotsGate:
         url = item.url
         host = host_of(url)
         origin = origin_of(url)
+        if (down := self._unreachable.get(host)) is not None \
+                and down.failures > self.options.retries:  # (a racy read: failures only grow
+            self.pacer.forget(item, host)  # until the host answers, which it cannot now)
+            return Answer(Verdict.DENY, reason=f"host unreachable: {down.error} "
+                          f"({down.failures} tries in a row)", kind="host_unreachable")
         if self.obey_robots:
             rules, answer, claimed = self._robots_state(origin, host, item)
             while claimed:  # this worker fetches it; then the question is asked again
@@ -149,7 +173,7 @@ class RobotsGate:
                 if answer.verdict is Verdict.DENY:  # unreachable: a turn kept meanwhile goes
                     self.pacer.forget(item, host)
                 return answer
-            if rules is not None and not rules.can_fetch(url, self.token):
+            if rules is not None and not rules.can_fetch(url):
                 self.pacer.forget(item, host)
                 return Answer(Verdict.DENY, reason=DISALLOWED, kind="robots_disallowed")
         turn = self.pacer.take_turn(item, host, self.gap(origin),
@@ -160,10 +184,32 @@ class RobotsGate:
             return _HOST_FULL
         return Answer(Verdict.WAIT, time.monotonic() + turn.wait)
 
-    def done(self, item: Item, pause: float = 0.0) -> None:
+    def done(self, item: Item, pause: float = 0.0, response: Response | None = None) -> None:
         """The GO request for ``item`` is over; ``pause`` (a Retry-After) keeps the whole host
-        quiet that long."""
-        self.pacer.release(item, host_of(item.url), self.gap(origin_of(item.url)), pause)
+        quiet that long; its ``response`` says whether the host was reached (module doc)."""
+        host = host_of(item.url)
+        if response is not None:
+            pause = max(pause, self._reached(host, response))
+        self.pacer.release(item, host, self.gap(origin_of(item.url)), pause)
+
+    def _reached(self, host: str, response: Response) -> float:
+        """Note whether ``response`` came from ``host``; the seconds to keep it quiet if not."""
+        if not could_not_connect(response.error):
+            if response.status is not None and host in self._unreachable:
+                with self._lock:
+                    self._unreachable.pop(host, None)
+            return 0.0
+        now = time.monotonic()
+        with self._lock:
+            down = self._unreachable.get(host)
+            if down is None:
+                down = self._unreachable[host] = _Unreachable(1, response.error or "", now)
+            elif now - response.elapsed >= down.counted_at:  # asked after the last one failed
+                down.failures, down.error, down.counted_at = down.failures + 1, \
+                    response.error or "", now
+            failures = down.failures
+        self.stats.add(host_unreachable_answers=1)
+        return backoff(failures - 1, self.options.retry_backoff, self.options.max_backoff)
 
     def host_full(self, url: str) -> bool:
         """True once ``url``'s host is known to have had ``max_pages_per_host`` requests (links
@@ -212,7 +258,7 @@ class RobotsGate:
         return robots
 
     def _robots_state(self, origin: str, host: str,
-                      item: Item) -> tuple[Protego | None, Answer | None, bool]:
+                      item: Item) -> tuple[RobotsRules | None, Answer | None, bool]:
         """(rules, answer, claimed): the origin's rules to match against (None: allow all), or
         an answer without matching (WAIT while it is fetched or failing, DENY once given up),
         or claimed=True: the caller must fetch it now (it holds a request slot on the host)."""
@@ -251,7 +297,7 @@ class RobotsGate:
         outcome. The claim and the slot are always released, or the origin's URLs would wait
         forever."""
         started = time.monotonic()
-        rules: Protego | None = None
+        rules: RobotsRules | None = None
         unreachable: str | None = "robots.txt fetch failed"  # unless it gets further
         response: Response | None = None
         try:
@@ -277,20 +323,20 @@ class RobotsGate:
                 return None
         return None
 
-    def _parse(self, response: Response | None, origin: str) -> Protego | None:
+    def _parse(self, response: Response | None, origin: str) -> RobotsRules | None:
         """The rules of a reachable robots.txt; None (allow all) unless it answered 2xx."""
         if response is None or not 200 <= (response.status or 0) < 300:
             return None
         if not undone(response.headers.get("content-encoding", "")):  # its bytes as they came
             return None  # (br without brotli): no rules to read, as from an empty file
         try:  # a cut body (over 500 KiB) is parsed as far as it goes
-            return Protego.parse(response.body.decode("utf-8", errors="replace"))
+            return parse_robots(response.body, self.token)
         except Exception:  # a parser bug must not take a host down: treat as no rules
             log.warning("could not parse %s/robots.txt; allowing all", origin, exc_info=True)
             self.stats.add(robots_unparsable=1)
             return None
 
-    def _robots_done(self, origin: str, started: float, rules: Protego | None,
+    def _robots_done(self, origin: str, started: float, rules: RobotsRules | None,
                      unreachable: str | None, response: Response | None) -> None:
         now = time.monotonic()
         with self._lock:
@@ -315,12 +361,12 @@ class RobotsGate:
         log.debug("robots.txt for %s in %.2fs: %s, gap %.2fs", origin, now - started,
                   "rules" if rules else "allow all", self.gap(origin))
 
-    def _robots_gap(self, rules: Protego | None) -> float:
+    def _robots_gap(self, rules: RobotsRules | None) -> float:
         """Seconds between requests the site asks of us (Crawl-delay, or Request-rate)."""
         if rules is None:
             return 0.0
-        gap = rules.crawl_delay(self.token) or 0.0
-        rate = rules.request_rate(self.token)
+        gap = rules.crawl_delay or 0.0
+        rate = rules.request_rate
         if rate is not None and rate.requests > 0:
             gap = max(gap, rate.seconds / rate.requests)
         return float(gap)
