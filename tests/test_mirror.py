@@ -259,6 +259,18 @@ def test_requisites_come_with_the_last_pages_and_exclude_keeps_one_out(sites, tm
     assert "@import \"base.css\"" in css and "url(../img/bg2.png)" in css
 
 
+def test_max_pages_keeps_the_requisites_of_the_pages_it_fetched(sites, tmp_path) -> None:
+    site, _ = sites
+    done = run(tmp_path, site.url("/"), "--mirror", "m", "--max-pages", "1", *FAST)
+    assert done.returncode == 0, done.stderr
+    host = tmp_path / "m" / f"127.0.0.1:{site.port}"
+    pages = [p for p in host.rglob("*.html")]
+    assert [p.name for p in pages] == ["index.html"]
+    for name in ("css/main.css?v=3.css", "css/base.css", "css/deep/nested.css", "js/app.js",
+                 "img/logo.png", "img/logo-2x.png", "img/bg.png", "img/n.png", "favicon.ico"):
+        assert (host / name).is_file(), name
+
+
 def test_a_second_run_into_the_same_dir_keeps_every_name(sites, tmp_path) -> None:
     site, _ = sites
     assert run(tmp_path, site.url("/"), "--mirror", "m", *FAST).returncode == 0

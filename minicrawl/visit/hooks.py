@@ -449,8 +449,10 @@ class CrawlHooks:
         if cap is None:
             return True
         grant = self.crawl.page_count.take(cap)
-        if grant is not Grant.GO and self.crawl.options.check_links:
-            self.crawl.pages_full.set()  # the checks found so far are still asked (before())
+        opts = self.crawl.options
+        if grant is not Grant.GO and (opts.check_links or opts.mirror is not None):
+            self.crawl.pages_full.set()  # the checks found so far (a mirror's requisites: what
+            # its pages need to be shown) are still asked (before())
         elif grant is not Grant.GO:
             self.crawl.todo.stop()  # the fetches in flight finish; no new one starts
         return grant is not Grant.NONE
