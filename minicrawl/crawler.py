@@ -52,6 +52,7 @@ from minicrawl.frontier.todo import ToDo
 from minicrawl.frontier.turns import TakingTurns
 from minicrawl.http.credentials import seed_credentials
 from minicrawl.http.fetch import Fetcher, crawl_cookies
+from minicrawl.mirror.saver import Mirror
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
 from minicrawl.records.broken import BrokenLinks
@@ -66,7 +67,6 @@ from minicrawl.seams import HostPace, PageCap, PoliteFrontier, Redirects
 from minicrawl.seeds import NoValidSeeds, SeedFeed, Seeds, seed_arguments
 from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.state.opening import LOCK_NAME
-from minicrawl.state.pages import PageSaver
 from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.hooks import CrawlHooks, Parts
@@ -194,8 +194,11 @@ class Crawler:
         self._lastmod: dict[str, datetime] = {}  # --sitemaps with --recrawl: URL → <lastmod>
         self._heads_failed: set[str] = set()  # --check-links: URLs to GET, their HEAD failed
         self._pages_full = threading.Event()  # --check-links: --max-pages reached, checks go on
-        self.saver = (PageSaver(opts.save_pages, on_failure=self.stop) if opts.save_pages
-                      else None)
+        # The copies kept (--mirror; --save-pages, its simpler case): minicrawl/mirror/saver.py
+        self.saver = (Mirror(opts.mirror, "--mirror", True, self.stats, self.stop)
+                      if opts.mirror else
+                      Mirror(opts.save_pages, "--save-pages", False, self.stats, self.stop)
+                      if opts.save_pages else None)
         self.events = Events()  # the observers are listed when the crawl runs
         self.first_problems = FirstProblems()  # the first pages that went wrong: the summary's
         # When links are recorded: the broken ones, grouped by target, read after the crawl

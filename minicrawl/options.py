@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-import regex
-
 # The bounds the core's command line shares (MAX_THREADS, MAX_SECONDS, MAX_COUNT) and their check
 from minicrawl.checks import (
     MAX_BODY_BYTES,
@@ -177,8 +175,15 @@ class Options:
                              "pages, the status by section; then plots, drawn when matplotlib "
                              "is installed (pip install 'minicrawl[plot]')", "Output",
                              metavar="FILE.html")
-    save_pages: str | None = opt(None, "save each fetched body under this directory, mirroring "
-                                 "host/path", "Output", metavar="DIR")
+    mirror: str | None = opt(None, "keep a copy to read offline under DIR: each page and what "
+                             "it needs (images, srcset, stylesheets and their @import and url(), "
+                             "scripts, icons, fonts, media from the hosts in scope) as "
+                             "DIR/host[:port]/path, links rewritten at the end to the local "
+                             "files; nothing written outside DIR", "Output", metavar="DIR")
+    mirror_external_requisites: bool = opt(False, "with --mirror: what the pages need from "
+                                           "other hosts too (a CDN's)", "Output")
+    save_pages: str | None = opt(None, "save each page's body under DIR as --mirror names it, "
+                                 "as it came (--mirror's simpler case)", "Output", metavar="DIR")
     keep_duplicates: bool = opt(False, "treat a page whose body equals an earlier page's as a "
                                 "page of its own (default: record it with duplicate_of, do not "
                                 "follow its links or save it again)", "Output")
@@ -261,6 +266,11 @@ class Options:
         either pays nothing for it."""
         return self.links is not None or self.check_links
 
+    @property
+    def walks_edges(self) -> bool:
+        """Each page's edges are found: to record its links, or its requisites for --mirror."""
+        return self.records_links or self.mirror is not None
+
     def replace(self, **changes: object) -> Options:
         """A copy with some fields changed (validated like a new one)."""
         return dataclasses.replace(self, **changes)
@@ -285,12 +295,14 @@ class Options:
         if self.visited != "exact":  # the exact set is not sized in advance
             _check_filter_size(self.expected_urls, self.filter_error_rate,
                                local=self.redis is None, given=self.error_rate is not None)
-        # -- scope and limits
+        # -- scope and limits: scope's own checks (imported here: minicrawl.scope reads regexes)
+        from minicrawl.scope import check_domain, check_pattern
+
         for domain in self.allow_domain:
-            _check_domain(domain)
+            check_domain(domain)
         for name in ("include", "exclude"):
             for pattern in getattr(self, name):
-                _check_pattern(name, pattern)
+                check_pattern(name, pattern)
         # -- output and state: an empty path would silently switch the option off
         for name in PATH_FIELDS:
             if getattr(self, name) is not None and not os.fspath(getattr(self, name)):
@@ -318,13 +330,18 @@ class Options:
                 ("max_crawl_delay", self.ignore_robots, "it caps robots.txt's Crawl-delay, "
                  "which --ignore-robots does not read"),
                 ("fail_on", not self.check_links, "it sets the exit status of --check-links: "
-                 "give --check-links too")):
+                 "give --check-links too"), ("mirror_external_requisites", self.mirror is None,
+                                             "it widens what --mirror saves: give --mirror too")):
             if idle and getattr(self, name) != _default(name):
                 raise ValueError(f"{_flag(name)} would do nothing: {why}, or leave it out")
-        if self.check_links and (self.state is not None or self.redis is not None):
-            other = "--state" if self.state is not None else "--redis"
-            raise ValueError(f"--check-links does not work with {other} yet: its ToDo would not "
+        checking = "--check-links" if self.check_links else "--mirror" if self.mirror else None
+        if checking and (self.state is not None or self.redis is not None):  # (requisites are
+            other = "--state" if self.state is not None else "--redis"  # checks: visit/checks.py)
+            raise ValueError(f"{checking} does not work with {other} yet: its ToDo would not "
                              "keep which URLs are only to be checked")
+        if self.mirror is not None and self.save_pages is not None:
+            raise ValueError("--save-pages is --mirror's simpler case (the pages alone, as they "
+                             "came): give one of them")
         if self.forget_gone and not self.recrawl and self.state is not None:  # (no --state:
             # minicrawl.state says both need it)
             raise ValueError("--forget-gone forgets the pages a --recrawl finds gone: give "
@@ -335,8 +352,8 @@ class Options:
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 MAX_REDIS_DB = 2**31 - 1  # Redis's own limit on SELECT; a server has 16 unless configured
 CRAWL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
-PATH_FIELDS = frozenset({"out", "links", "stats", "trace", "report", "save_pages", "state",
-                         "warc"})
+PATH_FIELDS = frozenset({"out", "links", "stats", "trace", "report", "save_pages", "mirror",
+                         "state", "warc"})
 REDIS_ONLY = ("crawl", "visited_shards", "reclaim_after", "redis_retry")  # nothing without it
 
 
@@ -556,37 +573,6 @@ def _client_certificate_problem(certfile: str | None, keyfile: str | None,
                 f"?ssl_keyfile= unless the certificate's file holds it, an encrypted key's "
                 f"passphrase as ssl_password")
     return None
-
-
-def _check_domain(domain: str) -> None:
-    """A host name like ``example.org`` (or ``*.example.org``, the same): a URL, ``host:port``
-    or another wildcard would never match a host."""
-    from minicrawl.scope import allowed_host  # the host the crawl will match (scope's)
-
-    if allowed_host(domain) is None:
-        raise ValueError(_msg("allow_domain", "must be a host name like example.org or "
-                              "*.example.org (no scheme, port, path or other wildcard)", domain))
-
-
-def _check_pattern(name: str, pattern: str | re.Pattern[str]) -> None:
-    """An ``--include`` / ``--exclude`` regex: valid (Python's syntax, matched by the ``regex``
-    module: minicrawl.scope), not empty (an unset shell variable), and for ``--exclude`` not one
-    that matches the empty string, so every URL (``x*``): it would exclude the seeds too."""
-    from minicrawl.scope import compile_pattern
-
-    text = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
-    if not text.strip():
-        raise ValueError(f"{_flag(name)} {text!r} is an empty pattern, which matches every URL "
-                         f"(an unset shell variable?): give a regex or leave {_flag(name)} out")
-    try:
-        re.compile(text)
-        compiled = compile_pattern(pattern)
-    except (re.error, regex.error) as e:
-        raise ValueError(f"{_flag(name)} {shown(text)} is not a valid regular expression: "
-                         f"{e}") from None
-    if name == "exclude" and compiled.search("") is not None:
-        raise ValueError(f"--exclude {shown(text)} matches the empty string, so every URL (the "
-                         "seeds too): give a pattern that needs some text")
 
 
 def option_fields() -> list[dataclasses.Field]:

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 import regex
 
+from minicrawl.checks import shown
 from minicrawl.core.urls import canonicalize, host_of
 
 log = logging.getLogger("minicrawl")
@@ -33,6 +34,35 @@ log = logging.getLogger("minicrawl")
 MATCH_TIMEOUT = 0.25  # seconds one pattern may take on one URL (a sane one takes microseconds)
 SLOW_TIMEOUT = 0.001  # …once it took that long on one: a page of such links costs a second,
 # not minutes (300 links: 1.1 s, at 0.25 s each 75 s that a Ctrl-C waits for: the page in flight)
+
+
+def check_domain(domain: str) -> None:
+    """An ``--allow-domain``: a host name like ``example.org`` (or ``*.example.org``, the same);
+    ValueError for a URL, ``host:port`` or another wildcard, which would never match a host."""
+    if allowed_host(domain) is None:
+        raise ValueError(f"--allow-domain must be a host name like example.org or *.example.org "
+                         f"(no scheme, port, path or other wildcard), got {shown(domain)}")
+
+
+def check_pattern(name: str, pattern: str | re.Pattern[str]) -> None:
+    """An ``--include`` / ``--exclude`` (``name``) regex: valid (Python's syntax, matched by the
+    ``regex`` module), not empty (an unset shell variable), and for ``--exclude`` not one that
+    matches the empty string, so every URL (``x*``): it would exclude the seeds too. ValueError
+    otherwise, naming the option."""
+    flag = "--" + name
+    text = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
+    if not text.strip():
+        raise ValueError(f"{flag} {text!r} is an empty pattern, which matches every URL "
+                         f"(an unset shell variable?): give a regex or leave {flag} out")
+    try:
+        re.compile(text)
+        compiled = compile_pattern(pattern)
+    except (re.error, regex.error) as e:
+        raise ValueError(f"{flag} {shown(text)} is not a valid regular expression: "
+                         f"{e}") from None
+    if name == "exclude" and compiled.search("") is not None:
+        raise ValueError(f"--exclude {shown(text)} matches the empty string, so every URL (the "
+                         "seeds too): give a pattern that needs some text")
 
 
 def allowed_host(domain: str) -> str | None:

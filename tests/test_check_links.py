@@ -185,7 +185,7 @@ def test_a_check_is_saved_only_with_a_body_and_a_big_one_is_no_problem(sites, tm
     run(site.url("/"), "--check-links", "--save-pages", str(saved), "--stats", str(stats),
         "--links", str(links), "--max-bytes", "4096", *FAST)
     files = {str(p.relative_to(saved)) for p in saved.rglob("*") if p.is_file()}
-    mine = f"127.0.0.1_{site.port}"
+    mine = f"127.0.0.1:{site.port}"  # (named as --mirror names them: host:port)
     assert {f"{mine}/s.css", f"{mine}/logo.png", f"{mine}/index.html"} <= files
     assert not any(name.startswith("127.0.0.2") for name in files)  # HEADs: nothing to keep
     assert f"{mine}/huge.png" not in files  # cut short: not a copy

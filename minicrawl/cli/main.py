@@ -218,6 +218,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
 # The outputs the summary says were written, in this order: (flag, the Options field).
 OUTPUTS = (("--out", "out"), ("--links", "links"), ("--stats", "stats"), ("--report", "report"),
            ("--trace", "trace"), ("--warc", "warc"), ("--save-pages", "save_pages"),
+           ("--mirror", "mirror"),
            ("--state", "state"))
 
 

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("minicrawl")
 
 FILE_FLAGS = ("out", "links", "trace", "stats", "report")  # written as one file each
-DIR_FLAGS = ("state", "save_pages")  # directories the crawl creates and fills
+DIR_FLAGS = ("state", "save_pages", "mirror")  # directories the crawl creates and fills
 STDOUT = "-"
 STDOUT_FLAGS = ("out", "links", "trace", "stats")  # may write to standard output
 STDOUT_NAMES = frozenset({STDOUT, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})

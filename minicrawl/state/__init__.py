@@ -5,7 +5,8 @@ journaled in SQLite before it enters ToDo, every page's record is committed with
 of its new links in one transaction, and a checkpoint of the Visited filter is written atomically
 — so ``kill -9`` at any moment loses nothing (the argument is in :mod:`minicrawl.state.store`).
 A recrawl fetches recorded pages with conditional GETs and says what changed
-(:mod:`minicrawl.state.recrawl`); ``--save-pages`` keeps the bodies (:mod:`minicrawl.state.pages`).
+(:mod:`minicrawl.state.recrawl`); ``--save-pages`` and ``--mirror`` keep the bodies
+(:mod:`minicrawl.mirror.saver`).
 
 The one seam where the crawl uses it: :func:`minicrawl.state.store.open_state` gives the crawler
 its ``state`` (a :class:`~minicrawl.state.store.NoState` without ``--state``), which the loop asks

@@ -13,6 +13,13 @@ A stylesheet on the site, checked, is read (:func:`stylesheet_edges`): what it l
 ``@import``: :mod:`minicrawl.html.css`) are its edges, checks of their own, reported against
 the stylesheet and its line, not against every page that uses it.
 
+With ``--mirror`` a page's *requisites* (:func:`requisites_of`: its edges of kind requisite,
+from the hosts in scope, and what its own CSS loads) are its checks, and a stylesheet's
+``url()``s are too: a requisite is a check — the same ``Item(check=True)`` through the door,
+kept apart in Visited, never crawled, not counted by ``--max-pages`` — that is always asked with
+a GET and whose body is kept, for :mod:`minicrawl.mirror.saver` to write. No second crawler, no
+second queue: only how it is asked and what is kept differ.
+
 A check is asked as :func:`method_for` says: GET on the site (a stylesheet's ``url()``s are
 read; a page's ids answer its ``#fragments``), HEAD off it — its status is all that is wanted —
 unless a HEAD of it failed (:func:`head_failed`: a 4xx or 5xx; some servers refuse HEAD, 405 or
@@ -45,9 +52,19 @@ def checks_of(edges: Sequence[LinkEdge], followed: Iterable[str], too_deep: bool
     return [url for url in urls if not excluded(url)]
 
 
-def method_for(item: Item, on_site: bool, heads_failed: set[str]) -> str:
-    """How to ask for the check ``item``: GET on the site, else HEAD unless one failed."""
-    return "GET" if on_site or item.url in heads_failed else "HEAD"
+def requisites_of(edges: Sequence[LinkEdge], wanted: Callable[[str], bool]) -> list[str]:
+    """The URLs of ``edges`` a page (or a stylesheet) needs to be shown — its requisites: images,
+    scripts, stylesheets, icons, fonts, media — each once, in order, that ``wanted`` allows
+    (``--mirror``: the hosts in scope, ``--exclude``), traps left out."""
+    urls = dict.fromkeys(edge.url for edge in edges if edge.url is not None
+                         and edge.kind == REQUISITE and edge.why != TRAP)
+    return [url for url in urls if wanted(url)]
+
+
+def method_for(item: Item, whole: bool, heads_failed: set[str]) -> str:
+    """How to ask for the check ``item``: GET if its body is ``whole``ly wanted (on the site; a
+    mirror's requisite), else HEAD unless one failed."""
+    return "GET" if whole or item.url in heads_failed else "HEAD"
 
 
 def head_failed(method: str, response: Response) -> bool:

@@ -34,6 +34,7 @@ from minicrawl.events import Events, LinkDecisions
 from minicrawl.html.edges import EdgeWalk
 from minicrawl.html.facts import record_facts, recorded_walk
 from minicrawl.http.fetch import Fetcher, error_kind
+from minicrawl.mirror.rewrite import css_urls_in_html
 from minicrawl.page import CrawledPage, Page, now
 from minicrawl.records.edges import LinkEdge, link_edges
 from minicrawl.records.facts import Facts, header_facts
@@ -41,7 +42,13 @@ from minicrawl.seams import Grant
 from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
-from minicrawl.visit.checks import checks_of, head_failed, method_for, stylesheet_edges
+from minicrawl.visit.checks import (
+    checks_of,
+    head_failed,
+    method_for,
+    requisites_of,
+    stylesheet_edges,
+)
 from minicrawl.visit.redirects import Chain, next_hop
 from minicrawl.visit.retry import failure_reason, host_pause, is_retryable, wait_before_retry
 from minicrawl.visit.robots import RobotsGate, Verdict
@@ -137,7 +144,7 @@ class CrawlHooks:
         if item.check:  # its status is all that is wanted: maybe a HEAD (visit/checks.py)
             self.chain = chain or Chain(item, now())
             self.on_site = self.crawl.scope.allows_host(host_of(item.url))
-            self.method = method_for(item, self.on_site, self.crawl.heads_failed)
+            self.method = method_for(item, self._kept_whole(), self.crawl.heads_failed)
             return Go(method=self.method)
         if chain is None:
             # With a state, what was recorded last time: a conditional GET, what changed.
@@ -216,16 +223,19 @@ class CrawlHooks:
             self.crawl.events.gave_up(self.n, chain.item.url, error)
         origin = chain.item
         # A check off the site wanted its status: a GET's body (where HEAD failed) is not kept
-        body = b"" if item.check and not self.on_site else response.body
+        body = b"" if item.check and not self._kept_whole() else response.body
         page = CrawledPage(origin.url, origin.depth, origin.referrer, final_url,
                            status=response.status, headers=response.headers,
                            body=body, elapsed_ms=round(chain.elapsed_ms, 1),
                            fetched_at=chain.fetched_at, error=error, worker=self.n,
                            check=item.check, facts=self._header_facts(response),
                            redirects=chain.redirects, requested=chain.urls)
-        if item.check and self.on_site and (edges := stylesheet_edges(page, self.crawl.resolver)):
+        if item.check and self._kept_whole() \
+                and (edges := stylesheet_edges(page, self.crawl.resolver)):
             self.edges = edges  # what a stylesheet of the site loads: checked, against it
-            page.checks = checks_of(edges, (), False, self.crawl.scope.excludes)
+            page.checks = (checks_of(edges, (), False, self.crawl.scope.excludes)
+                           if self.crawl.options.check_links else
+                           requisites_of(edges, self._mirrored))
         return self._noted(page, chain.prior)
 
     def follows(self, page: Page) -> bool:
@@ -236,7 +246,7 @@ class CrawlHooks:
             return False  # (a URL checked is never crawled)
         opts = self.crawl.options
         # (this thread's next walk: the page's, in the trip's links_of)
-        record_facts(edges=opts.records_links, anchors=opts.check_links)
+        record_facts(edges=opts.walks_edges, anchors=opts.check_links)
         return True
 
     def resolve(self, page: Page, links: Links) -> list[str]:
@@ -256,7 +266,7 @@ class CrawlHooks:
                 canonical = self.crawl.resolver.judge([found.canonical], base,
                                                       links.encoding)[0][0] or found.canonical
             page.facts.read(found, canonical)
-        if opts.records_links and isinstance(walked, EdgeWalk):  # every link, resolved
+        if opts.walks_edges and isinstance(walked, EdgeWalk):  # every link, resolved
             edges = walked.edges
             judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
                                                links.encoding)  # every link, resolved
@@ -273,6 +283,13 @@ class CrawlHooks:
         if opts.check_links and self.edges is not None:
             page.checks = checks_of(self.edges, [u for u, why in candidates.items() if not why],
                                     too_deep, self.crawl.scope.excludes)
+        elif opts.mirror and self.edges is not None:  # what the page needs, to save it
+            page.checks = requisites_of(self.edges, self._mirrored)
+        if opts.mirror:  # and what its own CSS loads (a style attribute, a <style>)
+            inline = css_urls_in_html(page.body, base)
+            listed = set(page.checks)
+            page.checks += [url for url in dict.fromkeys(inline)
+                            if url not in listed and self._mirrored(url)]
         self.decisions = LinkDecisions(
             depth, too_deep, opts.max_depth,
             rejected=rejected, repeats=len(followed) - len(rejected) - len(candidates),
@@ -290,6 +307,20 @@ class CrawlHooks:
             self.crawl.events.page_anchors(page, self.anchors)
         self.crawl.stats.add(self.counts)
         self.crawl.events.page_kept(page, entry.new)
+
+    def _kept_whole(self) -> bool:
+        """The check in hand is asked with a GET and its body kept: on the site (a stylesheet's
+        ``url()``s are read, a page's ids answer its fragments), or a requisite of a mirror
+        from any host if ``--mirror-external-requisites``."""
+        opts = self.crawl.options
+        return self.on_site or (opts.mirror is not None and opts.mirror_external_requisites)
+
+    def _mirrored(self, url: str) -> bool:
+        """``--mirror`` fetches and saves the requisite ``url``: from a host in scope (any, with
+        ``--mirror-external-requisites``), unless ``--exclude`` keeps it out."""
+        scope = self.crawl.scope
+        return not scope.excludes(url) and (self.crawl.options.mirror_external_requisites
+                                            or scope.allows_host(host_of(url)))
 
     def _noted(self, page: Page, prior: Prior | None, failed: bool = True,
                requested: bool = True) -> Page:
@@ -418,8 +449,10 @@ class CrawlHooks:
         if cap is None:
             return True
         grant = self.crawl.page_count.take(cap)
-        if grant is not Grant.GO and self.crawl.options.check_links:
-            self.crawl.pages_full.set()  # the checks found so far are still asked (before())
+        opts = self.crawl.options
+        if grant is not Grant.GO and (opts.check_links or opts.mirror is not None):
+            self.crawl.pages_full.set()  # the checks found so far (a mirror's requisites: what
+            # its pages need to be shown) are still asked (before())
         elif grant is not Grant.GO:
             self.crawl.todo.stop()  # the fetches in flight finish; no new one starts
         return grant is not Grant.NONE

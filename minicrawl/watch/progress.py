@@ -72,6 +72,9 @@ class Progress:
     not_requested: int = 0
     per_run: bool = False  # max_pages is this run's (a crawl kept in --state goes on later)
     checked: int = 0  # --check-links: URLs checked, not crawled (no pages: not capped)
+    saved_files: int = 0  # --mirror, --save-pages: files written so far, their bytes, where
+    saved_bytes: int = 0
+    saved_in: str | None = None
 
     @property
     def pages_per_s(self) -> float:
@@ -113,6 +116,9 @@ def read_progress(crawler: Watched,
         not_requested=counts.get("robots_disallowed", 0) + counts.get("host_full", 0),
         per_run=crawler.options.state is not None,
         checked=counts.get("checked", 0),
+        saved_files=counts.get("mirror_files", 0),
+        saved_bytes=counts.get("mirror_bytes", 0),
+        saved_in=crawler.options.mirror or crawler.options.save_pages,
         **todo_figures(todo),
     )
 

@@ -176,12 +176,23 @@ def short_summary(stats: StatsSnapshot, first: Sequence[Problem], written: Seque
         lines.append(f"  … and {more:,} more: " + (
             f"{out.path} (--out) has every page, with its referrer" if out else
             "--out FILE writes every page, with its referrer"))
-    files = ", ".join(f"{w.path} ({w.flag}{': not written' if w.failed else ''})"
+    files = ", ".join(f"{w.path} ({w.flag}{': not written' if w.failed else _copies(w, stats)})"
                       for w in written)
     every = ("every statistic: --verbose" if any(w.flag == "--stats" for w in written)
              else "every statistic: --verbose, or --stats FILE")
     lines.append(f"Written: {files}; {every}" if files else every[0].upper() + every[1:])
     return "\n".join(lines)
+
+
+def _copies(written: Written, stats: StatsSnapshot) -> str:
+    """What ``--mirror`` or ``--save-pages`` wrote: ": 27 files, 1.2 MB" ("" for another)."""
+    if written.flag not in ("--mirror", "--save-pages"):
+        return ""
+    files, size = _int(stats.get("mirror_files")), _int(stats.get("mirror_bytes"))
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f": {files:,} file{'s' if files != 1 else ''}, {size / scale:,.1f} {unit}"
+    return f": {files:,} file{'s' if files != 1 else ''}, {size:,} B"
 
 
 def _broken_said(broken: Counts, fail_on: str) -> str:

@@ -144,8 +144,11 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
         problems += f"; {p.not_requested:,} not requested (robots.txt, host cap)"
     rows = [
         ("pages done", done),
-        *([("checked", f"{p.checked:,} URLs the pages lead to (--check-links)")]
+        *([("checked", f"{p.checked:,} URLs the pages lead to (--check-links; --mirror's "
+                       "requisites)")]
           if p.checked else []),
+        *([("saved", f"{p.saved_files:,} files, {_size(p.saved_bytes)} in {p.saved_in}")]
+          if p.saved_in else []),
         ("ToDo", f"{p.todo:,} waiting, {p.in_flight:,} in flight"),
         *([] if p.todo_in_memory is None else [
             ("in memory", f"{p.todo_in_memory:,} URLs ≈ {_size(p.todo_memory_bytes or 0)}"),
