@@ -149,6 +149,8 @@ class Scope:
     def excludes(self, url: str) -> bool:
         """True if an ``--exclude`` pattern matches the canonical ``url`` (or took too long): it
         is never requested, not even to be checked."""
+        if not self.exclude:  # (asked of every link: no generator where there is no pattern)
+            return False
         return any(self._search(p, "--exclude", url) is not False for p in self.exclude)
 
     def _search(self, pattern: regex.Pattern[str], flag: str, url: str) -> bool | None:
