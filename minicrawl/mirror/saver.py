@@ -69,6 +69,9 @@ class Saved:
     encoding: str
 
 
+CONVERTED_MAX = 200_000  # links converted kept for the next files (~40 MB at most)
+
+
 class Mirror(CrawlObserver):
     """Writes the copies under ``root``; with ``rewrite`` (``--mirror``), rewrites their links
     at the end. ``flag``: the option that asked for it, as messages name it; ``stats``: the
@@ -86,6 +89,8 @@ class Mirror(CrawlObserver):
         self._lock = threading.Lock()  # the manifest's appends, the list of files to rewrite
         self._saved: list[Saved] = []
         self._redirects: list[tuple[str, str]] = []  # (URL, where it redirects: crawled before)
+        # (href, its base's folder or a query's base, the file's folder, encoding) → as written
+        self._converted: dict[tuple[str, str, str, str], str | None] = {}
         self.files = self.bytes = 0  # written by this crawl
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -229,20 +234,28 @@ class Mirror(CrawlObserver):
         """How a URL on the file at ``source`` is written: to its copy, else absolute;
         ``encoding``: its query's (the page's, as a browser sends it)."""
         file_of = self.claims.file_of
-        done: dict[tuple[str, str], str | None] = {}  # a page repeats its links (an index: 100s)
+        # A link is written the same way on every file of a folder whose base URL is in one
+        # folder (a site's sidebar, on each of its pages: most of its links), unless it is
+        # only a query (it names the base's own file): converted once for them all. Bounded.
+        done = self._converted
+        folder = source.rpartition("/")[0]
 
         def convert(href: str, base: str) -> str | None:
             if not href or href.startswith("#"):
                 return None  # the file itself: right as it is
-            if (href, base) in done:
-                return done[href, base]
+            key = (href, base if href.startswith("?") else
+                   base.partition("#")[0].partition("?")[0].rpartition("/")[0], folder, encoding)
+            if key in done:
+                return done[key]
             url = canonical(href, base, encoding)[0]
             new = None  # mailto:, javascript:, data:, malformed: as written
             if url is not None:
                 fragment = "#" + href.partition("#")[2] if "#" in href else ""
                 target = file_of.get(url)
                 new = (url if target is None else href_between(source, target)) + fragment
-            done[href, base] = new
+            if len(done) >= CONVERTED_MAX:
+                done.clear()
+            done[key] = new
             return new
 
         return convert
