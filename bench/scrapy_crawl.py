@@ -22,14 +22,13 @@ from scrapy.spiders import CrawlSpider, Rule
 
 
 class SiteSpider(CrawlSpider):
-    """Follows every link to the start URL's host."""
+    """Follows every link to the start URLs' hosts."""
 
     name = "bench"
 
-    def __init__(self, start: str, **kwargs: Any) -> None:
-        host = urlsplit(start).hostname or ""
-        self.start_urls = [start]
-        self.allowed_domains = [host]
+    def __init__(self, start: list[str], **kwargs: Any) -> None:
+        self.start_urls = start
+        self.allowed_domains = sorted({urlsplit(url).hostname or "" for url in start})
         # Set before CrawlSpider.__init__, which compiles the rules. Scope is left to
         # allowed_domains (the offsite filter compares hostnames): LinkExtractor's own
         # allow_domains compares host:port and so drops every link of a site on a port.
@@ -39,12 +38,14 @@ class SiteSpider(CrawlSpider):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("url")
+    ap.add_argument("url", nargs="+", help="start URLs: their hosts are the ones followed")
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--per-domain", type=int, default=0,
+                    help="CONCURRENT_REQUESTS_PER_DOMAIN (default: --concurrency)")
     args = ap.parse_args()
     settings = {
         "CONCURRENT_REQUESTS": args.concurrency,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": args.concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": args.per_domain or args.concurrency,
         "CONCURRENT_REQUESTS_PER_IP": 0,  # 0: the per-domain limit applies
         "DOWNLOAD_DELAY": 0,
         "RANDOMIZE_DOWNLOAD_DELAY": False,
@@ -61,7 +62,7 @@ def main() -> None:
         "USER_AGENT": "scrapy-bench",
     }
     process = CrawlerProcess(settings)
-    process.crawl(SiteSpider, start=args.url)
+    process.crawl(SiteSpider, start=list(args.url))
     process.start()
 
 
