@@ -347,9 +347,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if opts.check_server:
         return check_server(opts)
-    if opts.profile:
+    if opts.profile:  # the same crawl under py-spy, CPU by step (profile_steps.py)
         import profile_steps
-        return profile_steps.manyhosts(opts)
+        conc, per_host = opts.conc.split(",")[0].split(":")
+        return profile_steps.main(["manyhosts", "--threads", conc, "--per-host", per_host,
+                                   "--latency", str(opts.latency)])
     if opts.serve_only:
         with tempfile.TemporaryDirectory(prefix="manyhosts-") as tmp:
             with LateServer(Path(tmp), opts.latency, opts.seed) as srv:
