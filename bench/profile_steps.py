@@ -62,9 +62,36 @@ RULES: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 
+# A sample whose innermost frame is one of these is a thread waiting, not working: py-spy
+# counts a thread blocked in a lock's acquire, a condition or a socket read as active (measured:
+# a third of the samples were workers queueing at the core's one-parser lock, a sixth reading
+# sockets the server had not answered yet), so they are set aside, not charged to a step.
+WAIT_FUNCS = ("Condition.wait", "Event.wait", "Thread.join", "sleep", "SocketIO.readinto",
+              "do_poll", "select", "_wait_for_tstate_lock", "Queue.get", "Semaphore.acquire")
+# ... and a line that takes a lock, or a token from a queue (TokenGate.enter: SimpleQueue.get).
+WAIT_LINE = re.compile(r"^\s*(with\s+[\w.]*(lock|parsing|_lock\w*)\b.*:|.*\.acquire\(|"
+                       r".*\.get\(\)\s*(#.*)?$)", re.I)
+WAITING = "(waiting: locks, sockets, conditions)"
+NO_FRAME = "(no Python frame)"
+
+
+def waiting(leaf: str) -> bool:
+    """Whether the innermost frame ``leaf`` is a blocking wait (see WAIT_FUNCS)."""
+    m = FRAME.match(leaf)
+    if not m:
+        return False
+    if m.group("func").endswith(WAIT_FUNCS):
+        return True
+    return bool(WAIT_LINE.match(linecache.getline(m.group("file"), int(m.group("line")))))
+
+
 def step_of(frames: list[str]) -> tuple[str, str]:
     """(the step, the innermost frame) of one stack given root first, as py-spy writes it."""
-    leaf = frames[-1] if frames else "?"
+    if not frames:  # a sample of the process with no Python frame in it (py-spy's "?")
+        return NO_FRAME, "?"
+    leaf = frames[-1]
+    if waiting(leaf):
+        return WAITING, leaf
     for frame in reversed(frames):
         m = FRAME.match(frame)
         path = m.group("file") if m else frame
@@ -97,6 +124,8 @@ def aggregate(raw: Path) -> tuple[Counter[str], Counter[str]]:
 
 def report(steps: Counter[str], leaves: Counter[str], cpu_s: float | None, pages: int | None
            ) -> str:
+    waits = steps.pop(WAITING, 0)
+    blank = steps.pop(NO_FRAME, 0)
     total = sum(steps.values()) or 1
     per_page = cpu_s is not None and pages
     out = [f"| step | samples | share |{' CPU ms a page |' if per_page else ''}",
@@ -106,31 +135,41 @@ def report(steps: Counter[str], leaves: Counter[str], cpu_s: float | None, pages
         out.append(f"| {step} | {n:,} | {n / total:.1%} |{cell}")
     if per_page:
         out.append(f"| **all** | {total:,} | 100% | {cpu_s / pages * 1000:.3f} |")  # type: ignore[operator]
-    out.append("\ninnermost frames, by samples:\n")
-    for leaf, n in leaves.most_common(25):
+    out.append(f"\nLeft out: {waits:,} samples of threads waiting (lock, socket, condition), "
+               f"{blank:,} with no Python frame.")
+    out.append("\ninnermost frames of the working samples, by samples:\n")
+    working = [(lf, n) for lf, n in leaves.most_common() if lf != "?" and not waiting(lf)]
+    for leaf, n in working[:25]:
         out.append(f"  {n / total:6.1%}  {leaf.replace(str(REPO) + '/', '')}")
     return "\n".join(out)
 
 
 def profiled(cmd: list[str], raw: Path, rate: int) -> list[str]:
     pyspy = shutil.which("py-spy") or "py-spy"
+    # Not --nonblocking: without stopping the process half the stacks came back empty or torn.
+    # Stopping it slows the crawl (~1.5-3x the wall) but every thread alike, so shares hold.
     return [pyspy, "record", "-r", str(rate), "-f", "raw", "-o", str(raw), "--subprocesses",
             "--", *cmd]
 
 
 def crawl(cmd: list[str], srv: object, expected: set[str], work: Path, opts: argparse.Namespace,
           label: str) -> int:
-    """Run ``cmd`` under py-spy once, measured as run.py measures; print the step table."""
+    """Run ``cmd`` once as it is and once under py-spy, measured as run.py measures; print the
+    step table: the shares are py-spy's, the CPU a page the unprofiled run's (wait4's CPU of the
+    profiled run is py-spy's too)."""
     raw = Path(opts.out) if opts.out else work / "profile.raw"
-    measured = run.measure(run.Config(label, opts.threads), profiled(cmd, raw, opts.rate), srv,  # type: ignore[arg-type]
-                           None, expected, opts.latency, 0, work, opts.timeout)
-    # wait4's CPU is py-spy's and its child's (reaped by it): py-spy's own share is small
-    # at 200 Hz, and the per-step split uses only the samples' shares.
-    pages = measured.distinct
-    print(f"{label}: {pages:,} pages, wall {measured.wall_s:.2f} s, CPU {measured.cpu_s:.2f} s "
-          f"with py-spy (exit {measured.exit_code}); load {os.getloadavg()[0]:.1f}\n")
+    cfg = run.Config("minicrawl", opts.threads)
+    plain = run.measure(cfg, cmd, srv, None, expected, opts.latency, 0,  # type: ignore[arg-type]
+                        work, opts.timeout)
+    spied = run.measure(cfg, profiled(cmd, raw, opts.rate), srv,  # type: ignore[arg-type]
+                        None, expected, opts.latency, 1, work, opts.timeout)
+    pages = plain.distinct
+    print(f"{label}: {pages:,} pages, wall {plain.wall_s:.2f} s, CPU {plain.cpu_s:.2f} s "
+          f"(user {plain.user_s:.2f}, sys {plain.sys_s:.2f}), peak RSS {plain.peak_rss_mb:.0f} MB;"
+          f" under py-spy: wall {spied.wall_s:.2f} s, {spied.distinct:,} pages; load "
+          f"{os.getloadavg()[0]:.1f}\n")
     steps, leaves = aggregate(raw)
-    print(report(steps, leaves, measured.cpu_s, pages))
+    print(report(steps, leaves, plain.cpu_s, pages))
     return 0
 
 
@@ -151,9 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--out", help="keep py-spy's raw file here")
     ap.add_argument("--raw", help="only aggregate this raw file")
+    ap.add_argument("--cpu", type=float, help="with --raw: the crawl's CPU seconds unprofiled")
+    ap.add_argument("--fetched", type=int, help="with --raw: the pages it fetched")
     opts = ap.parse_args(argv)
     if opts.raw:
-        print(report(*aggregate(Path(opts.raw)), None, None))
+        print(report(*aggregate(Path(opts.raw)), opts.cpu, opts.fetched))
         return 0
     run.compile_sources(REPO)
     with tempfile.TemporaryDirectory(prefix="profile-steps-") as tmp:
