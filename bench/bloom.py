@@ -45,23 +45,31 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 def hostile_sets(n: int) -> dict[str, list[str]]:
     """Three sets of ``n`` distinct URLs each that share almost everything.
 
-    * one char: a long URL with exactly one character changed (position × letter), so any two
-      differ in one or two characters;
+    * one char apart: a 220-character URL whose characters 40, 90, 140 and 190 spell the
+      member's number in base 64 — consecutive members differ in one character, any two in at
+      most four of 220;
     * long prefix: 2,000 common characters, then the member's number in hex;
     * sequential: ``https://shop.example/item?id=N`` for N = 0 … n − 1.
     """
-    length = -(-n // (len(ALPHABET) - 1)) + 1
-    base = "https://example.org/" + "a" * length
-    one_char = []
-    for j in range(n):
-        pos, ch = 20 + j % length, ALPHABET[1 + j // length]  # ALPHABET[0] is the base's own 'a'
-        one_char.append(base[:pos] + ch + base[pos + 1:])
     prefix = "https://cdn.example.net/" + "x/" * 988
     return {
-        "one char apart": one_char,
+        "one char apart": one_char_apart(n),
         "2,000-char common prefix": [f"{prefix}{j:x}" for j in range(n)],
         "sequential numbers": [f"https://shop.example/item?id={j}" for j in range(n)],
     }
+
+
+def one_char_apart(n: int) -> list[str]:
+    """See :func:`hostile_sets` (n ≤ 64**4)."""
+    base = list("https://example.org/" + "a" * 200)
+    out = []
+    for j in range(n):
+        url = base[:]
+        for pos in (40, 90, 140, 190):
+            j, digit = divmod(j, 64)
+            url[pos] = ALPHABET[digit]
+        out.append("".join(url))
+    return out
 
 
 def theory(n: int, m: int, k: int = HASHES) -> float:

@@ -20,10 +20,17 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 
 
 def one_char_apart(n: int) -> list[str]:
-    length = -(-n // (len(ALPHABET) - 1)) + 1
-    base = "https://example.org/" + "a" * length
-    return [base[:20 + j % length] + ALPHABET[1 + j // length] + base[21 + j % length:]
-            for j in range(n)]
+    """A 220-character URL whose characters 40, 90, 140, 190 spell the number in base 64:
+    consecutive members differ in one character."""
+    base = list("https://example.org/" + "a" * 200)
+    out = []
+    for j in range(n):
+        url = base[:]
+        for pos in (40, 90, 140, 190):
+            j, digit = divmod(j, 64)
+            url[pos] = ALPHABET[digit]
+        out.append("".join(url))
+    return out
 
 
 SETS = {
