@@ -149,14 +149,19 @@ def _plan_batch(flat: np.ndarray, n: int, m: int
         s = np.sort(keys)
         dup = s[1:] == s[:-1]
         if dup.any():
-            repeated = np.unique(s[1:][dup])
-            if repeated.size > 64:  # a batch that repeats URLs: the sort by (index, row)
+            repeated = set(s[1:][dup].tolist())
+            if len(repeated) > 64:  # a batch that repeats URLs: the sort by (index, row)
                 earlier = _earlier(flat, n)[1]
             else:
-                for v in repeated.tolist():
-                    pos = np.flatnonzero(keys == v)
-                    rows = pos % n
-                    earlier[pos[rows > rows.min()]] = True
+                # A repeated index has 2 or 3 entries: their rows are compared in Python, where
+                # five NumPy calls on 2-element arrays cost ~5 µs an index (~7 of them in a batch
+                # of 1,000 new URLs: the plan 161 µs against 196, issue 49).
+                for v in repeated:
+                    pos = np.flatnonzero(keys == v).tolist()
+                    first = min(p % n for p in pos)
+                    for p in pos:
+                        if p % n > first:
+                            earlier[p] = True
     else:
         s, earlier = _earlier(flat, n)
     return (earlier, *_bytes_and_masks(s))
