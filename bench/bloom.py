@@ -38,8 +38,7 @@ from minicrawl.cli.bloom import synthetic_urls  # noqa: E402
 from minicrawl.core.visited import HASHES  # noqa: E402
 from minicrawl.visited import BloomFilter  # noqa: E402
 from minicrawl.visited.batch import digests  # noqa: E402
-
-ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+from tests.test_bloom_hostile import one_char_apart  # noqa: E402 (the test's set, the same)
 
 
 def hostile_sets(n: int) -> dict[str, list[str]]:
@@ -57,19 +56,6 @@ def hostile_sets(n: int) -> dict[str, list[str]]:
         "2,000-char common prefix": [f"{prefix}{j:x}" for j in range(n)],
         "sequential numbers": [f"https://shop.example/item?id={j}" for j in range(n)],
     }
-
-
-def one_char_apart(n: int) -> list[str]:
-    """See :func:`hostile_sets` (n ≤ 64**4)."""
-    base = list("https://example.org/" + "a" * 200)
-    out = []
-    for j in range(n):
-        url = base[:]
-        for pos in (40, 90, 140, 190):
-            j, digit = divmod(j, 64)
-            url[pos] = ALPHABET[digit]
-        out.append("".join(url))
-    return out
 
 
 def theory(n: int, m: int, k: int = HASHES) -> float:
