@@ -44,8 +44,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from minicrawl.core.links import is_html  # the core's rule of what is HTML
 from minicrawl.frontier.scratch import ScratchDB, scratch_directory
-from minicrawl.html.mime import is_html
 from minicrawl.options import Options
 from minicrawl.state.recrawl import UNCHANGED, Prior, body_md5
 

@@ -36,8 +36,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO
 
 from minicrawl.core.interfaces import Response
+from minicrawl.core.links import is_html  # the core's rule of what is HTML
 from minicrawl.events import CrawlObserver
-from minicrawl.html.mime import is_html
 from minicrawl.http.fetch import Wire
 from minicrawl.options import Options
 from minicrawl.records.warcrecords import Exchange, RecordMaker, record_id, warc_date

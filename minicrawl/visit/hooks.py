@@ -196,10 +196,12 @@ class CrawlHooks:
         if item.check and head_failed(self.method, response):  # a GET, later, in its turn
             self.crawl.heads_failed.add(item.url)  # (method_for: never a HEAD of it again)
             self.crawl.stats.add(counts, check_heads_failed=1)
-            self.crawl.todo.put(item, not_before=time.monotonic())
+            self.crawl.door.back([item])  # (it passed the door: Visited is not asked again)
             return None
         if is_retryable(response):
-            if item.attempt < opts.retries:  # later, from ToDo: this worker goes on meanwhile
+            # Later, from ToDo: this worker goes on meanwhile. Not Door.back: the item passed the
+            # door once, and only run.py's ToDo can hold it until its backoff is over.
+            if item.attempt < opts.retries:
                 wait = wait_before_retry(response, item.attempt, opts.retry_backoff,
                                          opts.max_backoff)
                 counts["retries"] = 1
