@@ -335,8 +335,9 @@ class Options:
             if idle and getattr(self, name) != _default(name):
                 raise ValueError(f"{_flag(name)} would do nothing: {why}, or leave it out")
         checking = "--check-links" if self.check_links else "--mirror" if self.mirror else None
-        if checking and (self.state is not None or self.redis is not None):  # (requisites are
-            other = "--state" if self.state is not None else "--redis"  # checks: visit/checks.py)
+        other = "--redis" if self.redis is not None else "--state" if self.state is not None \
+            and self.check_links else None  # (a mirror's requisites are checks, journaled
+        if checking and other:  # as such: --state keeps them; Redis's ToDo does not)
             raise ValueError(f"{checking} does not work with {other} yet: its ToDo would not "
                              "keep which URLs are only to be checked")
         if self.mirror is not None and self.save_pages is not None:

@@ -4,10 +4,9 @@ Three questions, in this order: may it be crawled at all (the admission rules; a
 asked)? was it ever put in ToDo (Visited's test-and-set, atomic per URL: of two workers offering
 one link, one is told "new")? for the new ones, is the crawl's record written (``keep``: run.py
 journals them)? Then ToDo. A refused URL takes no room in Visited; an item that goes back (to
-wait, be retried, a resumed journal: :meth:`Door.back`) is not asked again. A URL to *check*
-(run.py's ``--check-links``: an image, a link out) is wanted for its answer alone: no rule asks,
-and Visited keeps it apart (``CHECK`` + URL): checked for a nofollow link, it is still crawled
-once for a followed one.
+wait, be retried, a resumed journal: :meth:`Door.back`) is not asked again. A URL to *check* (an
+image, a link out: run.py's) is wanted for its answer alone: no rule asks, and Visited knows it
+by another name (:func:`visited_key`): checked for a nofollow link, it is still crawled once.
 """
 
 from collections.abc import Callable, Sequence
@@ -15,6 +14,11 @@ from collections.abc import Callable, Sequence
 from minicrawl.core.interfaces import Admission, Entry, Frontier, Item, SeenSet
 
 CHECK = "check "  # Visited's key for a URL to check is this + the URL
+
+
+def visited_key(url: str, check: bool) -> str:
+    """The name Visited (and a crawl's journal) knows ``url`` by: a check's apart."""
+    return CHECK + url if check else url
 
 
 class Door:
@@ -29,25 +33,21 @@ class Door:
         """Offer the canonical ``urls`` (and ``checks``) found at ``depth`` on ``referrer``: the
         rules refuse some, Visited says which others are new, ``keep`` is told, then ToDo."""
         entry = Entry()
-        admitted = []
         for url in urls:
-            for rule in self.admission:  # the first rule that refuses says why
-                if why := rule.refuses(url, depth):
-                    entry.refused[url] = why
-                    break
-            else:
-                admitted.append(url)
+            whys = (rule.refuses(url, depth) for rule in self.admission)
+            if why := next(filter(None, whys), None):  # the first rule that refuses says why
+                entry.refused[url] = why
+        admitted = [url for url in urls if url not in entry.refused]
         if admitted:
             entry.new = [Item(url, depth, referrer) for url in self.visited.add_new(admitted)]
         if checks:
             entry.new += [Item(key.removeprefix(CHECK), depth, referrer, check=True)
-                          for key in self.visited.add_new([CHECK + url for url in checks])]
+                          for key in self.visited.add_new([visited_key(u, True) for u in checks])]
         return self._put(entry, keep)
 
     def seed(self, urls: list[str], keep: Callable[[Entry], None] | None = None) -> Entry:
         """Offer seeds: the user's word, so no rule refuses them; Visited still drops a repeat."""
-        entry = Entry([Item(url) for url in self.visited.add_new(urls)])
-        return self._put(entry, keep)
+        return self._put(Entry([Item(url) for url in self.visited.add_new(urls)]), keep)
 
     def back(self, items: list[Item]) -> int:
         """Put ``items`` that passed the door before (a resumed crawl's journal; a redirect back

@@ -42,6 +42,7 @@ from minicrawl.core.urls import canonical as canonical_of
 INDEX = "index.html"
 MAX_NAME = 200  # bytes per name: NAME_MAX is 255, less room for the temporary name's affixes
 MAX_PATH = 3000  # bytes for the whole relative path (PATH_MAX is 4096 on Linux)
+SPOOL = ".minicrawl-part"  # in DIR: each file as it is written, renamed into place when whole
 LONG, CONFLICTS = "_long", "_conflicts"  # a host's folders for names that cannot be as they are
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 CSS_TYPE = "text/css"
@@ -264,10 +265,11 @@ def _descend(root: str | os.PathLike[str], path: str, create: bool) -> tuple[int
 
 def write_inside(root: str | os.PathLike[str], path: str, body: bytes) -> None:
     """Write ``body`` as the file ``path`` (``/``-separated, relative) under ``root``, never
-    through a symlink: written under a temporary name, then renamed over the file (which
-    replaces a symlink there rather than follow it). UnsafePath: a symlink in the way;
-    IsADirectoryError / NotADirectoryError: a folder where the file goes, a file where a
-    folder does; another OSError: the disk's."""
+    through a symlink: written under a temporary name in ``root``'s :data:`SPOOL`, then
+    renamed over the file (which replaces a symlink there rather than follow it; a kill
+    leaves no part of a file among the copies, only in the spool: :func:`clear_spool`).
+    UnsafePath: a symlink in the way; IsADirectoryError / NotADirectoryError: a folder where
+    the file goes, a file where a folder does; another OSError: the disk's."""
     fd, name = _descend(root, path, create=True)
     try:
         try:
@@ -275,19 +277,38 @@ def write_inside(root: str | os.PathLike[str], path: str, body: bytes) -> None:
                 raise IsADirectoryError(errno.EISDIR, f"a folder is in the way: {path!r}")
         except FileNotFoundError:
             pass
-        temp = f".{name[:40]}.{secrets.token_hex(6)}.part"
-        out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
-                      dir_fd=fd)
+        spool, temp = _descend(root, f"{SPOOL}/{secrets.token_hex(8)}.part", create=True)
         try:
-            with os.fdopen(out, "wb") as fh:
-                fh.write(body)
-            os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        except BaseException:
+            out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                          dir_fd=spool)
             try:
-                os.unlink(temp, dir_fd=fd)
-            except OSError:
-                pass
-            raise
+                with os.fdopen(out, "wb") as fh:
+                    fh.write(body)
+                os.replace(temp, name, src_dir_fd=spool, dst_dir_fd=fd)
+            except BaseException:
+                try:
+                    os.unlink(temp, dir_fd=spool)
+                except OSError:
+                    pass
+                raise
+        finally:
+            os.close(spool)
+    finally:
+        os.close(fd)
+
+
+def clear_spool(root: str | os.PathLike[str]) -> int:
+    """Delete what a killed crawl left in ``root``'s :data:`SPOOL` (files cut short, never
+    renamed into place; no symlink followed: unlinking one removes the link); how many."""
+    try:
+        fd = _descend(root, f"{SPOOL}/-", create=False)[0]
+    except FileNotFoundError:
+        return 0
+    try:
+        names = [n for n in os.listdir(fd) if n.endswith(".part")]
+        for name in names:
+            os.unlink(name, dir_fd=fd)
+        return len(names)
     finally:
         os.close(fd)
 

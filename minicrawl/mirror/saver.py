@@ -12,19 +12,25 @@ its file.
 The table is kept in ``DIR/.minicrawl-mirror.jsonl`` (a JSON line per file: its URL, path and
 type; an alias line per other URL leading to it), read again by the next crawl into DIR, so the
 same URL keeps its file and a new one never takes another's. At the crawl's end, with
-``--mirror``, each HTML page and stylesheet this crawl saved has its links rewritten
+``--mirror``, each HTML page and stylesheet in the table has its links rewritten
 (:mod:`minicrawl.mirror.rewrite`): a URL that has a copy → the relative path to it (its
-fragment kept), any other http(s) URL → absolute. A URL that cannot be saved safely (a symlink in
-its way) is an error of its own kind, ``UnsafePath``; a disk that fails stops the crawl, told
-in one line.
+fragment kept), any other http(s) URL → absolute. A file is rewritten from its bytes as saved
+once (the table says which are rewritten: :meth:`Mirror.rewrite_links`), so a crawl resumed
+after a kill, or a recrawl, rewrites what earlier runs saved too. A URL that cannot be saved
+safely (a symlink in its way) is an error of its own kind, ``UnsafePath``; a disk that fails
+stops the crawl, told in one line. One crawl at a time writes into DIR (it holds a lock on the
+table).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
+import hashlib
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +46,7 @@ from minicrawl.mirror.paths import (
     HTML_TYPES,
     Claims,
     UnsafePath,
+    clear_spool,
     href_between,
     local_path,
     media_of,
@@ -66,9 +73,10 @@ class Saved:
     url: str
     path: str
     kind: str  # "html" or "css"
-    encoding: str
+    encoding: str | None  # None: not in the table (an older one): sniffed from the file
 
 
+_ABSOLUTE = re.compile(r"[ \t\n\f\r]*https?:", re.IGNORECASE)  # an http(s) URL, as a link
 CONVERTED_MAX = 200_000  # links converted kept for the next files (~40 MB at most)
 
 
@@ -87,22 +95,31 @@ class Mirror(CrawlObserver):
         self._on_failure = on_failure
         self.failed = False  # a copy could not be written (a full disk): told in one line
         self._lock = threading.Lock()  # the manifest's appends, the list of files to rewrite
-        self._saved: list[Saved] = []
+        self._saved: dict[str, Saved] = {}  # path → the file (saved by this crawl or before)
+        self._rewritten: dict[str, str] = {}  # path → the MD5 of its bytes once rewritten
         self._redirects: list[tuple[str, str]] = []  # (URL, where it redirects: crawled before)
         # (href, its base's folder or a query's base, the file's folder, encoding) → as written
         self._converted: dict[tuple[str, str, str, str], str | None] = {}
         self.files = self.bytes = 0  # written by this crawl
+        fd = -1
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            self._load()
             # (never through a symlink planted in DIR: appending to it would write outside)
             fd = os.open(self.root / MANIFEST,
                          os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the OS drops it if we die
+            clear_spool(self.root)  # what a killed crawl was writing: written again
+            self._load()
         except OSError as e:  # one line before the crawl starts (a usage error: exit 2)
+            if fd >= 0:
+                os.close(fd)
             where = str(self.root / MANIFEST)
             if e.errno == errno.ELOOP:
                 raise OutputPathError(f"{flag} {where!r}: cannot write: a symlink, never "
                                       "followed out of the mirror") from None
+            if isinstance(e, BlockingIOError):
+                raise OutputPathError(f"{flag} {str(self.root)!r}: another crawl is writing "
+                                      "into it; wait for it to end, or give another") from None
             raise OutputPathError(cannot_write(flag, where, e)) from None
         self._manifest = os.fdopen(fd, "a", encoding="utf-8")
 
@@ -115,12 +132,24 @@ class Mirror(CrawlObserver):
         for line in lines:
             try:
                 entry = json.loads(line)
-                if entry.get("alias"):
+                if "rewritten" in entry:
+                    self._rewritten[str(entry["rewritten"])] = str(entry["md5"])
+                elif entry.get("alias"):
                     self.claims.alias(entry["url"], entry["path"])
                 else:
                     self.claims.claim(entry["url"], entry["path"])
+                    self._holds_links(entry["url"], entry["path"], entry.get("type"),
+                                      entry.get("encoding"))
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # a line cut short by a kill: that URL is saved again, where it was
+
+    def _holds_links(self, url: str, path: str, media: str | None,
+                     encoding: str | None) -> None:
+        """Note the file at ``path`` for the rewrite if it is HTML or CSS (lock held, or
+        loading)."""
+        kind = "html" if media in HTML_TYPES else "css" if media == CSS_TYPE else ""
+        if kind:
+            self._saved[path] = Saved(url, path, kind, encoding if kind == "html" else "utf-8")
 
     def page_kept(self, page: Page, new: Sequence[Item]) -> None:
         """Save a page (or a requisite) fetched whole, before the state records where: a 200
@@ -167,13 +196,13 @@ class Mirror(CrawlObserver):
             path = self.claims.moved(url, path)
             write_inside(self.root, path, body)
         media = media_of(page.content_type)
-        kind = "html" if media in HTML_TYPES else "css" if media == CSS_TYPE else ""
-        encoding = sniff(body, page.content_type)[0] if kind == "html" else "utf-8"
+        line = {"url": url, "path": path, "type": media}
+        if media in HTML_TYPES:  # (its links' queries are in it: the rewrite of a later run)
+            line["encoding"] = sniff(body, page.content_type)[0]
         with self._lock:
-            self._manifest.write(json.dumps({"url": url, "path": path, "type": media}) + "\n")
+            self._manifest.write(json.dumps(line) + "\n")
             self._manifest.flush()
-            if kind:
-                self._saved.append(Saved(url, path, kind, encoding))
+            self._holds_links(url, path, media, line.get("encoding"))
             self.files += 1
             self.bytes += len(body)
         if self.stats is not None:
@@ -213,16 +242,32 @@ class Mirror(CrawlObserver):
                 self._alias([url], path)
 
     def rewrite_links(self) -> int:
-        """Rewrite every saved HTML page and stylesheet of this crawl; how many changed."""
+        """Rewrite every HTML page and stylesheet in the mirror (this crawl's, and an earlier
+        one's left as saved: a crawl killed before its end, resumed); how many changed.
+
+        A file is rewritten from the bytes saved, once: the table notes the MD5 of the result
+        before the file is replaced, so a file whose bytes have it is known rewritten (a kill
+        between the two leaves the file as saved, and it is rewritten again). In a rewritten
+        file a relative link leads to a file already; only an absolute URL that has a copy now
+        (saved by a later crawl) is rewritten."""
         changed = 0
-        for saved in self._saved:
+        for saved in list(self._saved.values()):
             try:
                 body = read_inside(self.root, saved.path)
+                done = hashlib.md5(body).hexdigest() == self._rewritten.get(saved.path)
+                encoding = saved.encoding or sniff(body, "text/html")[0]
                 # (a query is in the page's encoding in its attributes; in CSS, UTF-8's)
-                convert, in_css = (self._converter(saved.path, saved.encoding),
-                                   self._converter(saved.path, "utf-8"))
-                new = (rewrite_html(body, saved.url, saved.encoding, convert, in_css)
+                convert, in_css = (self._converter(saved.path, encoding, done),
+                                   self._converter(saved.path, "utf-8", done))
+                new = (rewrite_html(body, saved.url, encoding, convert, in_css)
                        if saved.kind == "html" else rewrite_css(body, saved.url, in_css))
+                if done and new == body:
+                    continue
+                with self._lock:  # first: the table never calls a file rewritten that is not
+                    digest = hashlib.md5(new).hexdigest()
+                    self._manifest.write(json.dumps({"rewritten": saved.path,
+                                                     "md5": digest}) + "\n")
+                    self._manifest.flush()
                 if new != body:
                     write_inside(self.root, saved.path, new)
                     changed += 1
@@ -230,9 +275,11 @@ class Mirror(CrawlObserver):
                 log.warning("%s: links not rewritten in %s: %s", self.flag, saved.path, e)
         return changed
 
-    def _converter(self, source: str, encoding: str) -> Callable[[str, str], str | None]:
+    def _converter(self, source: str, encoding: str,
+                   rewritten: bool = False) -> Callable[[str, str], str | None]:
         """How a URL on the file at ``source`` is written: to its copy, else absolute;
-        ``encoding``: its query's (the page's, as a browser sends it)."""
+        ``encoding``: its query's (the page's, as a browser sends it). In a file ``rewritten``
+        before, only an absolute URL is read (a relative one leads to a copy already)."""
         file_of = self.claims.file_of
         # A link is written the same way on every file of a folder whose base URL is in one
         # folder (a site's sidebar, on each of its pages: most of its links), unless it is
@@ -243,6 +290,8 @@ class Mirror(CrawlObserver):
         def convert(href: str, base: str) -> str | None:
             if not href or href.startswith("#"):
                 return None  # the file itself: right as it is
+            if rewritten and not _ABSOLUTE.match(href):
+                return None
             key = (href, base if href.startswith("?") else
                    base.partition("#")[0].partition("?")[0].rpartition("/")[0], folder, encoding)
             if key in done:

@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from minicrawl.core.door import visited_key
 from minicrawl.state.recrawl import UNCHANGED, body_md5
 
 if TYPE_CHECKING:
@@ -104,19 +105,21 @@ def record_page(db: sqlite3.Connection, page: Page, forget: bool, seq: int) -> N
     if page.digest is not None:  # its holder too, so a replay of the holder knows it
         db.execute("INSERT OR IGNORE INTO digests VALUES (?, ?)",
                    (page.digest, page.duplicate_of or page.url))
+    # Rows name a URL as Visited does: a check's apart from the page of the same URL.
+    url, final_url = visited_key(page.url, page.check), visited_key(page.final_url, page.check)
     # Its own journal row, and those of the redirect hops it ended (see hop()).
-    db.execute("DELETE FROM todo WHERE url = ?1 OR chain = ?1", (page.url,))
+    db.execute("DELETE FROM todo WHERE url = ?1 OR chain = ?1", (url,))
     # Validators only describe the URL asked for if no redirect intervened.
-    same = page.final_url == page.url
+    same = final_url == url
     etag = page.headers.get("etag") if same else None
     modified = page.headers.get("last-modified") if same else None
     if page.change == UNCHANGED and db.execute(
             CONFIRM_PAGE, (etag, modified, page.fetched_at, page.change, seq,
-                           page.url)).rowcount:
+                           url)).rowcount:
         return
     md5 = (page.digest or body_md5(page.body)) if page.status is not None else None
     db.execute(UPSERT_PAGE, (
-        page.url, page.final_url, page.status, etag, modified, md5, len(page.body),
+        url, final_url, page.status, etag, modified, md5, len(page.body),
         page.fetched_at, page.depth, page.referrer, page.change or "new", page.saved,
         page.error, int(forget), seq))
 

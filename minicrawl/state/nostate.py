@@ -40,7 +40,7 @@ class NoState(CrawlObserver):
     def hop(self, done: str, hop: Item, chain: str) -> None:
         """Does nothing: no journal in which the redirect ``hop`` would replace ``done``."""
 
-    def prior(self, url: str) -> Prior | None:
+    def prior(self, url: str, check: bool = False) -> Prior | None:
         """Always None: no earlier fetch of ``url`` is recorded."""
         return None
 

@@ -76,6 +76,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from minicrawl.core.door import CHECK, visited_key
 from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
@@ -247,8 +248,10 @@ class CrawlState(CrawlObserver):
         # A reader of its own (WAL: a snapshot), in chunks: the lock is not held meanwhile.
         rows = self._reader().execute("SELECT url, depth, referrer, attempt FROM todo "
                                       "ORDER BY seq, rowid")
-        while chunk := rows.fetchmany(10_000):
-            yield from (Item(url, depth, referrer, attempt)
+        while chunk := rows.fetchmany(10_000):  # (a check's row: its Visited name)
+            yield from (Item(url.removeprefix(CHECK), depth,
+                             referrer and referrer.removeprefix(CHECK), attempt,
+                             check=url.startswith(CHECK))
                         for url, depth, referrer, attempt in chunk)
 
     def journal(self, items: list[Item]) -> None:
@@ -264,8 +267,9 @@ class CrawlState(CrawlObserver):
         of starting again from ``chain``: a chain waiting in ToDo holds no thread, so re-fetching
         its start would add duplicates beyond the pages in flight.
         """
-        self._submit(Write(None, [hop], [hop.url, done, chain], replaces=done,
-                            chain=chain))
+        done, chain = visited_key(done, hop.check), visited_key(chain, hop.check)
+        self._submit(Write(None, [hop], [visited_key(hop.url, hop.check), done, chain],
+                           replaces=done, chain=chain))
 
     def digests(self) -> Iterator[tuple[str, str]]:
         """Every recorded content digest and the URL first recorded with it, in the digests'
@@ -275,14 +279,15 @@ class CrawlState(CrawlObserver):
         while batch := rows.fetchmany(10_000):
             yield from batch
 
-    def prior(self, url: str) -> Prior | None:
-        """The record of ``url`` from an earlier fetch, or None.
+    def prior(self, url: str, check: bool = False) -> Prior | None:
+        """The record of ``url`` (a URL to ``check``: its own) from an earlier fetch, or None.
 
         Each worker thread reads through its own connection: WAL readers never wait for the
         writer, and see only committed records.
         """
         if not self._had_pages:  # a first crawl: no page can have an earlier record
             return None
+        url = visited_key(url, check)
         try:
             # Its own record; else that of a redirect chain that ended at it (the content the
             # chain's record describes is this URL's), the best earlier knowledge there is.
@@ -304,8 +309,9 @@ class CrawlState(CrawlObserver):
         Returns once committed — call it *before* putting ``items`` in ToDo. Raises
         :class:`StateError` if the database refuses.
         """
-        self._submit(Write(page, items, [page.url, page.final_url] + [i.url for i in items],
-                            forget=self.forget_gone and page.change == GONE))
+        urls = [visited_key(url, page.check) for url in (page.url, page.final_url)]
+        self._submit(Write(page, items, urls + [visited_key(i.url, i.check) for i in items],
+                           forget=self.forget_gone and page.change == GONE))
 
     def attach_output(self, output: Output) -> None:
         """Have the writer write each record's ``--out`` line to ``output`` after its commit,
@@ -374,7 +380,8 @@ class CrawlState(CrawlObserver):
                 db.executemany(
                     "INSERT OR REPLACE INTO todo (url, depth, referrer, attempt, seq, chain) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    [(i.url, i.depth, i.referrer, i.attempt, seq, write.chain)
+                    [(visited_key(i.url, i.check), i.depth, i.referrer, i.attempt, seq,
+                      write.chain)
                      for write in batch for i in write.items])
                 lines = self._outbox.stage(seq, [w.page for w in batch if w.page is not None])
         except sqlite3.Error as e:

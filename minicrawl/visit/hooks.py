@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from minicrawl.core.door import CHECK, Door
+from minicrawl.core.door import Door, visited_key
 from minicrawl.core.interfaces import Entry, Go, Item, Links, Response
 from minicrawl.core.links import base_url
 from minicrawl.core.urls import host_of
@@ -117,7 +117,7 @@ class CrawlHooks:
         self.counts, self.decisions, self.holding, self.edges = {}, None, None, None
         self.anchors = None
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
-        self.chain = chain = self.crawl.chains.waiting_at(_key(item.url, item.check))
+        self.chain = chain = self.crawl.chains.waiting_at(visited_key(item.url, item.check))
         if chain is None and not item.check and self.crawl.pages_full.is_set():
             # --max-pages reached, checks still to do: the page is dropped, as a stopped ToDo
             # would have kept it (counted as left in ToDo), before any wait for its host's turn
@@ -141,16 +141,18 @@ class CrawlHooks:
             self.crawl.stats.add(todo_pages_dropped=1)  # left in ToDo, as the summary says
             return None
         self.crawl.events.taken(self.n, item)
+        self.method = "GET"
         if item.check:  # its status is all that is wanted: maybe a HEAD (visit/checks.py)
-            self.chain = chain or Chain(item, now())
             self.on_site = self.crawl.scope.allows_host(host_of(item.url))
             self.method = method_for(item, self._kept_whole(), self.crawl.heads_failed)
-            return Go(method=self.method)
         if chain is None:
-            # With a state, what was recorded last time: a conditional GET, what changed.
-            self.chain = chain = Chain(item, now(), self.crawl.state.prior(item.url))
-        self.method = "GET"
-        return Go(chain.prior.request_headers() if chain.prior and not chain.urls else None)
+            # With a state, what was recorded last time: a conditional GET, what changed (a
+            # mirror's requisite too: a GET whose body is kept).
+            prior = self.crawl.state.prior(item.url, item.check) \
+                if self.method == "GET" else None
+            self.chain = chain = Chain(item, now(), prior)
+        return Go(chain.prior.request_headers() if chain.prior and not chain.urls else None,
+                  self.method)
 
     def failed(self, item: Item, error: Exception) -> Page | None:
         """The trip raised: the state or Redis lost (the crawl stops: None, run() raises it, one
@@ -161,7 +163,7 @@ class CrawlHooks:
             self.crawl.fail(error)
             return None
         log.error("worker %d failed on %s", self.n, item.url, exc_info=error)
-        self.crawl.chains.end(_key(item.url, item.check))
+        self.crawl.chains.end(visited_key(item.url, item.check))
         self.crawl.stats.add(errors=1, error_internal=1, problems=1)
         why = f"internal error: {type(error).__name__}: {error}"[:300]
         page = Page(item.url, item.depth, item.referrer, item.url, worker=self.n, error=why,
@@ -220,7 +222,7 @@ class CrawlHooks:
             if queued:  # the record waits for the end of the chain
                 self.crawl.stats.add(counts, redirects_followed=1)
                 return None
-        self.crawl.chains.end(_key(item.url, item.check))
+        self.crawl.chains.end(visited_key(item.url, item.check))
         if error:
             self.crawl.events.gave_up(self.n, chain.item.url, error)
         origin = chain.item
@@ -354,7 +356,7 @@ class CrawlHooks:
     def _refuse(self, item: Item, chain: Chain | None, reason: str,
                 counts: dict[str, int]) -> Page:
         """Record ``item`` (or the chain that led to it) as not fetched, for ``reason``."""
-        self.crawl.chains.end(_key(item.url, item.check))
+        self.crawl.chains.end(visited_key(item.url, item.check))
         origin = chain.item if chain is not None else item
         page = CrawledPage(origin.url, origin.depth, origin.referrer, item.url, error=reason,
                            fetched_at=chain.fetched_at if chain is not None else now(),
@@ -362,7 +364,8 @@ class CrawlHooks:
                            redirects=chain.redirects if chain else [],
                            requested=chain.urls if chain else [])
         self.crawl.events.refused(self.n, item.url, reason, next(iter(counts), ""))
-        prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url)
+        prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url,
+                                                                            origin.check)
         policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
         self.counts = counts
         # (a chain refused at a redirect's target was requested: its record is a page)
@@ -387,7 +390,7 @@ class CrawlHooks:
             if entry.new:
                 self.crawl.events.redirected(item.url, target,
                                              f"VISITED? no → TODO (depth {hop.depth})")
-                self.crawl.chains.carry(_key(target, item.check), chain)
+                self.crawl.chains.carry(visited_key(target, item.check), chain)
                 self.crawl.state.hop(item.url, hop, chain.item.url)  # replaces the URL fetched
 
         if target in chain.urls:  # back into its own chain (a cookie wall): that page again,
@@ -470,7 +473,3 @@ class CrawlHooks:
         self.counts = {"sitemap_unchanged": 1}
         return self._noted(page, prior)
 
-
-def _key(url: str, check: bool) -> str:
-    """The key of a redirect chain waiting at ``url`` (a check's apart, as Visited keeps it)."""
-    return CHECK + url if check else url
