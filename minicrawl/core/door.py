@@ -55,7 +55,7 @@ class Door:
         return self.todo.put_many(items)
 
     def _put(self, entry: Entry, keep: Callable[[Entry], None] | None) -> Entry:
-        if keep is not None:
-            keep(entry)
+        if keep is not None:  # (if it raises, the URLs are in Visited only: run.py's crawl
+            keep(entry)  # stops then, and a resume rebuilds Visited from its journal)
         entry.queued = self.todo.put_many(entry.new)
         return entry

@@ -61,9 +61,9 @@ class Trip:
 
     def links_of(self, page: Page) -> list[str]:
         """The canonical URLs ``page``'s links lead to (the hooks resolve those it follows)."""
-        # One parser at a time: the walk and resolving are Python, one thread at a time (the
-        # GIL), so more parsers only switch threads (Java docs: twice the CPU); lxml builds the
-        # tree without the GIL, so one keeps a second core busy (bench/README.md, issue 37).
+        # One worker parses at a time: the walk and resolving are Python, which runs one thread
+        # at a time anyway (the GIL), so parsing in all workers at once only adds switches (Java
+        # docs: twice the CPU); the others fetch meanwhile (bench/README.md, issue 37).
         with self.parsing:
             links = extract_links(page.body, page.headers, self.hooks.robot)
             page.noindex = links.noindex
