@@ -21,6 +21,7 @@ from requests.cookies import extract_cookies_to_jar
 from minicrawl.core.interfaces import Response
 from minicrawl.http.answer import describe, location_of, read_body, transient
 from minicrawl.http.credentials import authorization
+from minicrawl.http.prepare import prepared
 from minicrawl.http.proxies import Proxies
 
 USER_AGENT = "minicrawl-core/0.1 (+https://github.com/minicrawl/minicrawl)"
@@ -49,9 +50,7 @@ class Fetcher:
         """GET ``url`` (canonical; or HEAD it) with ``headers`` added, following no redirect."""
         start = time.monotonic()
         try:
-            request = self._template.copy()
-            request.method = method
-            request.prepare_url(url, None)
+            request = prepared(self._template, method, url)  # a copy, for this URL
             request.prepare_cookies(self.session.cookies)
             request.headers.update(headers or {})
             if auth := authorization(url, self.credentials):

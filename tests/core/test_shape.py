@@ -19,6 +19,7 @@ LEANS_ON = (
     "minicrawl.heaps",  # the C heaps threads leave, kept few (glibc malloc options)
     "minicrawl.http.answer",  # how an answer is read: its body bounded, its Location, a failure
     "minicrawl.http.credentials",  # a seed's user:password@, sent to its origin
+    "minicrawl.http.prepare",  # a request for a canonical URL, as requests prepares it
     "minicrawl.http.proxies",  # the proxies of each origin
     "minicrawl.lines",  # the command line's lines, to a stream that may fail
     "minicrawl.origins",  # a canonical URL's origin and host, as run.py keys them
