@@ -219,7 +219,8 @@ class Options:
     recrawl: bool = opt(False, "revisit the pages recorded in --state with conditional GETs and "
                         "record what changed (new, changed, unchanged, gone)", "State")
     forget_gone: bool = opt(False, "with --recrawl: forget gone pages, so a link to one that "
-                            "comes back finds it again", "State")
+                            "comes back finds it again; with --mirror or --save-pages, their "
+                            "copies are deleted", "State")
 
     # -- a crawl shared by many processes through Redis (minicrawl/redis/)
     redis: str | None = opt(None, "share the crawl with other processes through this Redis: "

@@ -49,9 +49,9 @@ def sites() -> Iterator[tuple[LocalSite, LocalSite]]:
 
 
 def manifest(mirror: Path) -> list[dict[str, object]]:
-    """The table's lines that name a URL's file (not those saying a file was rewritten)."""
+    """The table's lines that name a URL's file (not those saying one was rewritten, deleted)."""
     lines = [json.loads(line) for line in (mirror / MANIFEST).read_text().splitlines()]
-    return [line for line in lines if "url" in line]
+    return [line for line in lines if "path" in line]
 
 
 def saved_urls(mirror: Path) -> dict[str, str]:

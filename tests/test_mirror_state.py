@@ -77,10 +77,12 @@ def start(*args: str) -> subprocess.Popen[str]:
 def assert_links_resolve(mirror: Path) -> int:
     """Every link in every saved HTML page and stylesheet that names a saved URL is a relative
     path to its file; how many were checked."""
-    saved = saved_urls(mirror)
+    # (a copy deleted as gone, --forget-gone, is no longer saved: links lead to its URL)
+    saved = {url: path for url, path in saved_urls(mirror).items() if (mirror / path).exists()}
     checked = 0
     for entry in manifest(mirror):
-        if entry.get("alias") or not str(entry["path"]).endswith((".html", ".css")):
+        if entry.get("alias") or not str(entry["path"]).endswith((".html", ".css")) \
+                or entry["url"] not in saved:
             continue
         path = mirror / str(entry["path"])
         for href in links_of(path):
@@ -239,3 +241,31 @@ def test_a_second_crawl_into_the_same_dir_is_refused_in_one_line(tmp_path) -> No
         (mirror / ".minicrawl-part" / "0123.part").write_bytes(b"half a fi")  # a kill's
         assert run(site.url("/"), "--mirror", str(mirror), *FAST).returncode == 0
         assert list((mirror / ".minicrawl-part").iterdir()) == []
+
+
+def test_forget_gone_deletes_a_gone_page_s_copy_and_links_lead_to_its_url(tmp_path) -> None:
+    with LocalSite() as site:
+        fill(site)
+        mirror, state = tmp_path / "m", tmp_path / "s"
+        args = [site.url("/"), "--mirror", str(mirror), "--state", str(state), *FAST]
+        assert run(*args).returncode == 0
+        host = f"127.0.0.1:{site.port}"
+        assert b'href="p9.html"' in (mirror / host / "p8.html").read_bytes()
+        del site.pages["/p9.html"]
+        loud = [a for a in args if a != "--quiet"]  # (the summary)
+        done = run(*loud, "--recrawl", "--forget-gone")
+        assert done.returncode == 0, done.stderr
+        assert "1 deleted (gone: --forget-gone)" in done.stdout
+        assert not (mirror / host / "p9.html").exists()
+        assert (mirror / host / "css" / "s9.css").exists()  # its requisites are still there
+        p8 = (mirror / host / "p8.html").read_bytes()  # unchanged (304), kept, its link out
+        assert f'href="{site.url("/p9.html")}"'.encode() in p8
+        assert assert_links_resolve(mirror) >= 4 * (PAGES - 1)
+        # back again, found by a page that changed (a forgotten page is not asked for by
+        # itself): saved under its name, and links lead to it again
+        site.pages["/p9.html"] = etagged(page(9), "text/html")
+        site.pages["/p8.html"] = etagged(page(8, "<p>changed</p>"), "text/html")
+        assert run(*args, "--recrawl").returncode == 0
+        assert (mirror / host / "p9.html").exists()
+        assert b'href="p9.html"' in (mirror / host / "p8.html").read_bytes()
+        assert assert_links_resolve(mirror) >= 4 * PAGES

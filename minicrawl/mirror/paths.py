@@ -313,6 +313,15 @@ def clear_spool(root: str | os.PathLike[str]) -> int:
         os.close(fd)
 
 
+def unlink_inside(root: str | os.PathLike[str], path: str) -> None:
+    """Delete the file ``path`` under ``root`` (a symlink there is removed, never followed)."""
+    fd, name = _descend(root, path, create=False)
+    try:
+        os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 def read_inside(root: str | os.PathLike[str], path: str) -> bytes:
     """The bytes of the file ``path`` under ``root``, read without following a symlink."""
     fd, name = _descend(root, path, create=False)

@@ -30,12 +30,14 @@ import hashlib
 import json
 import logging
 import os
+import posixpath
 import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from minicrawl.cli.outpaths import OutputPathError, cannot_write
 from minicrawl.core.urls import canonical
@@ -51,9 +53,11 @@ from minicrawl.mirror.paths import (
     local_path,
     media_of,
     read_inside,
+    unlink_inside,
     write_inside,
 )
 from minicrawl.mirror.rewrite import rewrite_css, rewrite_html
+from minicrawl.state.recrawl import GONE
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
@@ -88,9 +92,12 @@ class Mirror(CrawlObserver):
 
     def __init__(self, root: str | os.PathLike[str], flag: str = "--mirror",
                  rewrite: bool = True, stats: Stats | None = None,
-                 on_failure: Callable[[], None] | None = None) -> None:
+                 on_failure: Callable[[], None] | None = None,
+                 delete_gone: bool = False) -> None:
         self.root = Path(root)
         self.flag, self.rewrite, self.stats = flag, rewrite, stats
+        self.delete_gone = delete_gone  # --forget-gone: a page a recrawl finds gone loses its copy
+        self._gone: dict[str, str] = {}  # path → URL of each copy deleted so (links lead out)
         self.claims = Claims()
         self._on_failure = on_failure
         self.failed = False  # a copy could not be written (a full disk): told in one line
@@ -134,10 +141,14 @@ class Mirror(CrawlObserver):
                 entry = json.loads(line)
                 if "rewritten" in entry:
                     self._rewritten[str(entry["rewritten"])] = str(entry["md5"])
+                elif "deleted" in entry:
+                    self._gone[str(entry["deleted"])] = str(entry["url"])
+                    self._saved.pop(str(entry["deleted"]), None)
                 elif entry.get("alias"):
                     self.claims.alias(entry["url"], entry["path"])
                 else:
                     self.claims.claim(entry["url"], entry["path"])
+                    self._gone.pop(entry["path"], None)  # (saved again since)
                     self._holds_links(entry["url"], entry["path"], entry.get("type"),
                                       entry.get("encoding"))
             except (ValueError, KeyError, TypeError, AttributeError):
@@ -155,6 +166,9 @@ class Mirror(CrawlObserver):
         """Save a page (or a requisite) fetched whole, before the state records where: a 200
         answer with a body, not a duplicate (its URL leads to the copy of the page it repeats),
         not a sitemap; a page unchanged since an earlier run keeps that run's copy."""
+        if page.change == GONE and self.delete_gone and not self.failed:
+            self._delete(page.url)
+            return
         if page.duplicate_of is not None:
             if (path := self.claims.file_of.get(page.duplicate_of)) is not None:
                 self._alias([page.url, page.final_url], path)
@@ -183,6 +197,27 @@ class Mirror(CrawlObserver):
             if self._on_failure is not None:
                 self._on_failure()
 
+    def _delete(self, url: str) -> None:
+        """Delete the copy of ``url``, a page gone (the table says so first; its name stays
+        its, should it come back); links to it lead to the URL again at the rewrite."""
+        path = self.claims.file_of.get(url)
+        if path is None or path in self._gone:
+            return
+        with self._lock:
+            self._manifest.write(json.dumps({"deleted": path, "url": url}) + "\n")
+            self._manifest.flush()
+            self._gone[path] = url
+            self._saved.pop(path, None)
+        try:
+            unlink_inside(self.root, path)
+        except FileNotFoundError:
+            pass
+        except OSError as e:  # (a folder in its way, a symlink): left, said
+            log.warning("%s: %s not deleted: %s", self.flag, path, e)
+            return
+        if self.stats is not None:
+            self.stats.add(mirror_deleted=1)
+
     def save(self, page: Page) -> str:
         """Write ``page``'s body as the copy of its final URL; its local path (relative to the
         root). The other URLs of its chain lead to it too."""
@@ -202,6 +237,7 @@ class Mirror(CrawlObserver):
         with self._lock:
             self._manifest.write(json.dumps(line) + "\n")
             self._manifest.flush()
+            self._gone.pop(path, None)  # (a page that came back)
             self._holds_links(url, path, media, line.get("encoding"))
             self.files += 1
             self.bytes += len(body)
@@ -275,6 +311,17 @@ class Mirror(CrawlObserver):
                 log.warning("%s: links not rewritten in %s: %s", self.flag, saved.path, e)
         return changed
 
+    def _out_of(self, source: str, href: str) -> str | None:
+        """The URL of the deleted copy the relative ``href`` on the rewritten file at ``source``
+        leads to (its fragment kept); None if it leads to none."""
+        if not self._gone or href.startswith(("/", "?")) or ":" in href.partition("/")[0]:
+            return None
+        path, hash_, fragment = href.partition("#")
+        folder = source.rpartition("/")[0]
+        target = posixpath.normpath(posixpath.join(folder, unquote(path)))
+        url = self._gone.get(target)
+        return None if url is None else url + hash_ + fragment
+
     def _converter(self, source: str, encoding: str,
                    rewritten: bool = False) -> Callable[[str, str], str | None]:
         """How a URL on the file at ``source`` is written: to its copy, else absolute;
@@ -284,14 +331,14 @@ class Mirror(CrawlObserver):
         # A link is written the same way on every file of a folder whose base URL is in one
         # folder (a site's sidebar, on each of its pages: most of its links), unless it is
         # only a query (it names the base's own file): converted once for them all. Bounded.
-        done = self._converted
+        done, gone = self._converted, self._gone
         folder = source.rpartition("/")[0]
 
         def convert(href: str, base: str) -> str | None:
             if not href or href.startswith("#"):
                 return None  # the file itself: right as it is
             if rewritten and not _ABSOLUTE.match(href):
-                return None
+                return self._out_of(source, href)  # a copy deleted since: its URL again
             key = (href, base if href.startswith("?") else
                    base.partition("#")[0].partition("?")[0].rpartition("/")[0], folder, encoding)
             if key in done:
@@ -301,6 +348,8 @@ class Mirror(CrawlObserver):
             if url is not None:
                 fragment = "#" + href.partition("#")[2] if "#" in href else ""
                 target = file_of.get(url)
+                if target in gone:
+                    target = None
                 new = (url if target is None else href_between(source, target)) + fragment
             if len(done) >= CONVERTED_MAX:
                 done.clear()

@@ -189,10 +189,13 @@ def _copies(written: Written, stats: StatsSnapshot) -> str:
     if written.flag not in ("--mirror", "--save-pages"):
         return ""
     files, size = _int(stats.get("mirror_files")), _int(stats.get("mirror_bytes"))
+    deleted = _int(stats.get("mirror_deleted"))
+    gone = f", {deleted:,} deleted (gone: --forget-gone)" if deleted else ""
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if size >= scale:
-            return f": {files:,} file{'s' if files != 1 else ''}, {size / scale:,.1f} {unit}"
-    return f": {files:,} file{'s' if files != 1 else ''}, {size:,} B"
+            return (f": {files:,} file{'s' if files != 1 else ''}, {size / scale:,.1f} {unit}"
+                    + gone)
+    return f": {files:,} file{'s' if files != 1 else ''}, {size:,} B{gone}"
 
 
 def _broken_said(broken: Counts, fail_on: str) -> str:
