@@ -199,6 +199,46 @@ def test_bytes_change_only_where_a_url_was_and_the_encoding_is_kept(server, tmp_
     assert b'href="mailto:x@example.org"' in saved and b'href="javascript:void(0)"' in saved
 
 
+def test_names_an_os_reserves_are_escaped_and_their_links_lead_to_them(server,
+                                                                       tmp_path) -> None:
+    # a mirror copied to Windows or a FAT/NTFS/SMB share: no file named as a device (any case,
+    # any extension, a folder too), none ending in a dot (Windows drops it)
+    page = (b"<!doctype html><meta charset=utf-8><a href=con>con</a><a href=/nul.html>nul</a>"
+            b"<a href=aux/x>aux</a><a href=trailing.>dot</a><a href=com%C2%B9.txt>com1</a>"
+            b"<img src=/LPT1.png><a href=console>not a device</a>")
+    server.pages.update({
+        "/robots.txt": Resource(b"", 404),
+        "/": Resource(page),
+        "/con": Resource(b"<p>con</p><a href=aux/x#top>back</a>"),
+        "/nul.html": Resource(b"<p>nul</p>"),
+        "/aux/x": Resource(b"<p>aux</p><a href=../con>con</a><a href=../trailing.>dot</a>"),
+        "/trailing.": Resource(b"a text", headers={"Content-Type": "text/plain"}),
+        "/com%C2%B9.txt": Resource(b"com1", headers={"Content-Type": "text/plain"}),
+        "/LPT1.png": Resource(b"\x89PNG", headers={"Content-Type": "image/png"}),
+        "/console": Resource(b"<p>console</p>"),
+    })
+    done = run(tmp_path, server.url("/"), "--mirror", "m", *FAST)
+    assert done.returncode == 0, done.stderr
+    mirror = tmp_path / "m"
+    host = mirror / f"127.0.0.1:{server.port}"
+    assert {str(p.relative_to(host)) for p in host.rglob("*") if p.is_file()} == {
+        "index.html", "%63on.html", "%6Eul.html", "%61ux/x.html", "trailing%2E",
+        "%63om¹.txt", "%4CPT1.png", "console.html"}
+    saved = saved_urls(mirror)
+    resolved = 0
+    for path in host.rglob("*.html"):
+        for href in links_of(path):
+            target = Path(os.path.normpath(path.parent / unquote(href.partition("#")[0])))
+            assert target.is_file() and str(target.relative_to(mirror)) in saved.values(), \
+                (path, href)
+            resolved += 1
+    assert resolved == 10
+    index = (host / "index.html").read_text()
+    assert 'href="%2563on.html"' in index and 'src="%254CPT1.png"' in index
+    assert 'href="trailing%252E"' in index
+    assert 'href="../%2563on.html"' in (host / "%61ux" / "x.html").read_text()
+
+
 def test_external_requisites_are_saved_when_asked(sites, tmp_path) -> None:
     site, cdn = sites
     done = run(tmp_path, site.url("/"), "--mirror", "m", "--mirror-external-requisites", *FAST)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from urllib.parse import urljoin
 
 import lxml.html
 import pytest
@@ -87,6 +88,19 @@ def test_the_mirror_renders_offline_with_its_css_script_and_images(tmp_path) -> 
             assert body.get("data-color") == "rgb(1, 2, 3)", page  # base.css, @imported
             nested = body.get("data-nested") or ""
             assert nested.startswith('url("file://') and "/img/n.png" in nested, page
+        # a name Windows reserves, escaped (%43ON.html), is reached by its link from the page
+        index = host / "index.html"
+        hrefs = [a.get("href") for a in lxml.html.parse(str(index)).iter("a")]
+        for escaped, path in (("%2543ON.html", "/CON"), ("%2561ux.txt.html", "/aux.txt")):
+            assert escaped in hrefs, hrefs
+            args = [chromium, "--headless", "--disable-gpu", "--no-first-run",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                    urljoin(index.as_uri(), escaped)]
+            if hasattr(os, "geteuid") and os.geteuid() == 0:
+                args.insert(1, "--no-sandbox")
+            shown = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                                   stdin=subprocess.DEVNULL)
+            assert f"<p>{path}</p>" in shown.stdout, (escaped, shown.stdout[:500])
         shot = tmp_path / "index.png"  # what it looks like, kept with the test's files
         args = [chromium, "--headless", "--disable-gpu", "--no-first-run",
                 f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",

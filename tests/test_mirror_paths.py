@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from minicrawl.core.urls import canonicalize
 from minicrawl.mirror.paths import (
     CONFLICTS,
     MAX_NAME,
@@ -180,3 +181,76 @@ def test_relative_hrefs_between_files() -> None:
     assert href_between("h/index.html", "h/%2Fetc") == "%252Fetc"  # the name, not a separator
     assert href_between("h/index.html", "h:81/x.html") == "../h%3A81/x.html"  # no scheme
     assert href_between("h/index.html", "h/café.png") == "caf%C3%A9.png"
+
+
+# Windows's device names (any case, any extension), its forbidden characters, a trailing dot
+DEVICES = ["con", "CON", "Prn", "aux", "nul", "com1", "COM9", "lpt1", "LPT9", "com0", "lpt0",
+           "com%C2%B9", "LPT%C2%B3"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("names_", ["unix", "windows"])
+def test_no_name_is_a_windows_device(device: str, names_: str) -> None:
+    for url, typed in [(f"http://h/{device}", None), (f"http://h/{device}", "text/html"),
+                       (f"http://h/{device}.txt", None), (f"http://h/{device}.tar.gz", None),
+                       (f"http://h/{device}/x.png", None), (f"http://{device}/x", None)]:
+        for name in names(local_path(url, typed, names_)):
+            stem = name.partition(".")[0].lower()
+            assert stem not in ("con", "prn", "aux", "nul") and not (
+                stem[:3] in ("com", "lpt") and len(stem) == 4 and (stem[3].isdigit()
+                                                                   or stem[3] in "¹²³")), url
+
+
+def test_reserved_names_are_escaped_one_to_one() -> None:
+    assert local_path("http://h/con") == "h/%63on"
+    assert local_path("http://h/CON", "text/html") == "h/%43ON.html"
+    assert local_path("http://h/nul.html", "text/html") == "h/%6Eul.html"
+    assert local_path("http://h/aux/x") == "h/%61ux/x"
+    assert local_path("http://h/com%C2%B9.txt") == "h/%63om¹.txt"
+    assert local_path("http://h/trailing.") == "h/trailing%2E"
+    assert local_path("http://h/dir./x") == "h/dir%2E/x"
+    assert local_path("http://h/a..") == "h/a.%2E"
+    # names that only look like one stay as they are
+    for name in ("console", "com10", "lpt", "auxiliary.txt", "nul_", "a.b", "x.con"):
+        assert local_path(f"http://h/{name}") == f"h/{name}"
+    # an escape of a letter or a dot is no canonical URL's: no other URL has these names
+    urls = ["http://h/con", "http://h/%63on", "http://h/c%6Fn", "http://h/%2563on",
+            "http://h/trailing.", "http://h/trailing%2E", "http://h/trailing%252E",
+            "http://h/trailing", "http://h/...", "http://h/%2e%2e%2e"]
+    paths = {local_path(u) for u in urls}
+    assert len(paths) == len({canonicalize(u) for u in urls})
+
+
+def test_windows_names_escape_what_windows_forbids_one_to_one() -> None:
+    assert local_path("http://h:8080/list?a=b:c*d", "text/html", "windows") == \
+        "h%3A8080/list%3Fa=b%3Ac%2Ad.html"
+    assert local_path("http://h/a%20b", names="windows") == "h/a%2520b"  # ("%" escaped too)
+    # no character Windows forbids in any name
+    for url in HOSTILE:
+        for name in names(local_path(url, "text/html", "windows")):
+            assert not set(name) & set('<>:"|?*\\'), url
+    # one-to-one: what unix names keep apart, windows names keep apart too
+    urls = ["http://h/a?b", "http://h/a%3Fb", "http://h/a%253Fb", "http://h/a:b",
+            "http://h/a%3Ab", "http://h:81/x", "http://h/a*b", "http://h/a%2Ab",
+            "http://h/a%25b", "http://h/a%2525b"]
+    unix = {local_path(u) for u in urls}
+    windows = {local_path(u, names="windows") for u in urls}
+    assert len(windows) == len(unix)
+    with pytest.raises(ValueError):
+        local_path("http://h/", names="dos")
+
+
+def test_links_to_reserved_names_resolve(tmp_path: Path) -> None:
+    # each file written, then found again from the page's folder by its href percent-decoded,
+    # as a browser reads a relative URL from file://
+    from urllib.parse import unquote
+
+    page = local_path("http://h/docs/index.html", "text/html")
+    for url in ["http://h/con", "http://h/docs/nul.html", "http://h/aux/x",
+                "http://h/trailing.", "http://h/list?page=2"]:
+        for mode in ("unix", "windows"):
+            target = local_path(url, "text/html", mode)
+            write_inside(tmp_path, target, b"x")
+            href = href_between(page, target)
+            assert (tmp_path / page).parent.joinpath(unquote(href)).resolve() == \
+                (tmp_path / target).resolve(), (url, mode, href)

@@ -12,6 +12,19 @@ come from whatever server is crawled — so nothing of the URL is trusted:
   spell printable non-ASCII text (``caf%C3%A9`` is ``café``): ``%2F``, ``%00``, ``%2E%2E``, a
   control or bidi character stay written ``%XX``, so no name holds a separator, NUL or control
   character, and none is ``.`` or ``..`` (dots alone are written ``%2E``);
+* no name is one an OS reserves, so the mirror can be copied to Windows, macOS or a FAT, NTFS
+  or SMB share as it is: a Windows device name (``CON``, ``PRN``, ``AUX``, ``NUL``,
+  ``COM0``–``COM9``, ``LPT0``–``LPT9``, ``COM¹²³``, ``LPT¹²³``; any case, with any extension:
+  ``nul.html`` is the device too) has its first letter escaped (``con`` → ``%63on``), and a
+  name ending in a dot (Windows drops it: ``a.`` would be ``a``) has it escaped (``a%2E``).
+  Neither changes what names another URL: a canonical URL writes letters and dots as they
+  are, never as an escape, so an escape of one appears in no other name. With
+  ``names="windows"`` (as ``wget --restrict-file-names=windows``) the characters Windows
+  forbids in a name, ``< > : " | ? * \\``, are escaped too (``host%3A8080``,
+  ``list%3Fpage=2.html``), and so is ``%`` itself: an escape of a set that holds ``%`` is
+  undone by decoding it, so it too is one-to-one (wget's ``+`` and ``@`` for ``:`` and ``?``
+  are not: ``a@b`` is a name of its own). The default is ``"unix"``, wget's on Unix (and
+  wget2's: the same names as theirs for the same site);
 * a name over :data:`MAX_NAME` bytes is cut and given a hash of the whole name (its extension
   kept, so the copy still opens as what it is); a path over :data:`MAX_PATH` bytes goes to
   ``host/_long/HASH``;
@@ -61,29 +74,57 @@ def media_of(content_type: str | None) -> str:
     return (content_type or "").partition(";")[0].strip().lower()
 
 
-def local_path(url: str, content_type: str | None = None) -> str:
+def local_path(url: str, content_type: str | None = None, names: str = "unix") -> str:
     """The copy of ``url`` relative to the mirror's folder, ``/``-separated: ``host[:port]/…``,
-    never absolute, no ``.``/``..``, separator, NUL or control character in a name, each name at
-    most :data:`MAX_NAME` bytes, the whole at most :data:`MAX_PATH`. ``content_type``: its
-    answer's (an HTML page is given ``.html``, a stylesheet ``.css``). ValueError for what is no
-    http(s) URL."""
+    never absolute, no ``.``/``..``, separator, NUL or control character in a name, no name an
+    OS reserves, each name at most :data:`MAX_NAME` bytes (+4: the reserved names' escapes), the
+    whole at most :data:`MAX_PATH`. ``content_type``: its answer's (an HTML page is given
+    ``.html``, a stylesheet ``.css``); ``names``: ``"unix"`` or ``"windows"`` (no character
+    Windows forbids either). ValueError for what is no http(s) URL."""
+    if names not in NAMES:
+        raise ValueError(f"names: one of {', '.join(NAMES)}, not {names!r}")
     canonical = canonical_of(url, max_length=9 * len(url) + 64)[0]  # (long: hashed below)
     if canonical is None:
         raise ValueError(f"not an http(s) URL: {url!r}")
     parts = urlsplit(canonical)
     host = canonical.partition("://")[2].partition("/")[0].rpartition("@")[2]
-    names = [_name(host)]
+    windows = names == "windows"
+    out = [_name(host)]
     segments = parts.path.split("/")[1:]  # (a canonical path starts with "/")
-    names += [_name(s) for s in segments[:-1] if s]  # ("a//b": one folder a)
+    out += [_name(s) for s in segments[:-1] if s]  # ("a//b": one folder a)
     last = _name(segments[-1]) if segments[-1] else INDEX
     if parts.query:  # "?" is never in an encoded name: the query cannot pass for a path
         last += "?" + _name(parts.query.replace("/", "%2F"))
     last = _typed(last, media_of(content_type))
-    names.append(_short(last))
-    path = "/".join(names)
+    out.append(last)
+    if windows:  # (before the names are cut: they hold their escapes within MAX_NAME)
+        out = [_WINDOWS_FORBIDDEN.sub(_escape_match, name) for name in out]
+    out = [_unreserved(_short(name)) for name in out]
+    path = "/".join(out)
     if len(path.encode()) > MAX_PATH:  # too deep to mirror as it is: a hash of the whole URL
-        path = f"{names[0]}/{LONG}/{_digest(canonical, 40)}{_extension(last)}"
+        path = f"{out[0]}/{LONG}/{_digest(canonical, 40)}{_extension(last)}"
     return path
+
+
+NAMES = ("unix", "windows")  # local_path's rules: wget's --restrict-file-names=unix|windows
+# Windows's device names: a file named so (whatever its extension, any case) is the device
+_DEVICES = frozenset(["con", "prn", "aux", "nul"] + [f"{port}{n}" for port in ("com", "lpt")
+                                                      for n in "0123456789\u00b9\u00b2\u00b3"])
+_WINDOWS_FORBIDDEN = re.compile(r'[<>:"|?*\\%]')  # (and "/", NUL, controls: never in a name)
+
+
+def _escape_match(match: re.Match[str]) -> str:
+    return "".join(f"%{b:02X}" for b in match[0].encode())
+
+
+def _unreserved(name: str) -> str:
+    """``name``, or if an OS reserves it (a Windows device's, one ending in a dot) the name with
+    one letter or dot escaped: one-to-one, as no other name holds an escaped letter or dot."""
+    if name.partition(".")[0].lower() in _DEVICES:
+        name = f"%{ord(name[0]):02X}{name[1:]}"  # (an ASCII letter: c, p, a, n or l)
+    if name.endswith("."):  # (a space is never in a name as it is: %20)
+        name = name[:-1] + "%2E"
+    return name
 
 
 def _name(segment: str) -> str:

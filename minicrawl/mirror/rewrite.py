@@ -9,6 +9,11 @@ markup scan the way a browser's tokenizer reads tags, attributes, comments and r
 decoded in the page's encoding to be resolved and written back in it, entity-escaped as HTML
 wants (``&`` is ``&amp;``); every other byte is the server's.
 
+Where the time goes is the scan (a documentation page holds ~2,000 tags, a tenth with a URL):
+one regex match skips text, comments and every tag that cannot hold a URL, and an attribute
+regex the attributes that do not, so Python steps through the URLs only; each distinct URL of a
+file is converted once, its fragment apart.
+
 What is rewritten: ``href`` (``a``, ``area``, ``link``), ``src`` (``img``, ``script``,
 ``iframe``, ``frame``, ``embed``, media, ``input``), ``srcset`` (each candidate's URL),
 ``poster``, ``object data``, ``background``, form ``action`` and ``formaction``, inline
@@ -26,8 +31,11 @@ from minicrawl.core.urls import canonical
 from minicrawl.html.encoding import CODECS, decode
 
 Convert = Callable[[str, str], str | None]
-"""``convert(href, base)``: what the URL ``href`` (as written, entities decoded) on a file whose
-base URL is ``base`` becomes, or None to leave it as it is."""
+"""``convert(href, base)``: what the URL ``href`` (as written, entities decoded, its fragment
+cut) on a file whose base URL is ``base`` becomes, or None to leave it as it is. The fragment is
+written back after it as it was; a fragment alone (``#top``: the file itself, wherever it is) is
+left as it is, never asked. Asked once per distinct ``href`` of a file: it must be a function of
+its arguments while a file is rewritten."""
 
 # Where URLs are: (tag, attribute) — "" for any tag.
 _URL_ATTRS = {
@@ -49,12 +57,57 @@ _STYLE_ELEMENT = re.compile(rb"<style[^>]*>(.*?)</style", re.I | re.S)
 _BASE = re.compile(rb"<base[\s/][^>]*>", re.I)
 _RAW_TEXT = {b"script", b"style", b"textarea", b"title", b"xmp", b"iframe", b"noembed",
              b"noframes", b"plaintext"}  # their content is no markup: skipped to their end tag
+# (its attributes' loop is possessive: each step is decided by its first character — a quote
+# opens a value, anything else is one run — so it never has another way to match; as fast as runs)
 _MARKUP = re.compile(
     rb"<!--.*?(?:-->|\Z)|<![^>]*>?|<\?[^>]*>?"
-    rb"|<([A-Za-z][^\s/>]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>", re.S)
+    rb"|<([A-Za-z][^\s/>]*)((?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+)>", re.S)
 # (an unquoted value runs to a blank or ">", as a browser's tokenizer reads it: "=" and quotes in
 # it are parse errors, kept)
 _ATTR = re.compile(rb"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
+
+
+def _any_case(words: set[bytes], end: bytes) -> bytes:
+    """A pattern for any of ``words`` (ASCII, any case) followed by ``end``, as a trie: the
+    regex engine tries the few words of a tag's first letter, not each word in turn."""
+    tree: dict[int, dict] = {}
+    for word in words:
+        node = tree
+        for byte in word.lower():
+            node = node.setdefault(byte, {})
+        node[-1] = {}
+
+    def emit(node: dict[int, dict]) -> bytes:
+        alts = [end if byte < 0 else b"[%c%c]" % (byte, bytes([byte]).upper()[0]) + emit(sub)
+                for byte, sub in sorted(node.items(), reverse=True)]
+        return alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")"
+
+    return emit(tree)
+
+
+# What the scan need not look at, skipped in one match (the regex engine, not a Python step per
+# tag: a page has ~2,000 tags, a tenth of them with a URL): text, comments, doctypes, processing
+# instructions and the tags read exactly as _MARKUP reads them whose name is none of those with a
+# URL, <base> or a raw-text element, and whose attributes hold no "style" (_STYLE: any case,
+# anywhere in them, in a value too). It stops at a "<" and a letter that is not such a tag; there
+# _MARKUP reads it (or, if it is no tag, the scan goes on one byte further, as a search does).
+_NO_STYLE = rb"(?:[^%s]++|[sS](?![tT][yY][lL][eE]))"
+_SKIP = re.compile(
+    rb"(?:[^<]++|<(?:/"  # (an end tag: its "<" is text to _MARKUP, as the rest of it)
+    rb"|(?!" + _any_case(_URL_TAGS | _RAW_TEXT | {b"base"}, rb"[\s/>]") + rb")"
+    rb"[A-Za-z][^\s/>]*+(?:" + _NO_STYLE % b">\"'sS" + rb"|\"" + _NO_STYLE % b"\"sS"
+    + rb"*+\"|'" + _NO_STYLE % b"'sS" + rb"*+')*+>"
+    rb"|!--.*?(?:-->|\Z)|![^>]*+>?|\?[^>]*+>?|(?![A-Za-z])))*+", re.S).match
+# The attributes of a tag the scan reads that cannot hold a URL, skipped in one match as
+# _ATTR.finditer passes them (a byte no name starts with, or a whole attribute): it stops at an
+# attribute named as one with a URL (for some tag) or "style".
+_ATTR_SKIP = re.compile(
+    rb"""(?:[\s"'>/=]|(?!""" + _any_case(set(_URL_ATTRS) | {b"srcset", b"style"},
+                                       rb"""(?:[\s"'>/=]|\Z)""")
+    + rb""")[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?)*+""").match
+_CLOSE = {tag: re.compile(rb"</" + re.escape(tag) + rb"[\s/>]", re.I).search
+          for tag in _RAW_TEXT}  # a raw-text element's end tag
+
 _CSS = re.compile(
     rb"/\*.*?(?:\*/|\Z)"
     rb"|(?<![\w-])(?i:url)\(\s*(?:\"([^\"\\\n]*)\"|'([^'\\\n]*)'|([^\s\"'()\\]*))\s*\)"
@@ -69,18 +122,24 @@ def rewrite_html(body: bytes, base: str, encoding: str, convert: Convert,
     each URL replaced as ``convert`` says (``css_convert``, if given, for those in its CSS: a
     ``style`` attribute or element); the same bytes when its encoding is not ASCII-based
     (UTF-16: its markup is not in these bytes) or nothing changes."""
-    css_convert = css_convert or convert
+    convert = _once(convert)
+    css_convert = _once(css_convert) if css_convert is not None else convert
     codec = CODECS.get(encoding, "utf-8")
     if codec.startswith("utf-16") or codec.startswith("utf-32"):
         return body
     base = _base(body, base, encoding)
+    # A value repeated in the page (a site's sidebar, the links of an index) is converted once:
+    # (srcset?, its bytes) → its new bytes or None
+    done: dict[tuple[bool, bytes], bytes | None] = {}
     out: list[bytes] = []
     at = 0
     pos = 0
-    while (m := _MARKUP.search(body, pos)) is not None:
-        pos = m.end()
-        if m[1] is None:  # a comment, a doctype, a processing instruction
+    size = len(body)
+    while (pos := _SKIP(body, pos).end()) < size:  # (at a "<" and a letter)
+        if (m := _MARKUP.match(body, pos)) is None:  # no tag: text, as a browser reads it
+            pos += 1
             continue
+        pos = m.end()
         tag = m[1].lower()
         if tag not in _URL_TAGS and tag != b"base" and not _STYLE(body, m.start(2), m.end(2)):
             pass  # (most tags: no URL in them; their attributes are not read)
@@ -90,21 +149,31 @@ def rewrite_html(body: bytes, base: str, encoding: str, convert: Convert,
                     out += [body[at:m.start(2) + a.start()], b'href=""']
                     at = m.start(2) + a.end()
         else:
-            for a in _ATTR.finditer(m[2]):
+            at_attr, attrs_end = m.start(2), m.end(2)
+            while (at_attr := _ATTR_SKIP(body, at_attr, attrs_end).end()) < attrs_end:
+                if (a := _ATTR.match(body, at_attr, attrs_end)) is None:
+                    break  # (never: the skip stops at a name)
+                at_attr = a.end()
                 name = a[1].lower()
                 group = 2 if a[2] is not None else 3 if a[3] is not None else 4
-                if a[group] is None:
+                if (raw := a[group]) is None:
                     continue
                 if name == b"style":
-                    new = _css_value(a[group], base, css_convert, b"'" if group == 3 else b'"')
+                    new = _css_value(raw, base, css_convert, b"'" if group == 3 else b'"')
+                elif raw.lstrip()[:1] == b"#":  # a fragment alone: this file, as it is
+                    continue
                 elif name == b"srcset" and tag in (b"img", b"source"):
-                    new = _value(a[group], encoding, lambda v: _srcset(v, base, convert))
+                    if (key := (True, raw)) not in done:
+                        done[key] = _value(raw, encoding, lambda v: _srcset(v, base, convert))
+                    new = done[key]
                 elif tag in _URL_ATTRS.get(name, ()):
-                    new = _value(a[group], encoding, lambda v: convert(v, base))
+                    if (key := (False, raw)) not in done:
+                        done[key] = _value(raw, encoding, lambda v: convert(v, base))
+                    new = done[key]
                 else:
                     continue
                 if new is not None:
-                    start, end = m.start(2) + a.start(group), m.start(2) + a.end(group)
+                    start, end = a.start(group), a.end(group)
                     if group == 4:  # unquoted: quoted now (the value may hold what ends one)
                         new = b'"' + new + b'"'
                     elif group == 3:
@@ -112,10 +181,10 @@ def rewrite_html(body: bytes, base: str, encoding: str, convert: Convert,
                     out += [body[at:start], new]
                     at = end
         if tag in _RAW_TEXT:  # its text runs to its end tag
-            close = re.compile(rb"</" + re.escape(tag) + rb"[\s/>]", re.I).search(body, pos)
+            close = _CLOSE[tag](body, pos)
             end = close.start() if close else len(body)
             if tag == b"style":
-                css = rewrite_css(body[pos:end], base, css_convert)
+                css = _rewrite_css(body[pos:end], base, css_convert)
                 if css != body[pos:end]:
                     out += [body[at:pos], css]
                     at = end
@@ -124,6 +193,25 @@ def rewrite_html(body: bytes, base: str, encoding: str, convert: Convert,
         return body
     out.append(body[at:])
     return b"".join(out)
+
+
+def _once(convert: Convert) -> Convert:
+    """``convert`` asked once per distinct URL of a file (its fragment cut, written back): a
+    page names the same file many times (``os.html#os.getcwd``, ``os.html#os.getpid``), and
+    what it becomes is the same for them all."""
+    known: dict[str, str | None] = {}
+
+    def converted(href: str, base: str) -> str | None:
+        url, hashed, fragment = href.partition("#")
+        if not url:
+            return None  # "" or a fragment alone: this file, right as it is
+        if url in known:
+            new = known[url]
+        else:
+            new = known[url] = convert(url, base)
+        return new + hashed + fragment if new is not None else None
+
+    return converted
 
 
 def _base(body: bytes, url: str, encoding: str) -> str:
@@ -184,7 +272,7 @@ def _css_value(raw: bytes, base: str, convert: Convert, quote: bytes) -> bytes |
     would end it escaped), or None: unchanged."""
     text = html.unescape(raw.decode("utf-8", "surrogateescape")).encode("utf-8",
                                                                          "surrogateescape")
-    css = rewrite_css(text, base, convert)
+    css = _rewrite_css(text, base, convert)
     if css == text:
         return None
     entity = b"&quot;" if quote == b'"' else b"&#39;"
@@ -195,6 +283,11 @@ def rewrite_css(body: bytes, base: str, convert: Convert) -> bytes:
     """The stylesheet ``body`` (at ``base``) with each ``url()`` and ``@import`` URL replaced as
     ``convert`` says (written so that it needs no CSS escape); the rest of its bytes as they are.
     A URL written with an escape (``url(a\\29 .png)``) is left as it is."""
+    return _rewrite_css(body, base, _once(convert))
+
+
+def _rewrite_css(body: bytes, base: str, convert: Convert) -> bytes:
+    """:func:`rewrite_css` with ``convert`` asked as it is (each URL, its fragment too)."""
     out: list[bytes] = []
     at = 0
     for m in _CSS.finditer(body):
@@ -233,7 +326,7 @@ def css_urls_in_html(body: bytes, base: str) -> list[str]:
     for m in _STYLE_ATTR.finditer(body):
         value = next(v for v in m.groups() if v is not None)
         if b"(" in value or b"@" in value:
-            rewrite_css(html.unescape(value.decode("utf-8", "replace")).encode(), base, collect)
+            _rewrite_css(html.unescape(value.decode("utf-8", "replace")).encode(), base, collect)
     for m in _STYLE_ELEMENT.finditer(body):
-        rewrite_css(m[1], base, collect)
+        _rewrite_css(m[1], base, collect)
     return found
