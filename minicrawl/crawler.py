@@ -196,9 +196,9 @@ class Crawler:
         self._pages_full = threading.Event()  # --check-links: --max-pages reached, checks go on
         # The copies kept (--mirror; --save-pages, its simpler case): minicrawl/mirror/saver.py
         self.saver = (Mirror(opts.mirror, "--mirror", True, self.stats, self.stop,
-                             opts.forget_gone) if opts.mirror else
+                             opts.forget_gone, opts.mirror_names) if opts.mirror else
                       Mirror(opts.save_pages, "--save-pages", False, self.stats, self.stop,
-                             opts.forget_gone) if opts.save_pages else None)
+                             opts.forget_gone, opts.mirror_names) if opts.save_pages else None)
         self.events = Events()  # the observers are listed when the crawl runs
         self.first_problems = FirstProblems()  # the first pages that went wrong: the summary's
         # When links are recorded: the broken ones, grouped by target, read after the crawl

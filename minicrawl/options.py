@@ -182,6 +182,11 @@ class Options:
                              "files; nothing written outside DIR", "Output", metavar="DIR")
     mirror_external_requisites: bool = opt(False, "with --mirror: what the pages need from "
                                            "other hosts too (a CDN's)", "Output")
+    mirror_names: str = opt("unix", "with --mirror or --save-pages, the names of its files: "
+                            "as Unix allows (unix), or as Windows does too (windows: no < > : "
+                            "\" | ? * \\ in a name: each percent-escaped; for a copy read "
+                            "on Windows); a first crawl into DIR fixes them", "Output",
+                            choices=("unix", "windows"), metavar="{unix,windows}")
     save_pages: str | None = opt(None, "save each page's body under DIR as --mirror names it, "
                                  "as it came (--mirror's simpler case)", "Output", metavar="DIR")
     keep_duplicates: bool = opt(False, "treat a page whose body equals an earlier page's as a "
@@ -332,7 +337,9 @@ class Options:
                  "which --ignore-robots does not read"),
                 ("fail_on", not self.check_links, "it sets the exit status of --check-links: "
                  "give --check-links too"), ("mirror_external_requisites", self.mirror is None,
-                                             "it widens what --mirror saves: give --mirror too")):
+                                             "it widens what --mirror saves: give --mirror too"),
+                ("mirror_names", self.mirror is None and self.save_pages is None,
+                 "it names the copies: give --mirror or --save-pages too")):
             if idle and getattr(self, name) != _default(name):
                 raise ValueError(f"{_flag(name)} would do nothing: {why}, or leave it out")
         checking = "--check-links" if self.check_links else "--mirror" if self.mirror else None

@@ -199,6 +199,42 @@ def test_bytes_change_only_where_a_url_was_and_the_encoding_is_kept(server, tmp_
     assert b'href="mailto:x@example.org"' in saved and b'href="javascript:void(0)"' in saved
 
 
+def test_mirror_names_windows_writes_no_character_windows_forbids(server, tmp_path) -> None:
+    page = (b"<!doctype html><meta charset=utf-8><a href=list?page=2>2</a>"
+            b"<a href=./a:b>colon</a><a href='q%7Cpipe'>pipe</a><a href=star*>star</a>"
+            b"<a href=list?page=3>3</a>")
+    server.pages.update({
+        "/robots.txt": Resource(b"", 404),
+        "/": Resource(page),
+        "/list?page=2": Resource(b"<p>2</p><a href=/>home</a>"),
+        "/list?page=3": Resource(b"<p>3</p>"),
+        "/a:b": Resource(b"<p>colon</p>"),
+        "/q%7Cpipe": Resource(b"<p>pipe</p>"),
+        "/star*": Resource(b"<p>star</p>"),
+    })
+    done = run(tmp_path, server.url("/"), "--mirror", "m", "--mirror-names", "windows", *FAST)
+    assert done.returncode == 0, done.stderr
+    mirror = tmp_path / "m"
+    files = [p for p in mirror.rglob("*") if p.is_file() and p.name != MANIFEST]
+    names = [str(p.relative_to(mirror)).partition("/")[2] for p in files]  # (the host's
+    assert len(names) == 6  # folder holds the port's ":": a name of its own, below)
+    for name in names:
+        assert not set('<>:"|?*\\') & set(name), name
+    host = {str(p.relative_to(mirror)).partition("/")[0] for p in files}
+    assert host == {f"127.0.0.1%3A{server.port}"}
+    saved = saved_urls(mirror)
+    resolved = 0
+    for path in (p for p in files if p.suffix == ".html"):
+        for href in links_of(path):
+            target = Path(os.path.normpath(path.parent / unquote(href.partition("#")[0])))
+            assert target.is_file() and str(target.relative_to(mirror)) in saved.values(), \
+                (path, href)
+            resolved += 1
+    assert resolved == 6
+    done = run(tmp_path, server.url("/"), "--mirror-names", "windows", *FAST)
+    assert done.returncode == 2 and "--mirror-names would do nothing" in done.stderr
+
+
 def test_names_an_os_reserves_are_escaped_and_their_links_lead_to_them(server,
                                                                        tmp_path) -> None:
     # a mirror copied to Windows or a FAT/NTFS/SMB share: no file named as a device (any case,

@@ -93,10 +93,11 @@ class Mirror(CrawlObserver):
     def __init__(self, root: str | os.PathLike[str], flag: str = "--mirror",
                  rewrite: bool = True, stats: Stats | None = None,
                  on_failure: Callable[[], None] | None = None,
-                 delete_gone: bool = False) -> None:
+                 delete_gone: bool = False, names: str = "unix") -> None:
         self.root = Path(root)
         self.flag, self.rewrite, self.stats = flag, rewrite, stats
         self.delete_gone = delete_gone  # --forget-gone: a page a recrawl finds gone loses its copy
+        self.names = names  # --mirror-names: as Unix allows, or Windows too (paths.local_path)
         self._gone: dict[str, str] = {}  # path → URL of each copy deleted so (links lead out)
         self.claims = Claims()
         self._on_failure = on_failure
@@ -222,7 +223,7 @@ class Mirror(CrawlObserver):
         """Write ``page``'s body as the copy of its final URL; its local path (relative to the
         root). The other URLs of its chain lead to it too."""
         url, body = page.final_url, page.body
-        path = self.claims.claim(url, local_path(url, page.content_type))
+        path = self.claims.claim(url, local_path(url, page.content_type, self.names))
         try:
             write_inside(self.root, path, body)
         except (IsADirectoryError, NotADirectoryError, FileExistsError):
