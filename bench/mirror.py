@@ -58,7 +58,8 @@ def command(tool: str, url: str, into: Path, python: str) -> list[str]:
 
 def files_of(mirror: Path) -> set[str]:
     """Every file of the one host folder of ``mirror``, relative to it (its table left out)."""
-    hosts = [p for p in mirror.iterdir() if p.is_dir()]
+    hosts = [p for p in mirror.iterdir() if p.is_dir() and not p.name.startswith(".")]  # (no
+    # host's folder starts with a dot: minicrawl's spool, .minicrawl-part, is none)
     if len(hosts) != 1:
         sys.exit(f"{mirror}: expected one host folder, found {hosts}")
     return {p.relative_to(hosts[0]).as_posix() for p in hosts[0].rglob("*") if p.is_file()}
