@@ -66,7 +66,7 @@ def files_of(mirror: Path) -> set[str]:
 
 
 def host_folder(mirror: Path) -> Path:
-    return next(p for p in mirror.iterdir() if p.is_dir())
+    return next(p for p in mirror.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def dangling(mirror: Path) -> tuple[int, int, list[str]]:
