@@ -15,12 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
+import urllib3
 from rawserver import RawSocketServer, read_head, read_request
+from requests.adapters import HTTPAdapter
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Response
 from minicrawl.demo.site import Resource
-from minicrawl.http.fetch import Fetcher, Wire
+from minicrawl.http.fetch import Fetcher, Wire, crawl_cookies
+from minicrawl.http.transport import CrawlAdapter
 from minicrawl.options import Options
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -408,3 +412,65 @@ def test_the_archive_hears_a_fetch_that_got_no_answer_with_what_went_out() -> No
     assert (wire.http_version, wire.reason) == ("", "")
     assert unparsable.error.startswith("InvalidURL") and not unparsable.transient
     assert heard[1][1] is None
+
+
+class CookieServer(RawSocketServer):
+    """``/set`` sets two cookies (one ``Set-Cookie`` field each, the second lower-case); every
+    other path just answers. Keeps each request's ``Cookie`` field (None without one)."""
+
+    def __init__(self) -> None:
+        self.cookies: list[str | None] = []
+        super().__init__()
+
+    def serve(self, conn: socket.socket) -> None:
+        pending = b""
+        while (request := read_head(conn, pending)) is not None:
+            head, pending = request
+            fields = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:])
+            self.cookies.append(fields.get("Cookie"))
+            cookies = (b"Set-Cookie: a=1; Path=/\r\nset-cookie: b=2; Path=/\r\n"
+                       if head.startswith(b"GET /set ") else b"")
+            conn.sendall(b"HTTP/1.1 200 OK\r\n%sContent-Type: text/plain; charset=koi8-r\r\n"
+                         b"Content-Length: 2\r\n\r\nok" % cookies)
+
+
+@pytest.mark.parametrize("no_cookies", [False, True], ids=["cookies", "no-cookies"])
+def test_cookies_a_server_sets_go_back_with_the_next_requests(no_cookies) -> None:
+    """Each fetcher of the crawl sends them (one jar, the crawl's); with --no-cookies none."""
+    server = CookieServer()
+    options = Options(timeout=5, no_cookies=no_cookies)
+    jar = crawl_cookies(options)
+    first, second = Fetcher(options, cookies=jar), Fetcher(options, cookies=jar)
+    try:
+        answers = [first.fetch(server.url("/before")), first.fetch(server.url("/set")),
+                   first.fetch(server.url("/after")), second.fetch(server.url("/other"))]
+    finally:
+        first.close()
+        second.close()
+        server.close()
+    assert [a.error for a in answers] == [None] * 4
+    sent = None if no_cookies else "a=1; b=2"
+    assert server.cookies == [None, None, sent, sent]
+
+
+def test_run_py_builds_the_response_requests_builds_but_for_its_cookie_jar() -> None:
+    """CrawlAdapter.build_response is HTTPAdapter.build_response without its parsing of the
+    answer's cookies into Response.cookies (nothing reads that jar: the crawl's is filled from
+    the answer itself): every other attribute alike, on one real answer."""
+    server = CookieServer()
+    pool = urllib3.PoolManager()
+    try:
+        answer = pool.request("GET", server.url("/set"), preload_content=False)
+        request = requests.Request("GET", server.url("/set")).prepare()
+        adapter = CrawlAdapter()
+        ours, theirs = adapter.build_response(request, answer), \
+            HTTPAdapter().build_response(request, answer)
+    finally:
+        pool.clear()
+        server.close()
+    assert ours.connection is adapter and len(ours.cookies) == 0 and ours.encoding == "koi8-r"
+    assert sorted(c.name for c in theirs.cookies) == ["a", "b"]  # what ours leaves out
+    skip = ("connection", "cookies")
+    assert {k: v for k, v in vars(ours).items() if k not in skip} == \
+        {k: v for k, v in vars(theirs).items() if k not in skip}
+    assert adapter.last_status_line == ("HTTP/1.1", "OK")

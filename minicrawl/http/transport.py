@@ -1,7 +1,8 @@
 """The connections under run.py's ``requests``: what a crawler needs that urllib3 does not do.
 
 :class:`CrawlAdapter` is a ``requests`` transport adapter, mounted on each worker's session, whose
-connections differ from urllib3's in two ways, each a promise of the crawler:
+connections differ from urllib3's in three ways, the first two promises of the crawler, the
+third its CPU:
 
 - **a host name lookup is bounded by the connect timeout.** ``getaddrinfo`` has no timeout, so
   urllib3's connect timeout starts only after it returns and a hanging DNS server holds a worker
@@ -11,26 +12,39 @@ connections differ from urllib3's in two ways, each a promise of the crawler:
 - **an interim 1xx answer is not the page.** ``http.client`` skips only ``100 Continue``; a
   ``103 Early Hints`` (RFC 8297, sent by CDNs unasked) would come back as the response, its real
   answer left unread on the connection. The response here reads past every 1xx but 101.
+- **a plain head is not handed to the ``email`` package.** ``http.client`` parses every
+  response's header fields with ``email``'s parser, ~50 µs a response, a tenth of a tiny page's
+  fetch (issue 49); :func:`parse_head` builds the same ``HTTPMessage`` itself when every line is
+  a plain ``name: value`` and hands anything else to that parser (``tests/test_head_parsing.py``
+  holds the two equal).
 
 urllib3 takes its connection class from the pool and the pool from the manager, so reaching
 them takes a pool class per scheme and the manager told to use them (proxied managers too).
 
 This is no second HTTP client: every request is ``requests``' (the worker's ``Session``, this
 adapter, urllib3's pools and ``http.client`` under them), so proxies, cookies, CA bundles and
-decoding are theirs. The two changes sit below the adapter: ``http.client``'s ``response_class``
-hook, and urllib3's ``_new_conn`` (private: ``tests/test_fetch.py`` pins both down).
+decoding are theirs. The changes sit below the adapter: ``http.client``'s ``response_class``
+hook (its ``begin``, which reads the status line and head), and urllib3's ``_new_conn``
+(private: ``tests/test_fetch.py`` pins both down). The adapter's own ``build_response`` leaves
+out one thing, a cookie jar of each response's own that nothing reads (the crawl's jar is
+filled as before).
 Why ``http.client`` is named here at all: requests and urllib3 offer no hook for an interim
-answer (they parse the status line with ``http.client.HTTPResponse``), so the only place a 103
-can be read past is a subclass of that class, which urllib3 then uses for every request.
+answer or the head's parsing (they read both with ``http.client.HTTPResponse``), so the only
+place either can change is a subclass of that class, which urllib3 then uses for every request.
 """
 
 from __future__ import annotations
 
+import email.parser
 import http.client
+import re
 import socket
+from typing import BinaryIO
 
 import requests
 from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+from requests.utils import get_encoding_from_headers
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
@@ -43,16 +57,94 @@ HTTP_VERSIONS = {10: "HTTP/1.0", 11: "HTTP/1.1"}  # http.client's numbers
 SWITCHING_PROTOCOLS = 101  # the one 1xx that is final: the connection is no longer HTTP
 
 
+# A field line email's parser would take as it stands: a name of the characters its headerRE
+# allows (visible ASCII but ":"), the colon, the value with its leading blanks stripped (as
+# compat32's header_source_parse strips them) and no CR or LF in it, the line's end. Anchored at
+# a line's start, so a line that is not one (no colon, a fold, a bare CR) is not found at all.
+_FIELD = re.compile(r"^([\041-\071\073-\176]+):[ \t]*([^\r\n]*)\r?\n", re.MULTILINE)
+_HEAD_ENDS = (b"\r\n", b"\n")  # an empty line; b"" (the connection closed) is left to email
+# Words of a Content-Type that sends email's parser down another branch (multipart/*,
+# message/*: a body parsed as parts or a message, defects noted). Any head that holds one, in
+# any case, anywhere, is left to email: a superset, so never a head it would parse otherwise.
+_PARSER_BRANCHES = ("multipart", "message")
+
+
+def parse_head(fp: BinaryIO) -> http.client.HTTPMessage:
+    """The answer's header fields read from ``fp`` as ``http.client.parse_headers`` reads them:
+    the same lines (its own ``_read_headers``: the same limits and errors), the same message.
+
+    ``parse_headers`` hands every head to the ``email`` package's parser, ~50 µs a response
+    against ~3 µs to read the lines (issue 49). A head of plain ``name: value`` lines, as
+    servers send, parses to a message holding just those (name, value) pairs and an empty
+    payload, which is built here directly; any other head (a folded or colon-less line, a bare
+    CR, a head cut by EOF, a multipart or message type) still goes to ``email``.
+    ``tests/test_head_parsing.py`` holds the two equal on a corpus of heads.
+    """
+    lines = http.client._read_headers(fp)  # private, as parse_headers' first half
+    text = b"".join(lines).decode("iso-8859-1")  # as parse_headers decodes
+    fields = _FIELD.findall(text)
+    lowered = text.lower()  # Latin-1's lower() makes no ASCII letter of a non-ASCII one
+    if (len(fields) != len(lines) - 1 or lines[-1] not in _HEAD_ENDS
+            or any(word in lowered for word in _PARSER_BRANCHES)):
+        return email.parser.Parser(_class=http.client.HTTPMessage).parsestr(text)
+    message = http.client.HTTPMessage()
+    message._headers = fields  # what the parser's set_raw calls append
+    message._payload = ""  # the parser's: nothing came after the head
+    return message
+
+
 class InterimSkippingResponse(http.client.HTTPResponse):
-    """``http.client``'s response, reading on past interim (1xx) answers to the final one."""
+    """``http.client``'s response, reading on past interim (1xx) answers to the final one, its
+    head parsed by :func:`parse_head`."""
 
     def begin(self) -> None:
-        """Read the status line and headers of the final answer: every 1xx but 101 is
-        read past."""
-        super().begin()
-        while 100 <= self.status < 200 and self.status != SWITCHING_PROTOCOLS:
-            self.headers = self.msg = None  # type: ignore[assignment]  # begin() reads anew
-            super().begin()
+        """Read the status line and head of the final answer: every 1xx but 101 is read past.
+
+        ``http.client``'s own ``begin`` (the same in 3.11–3.13) but for the two changes: it
+        skipped only 100 and parsed the head with ``parse_headers``, a module function no
+        subclass can replace, hence the whole method here."""
+        if self.headers is not None:  # already begun
+            return
+        while True:
+            version, status, reason = self._read_status()
+            if version in ("HTTP/1.0", "HTTP/0.9"):  # 0.9 is taken for 1.0, as http.client does
+                self.version = 10
+            elif version.startswith("HTTP/1."):
+                self.version = 11  # HTTP/1.x for any x ≥ 1
+            else:
+                raise http.client.UnknownProtocol(version)
+            if not 100 <= status < 200 or status == SWITCHING_PROTOCOLS:
+                break
+            skipped = http.client._read_headers(self.fp)  # an interim head: not parsed
+            if self.debuglevel > 0:
+                print("headers:", skipped)
+        self.code = self.status = status
+        self.reason = reason.strip()
+        self.headers = self.msg = parse_head(self.fp)
+        if self.debuglevel > 0:
+            for name, value in self.headers.items():
+                print("header:", name + ":", value)
+        # What http.client works out from the head, as it does (RFC 9112 6.3)
+        transfer_coding = self.headers.get("transfer-encoding")
+        self.chunked = bool(transfer_coding and transfer_coding.lower() == "chunked")
+        if self.chunked:
+            self.chunk_left = None
+        self.will_close = self._check_close()
+        self.length = None
+        length = self.headers.get("content-length")
+        if length and not self.chunked:
+            try:
+                self.length = int(length)
+            except ValueError:
+                self.length = None
+            else:
+                if self.length < 0:  # a negative length is no length
+                    self.length = None
+        if (status in (http.client.NO_CONTENT, http.client.NOT_MODIFIED)
+                or 100 <= status < 200 or self._method == "HEAD"):
+            self.length = 0  # no body
+        if not self.will_close and not self.chunked and self.length is None:
+            self.will_close = True  # the body runs to the connection's close
 
 
 def bounded_socket(conn: HTTPConnection) -> socket.socket:
@@ -123,9 +215,25 @@ class CrawlAdapter(HTTPAdapter):
     def build_response(self, req: requests.PreparedRequest,
                        resp: BaseHTTPResponse) -> requests.Response:
         """The ``requests`` response for ``resp``, once its (version, reason) is kept in
-        :attr:`last_status_line`."""
+        :attr:`last_status_line`: ``HTTPAdapter.build_response`` but for its cookies.
+
+        ``requests`` also parses the answer's cookies into ``Response.cookies`` (~20 µs a
+        response, issue 49), a jar of the response's own that nothing here reads: the crawl's
+        jar (the session's, ``--no-cookies`` its policy) is filled by whoever sends — the core's
+        fetcher after ``send``, as ``Session.send`` and its redirects do, from ``resp`` itself.
+        So ``Response.cookies`` stays empty; ``tests/test_fetch.py`` holds the rest equal to what
+        ``HTTPAdapter.build_response`` makes."""
         self.last_status_line = (HTTP_VERSIONS.get(resp.version, "HTTP/1.1"), resp.reason or "")
-        return super().build_response(req, resp)
+        response = requests.Response()
+        response.status_code = resp.status
+        response.headers = CaseInsensitiveDict(resp.headers)
+        response.encoding = get_encoding_from_headers(response.headers)
+        response.raw = resp
+        response.reason = resp.reason
+        response.url = req.url.decode() if isinstance(req.url, bytes) else req.url
+        response.request = req
+        response.connection = self
+        return response
 
     def build_connection_pool_key_attributes(
             self, request: requests.PreparedRequest, verify: bool | str,
