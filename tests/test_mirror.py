@@ -59,6 +59,18 @@ def saved_urls(mirror: Path) -> dict[str, str]:
     return {str(e["url"]): str(e["path"]) for e in manifest(mirror)}
 
 
+def links_leading_to_files(mirror: Path, pages: list[Path]) -> int:
+    """How many links ``pages`` hold, each asserted to lead to a file the mirror saved."""
+    saved = set(saved_urls(mirror).values())
+    resolved = 0
+    for path in pages:
+        for href in links_of(path):
+            target = Path(os.path.normpath(path.parent / unquote(href.partition("#")[0])))
+            assert target.is_file() and str(target.relative_to(mirror)) in saved, (path, href)
+            resolved += 1
+    return resolved
+
+
 def links_of(path: Path) -> list[str]:
     """Every URL a saved HTML page or stylesheet holds, found independently of the rewriter
     (lxml for HTML; the CSS tokenizer for CSS, style attributes and elements)."""
@@ -222,15 +234,7 @@ def test_mirror_names_windows_writes_no_character_windows_forbids(server, tmp_pa
         assert not set('<>:"|?*\\') & set(name), name
     host = {str(p.relative_to(mirror)).partition("/")[0] for p in files}
     assert host == {f"127.0.0.1%3A{server.port}"}
-    saved = saved_urls(mirror)
-    resolved = 0
-    for path in (p for p in files if p.suffix == ".html"):
-        for href in links_of(path):
-            target = Path(os.path.normpath(path.parent / unquote(href.partition("#")[0])))
-            assert target.is_file() and str(target.relative_to(mirror)) in saved.values(), \
-                (path, href)
-            resolved += 1
-    assert resolved == 6
+    assert links_leading_to_files(mirror, [p for p in files if p.suffix == ".html"]) == 6
     done = run(tmp_path, server.url("/"), "--mirror-names", "windows", *FAST)
     assert done.returncode == 2 and "--mirror-names would do nothing" in done.stderr
 
@@ -260,15 +264,7 @@ def test_names_an_os_reserves_are_escaped_and_their_links_lead_to_them(server,
     assert {str(p.relative_to(host)) for p in host.rglob("*") if p.is_file()} == {
         "index.html", "%63on.html", "%6Eul.html", "%61ux/x.html", "trailing%2E",
         "%63om¹.txt", "%4CPT1.png", "console.html"}
-    saved = saved_urls(mirror)
-    resolved = 0
-    for path in host.rglob("*.html"):
-        for href in links_of(path):
-            target = Path(os.path.normpath(path.parent / unquote(href.partition("#")[0])))
-            assert target.is_file() and str(target.relative_to(mirror)) in saved.values(), \
-                (path, href)
-            resolved += 1
-    assert resolved == 10
+    assert links_leading_to_files(mirror, list(host.rglob("*.html"))) == 10
     index = (host / "index.html").read_text()
     assert 'href="%2563on.html"' in index and 'src="%254CPT1.png"' in index
     assert 'href="trailing%252E"' in index

@@ -15,10 +15,12 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import pytest
 from mirrorsite import png
 from test_mirror import links_of, manifest, saved_urls
 
@@ -95,6 +97,27 @@ def assert_links_resolve(mirror: Path) -> int:
     return checked
 
 
+@dataclass
+class Mirrored:
+    """A site mirrored once, completely, with --state: its server, DIR, the host's folder in
+    it, and the command line that did it (run again: a resume, a recrawl)."""
+
+    site: LocalSite
+    mirror: Path
+    host: Path
+    args: list[str]
+
+
+@pytest.fixture
+def mirrored(tmp_path: Path) -> Iterator[Mirrored]:
+    with LocalSite() as site:
+        fill(site)
+        mirror, state = tmp_path / "m", tmp_path / "s"
+        args = [site.url("/"), "--mirror", str(mirror), "--state", str(state), *FAST]
+        assert run(*args).returncode == 0
+        yield Mirrored(site, mirror, mirror / f"127.0.0.1:{site.port}", args)
+
+
 def journal_rows(state: Path) -> int:
     with sqlite3.connect(state / "crawl.db") as db:
         return db.execute("SELECT count(*) FROM todo").fetchone()[0]
@@ -164,66 +187,55 @@ def slowed(answer: Callable[[Request], Resource], seconds: float
     return slow
 
 
-def test_a_file_left_as_saved_is_rewritten_by_the_next_run(tmp_path) -> None:
+def test_a_file_left_as_saved_is_rewritten_by_the_next_run(mirrored: Mirrored) -> None:
     # A kill between the table's note and the rewritten file: the file is as saved, the note
     # names other bytes; the next run rewrites it (and leaves the others as they are).
-    with LocalSite() as site:
-        fill(site)
-        mirror, state = tmp_path / "m", tmp_path / "s"
-        args = [site.url("/"), "--mirror", str(mirror), "--state", str(state), *FAST]
-        assert run(*args).returncode == 0
-        host = f"127.0.0.1:{site.port}"
-        copy = mirror / host / "p3.html"
-        assert b'href="p4.html"' in copy.read_bytes()  # rewritten: relative, to its file
-        copy.write_bytes(page(3))  # as the server sent it
-        other = (mirror / host / "p4.html").read_bytes()
-        done = run(*args)
-        assert done.returncode == 0, done.stderr
-        assert copy.read_bytes() == (mirror / host / "p3.html").read_bytes()
-        assert b'href="p4.html"' in copy.read_bytes() and b'href="/p4.html"' not in \
-            copy.read_bytes()
-        assert (mirror / host / "p4.html").read_bytes() == other
-        assert assert_links_resolve(mirror) >= 4 * PAGES
+    copy = mirrored.host / "p3.html"
+    assert b'href="p4.html"' in copy.read_bytes()  # rewritten: relative, to its file
+    copy.write_bytes(page(3))  # as the server sent it
+    other = (mirrored.host / "p4.html").read_bytes()
+    done = run(*mirrored.args)
+    assert done.returncode == 0, done.stderr
+    assert b'href="p4.html"' in copy.read_bytes() and b'href="/p4.html"' not in \
+        copy.read_bytes()
+    assert (mirrored.host / "p4.html").read_bytes() == other
+    assert assert_links_resolve(mirrored.mirror) >= 4 * PAGES
 
 
-def test_recrawl_asks_conditionally_saves_what_changed_deletes_nothing(tmp_path) -> None:
-    with LocalSite() as site:
-        fill(site)
-        mirror, state = tmp_path / "m", tmp_path / "s"
-        args = [site.url("/"), "--mirror", str(mirror), "--state", str(state), *FAST]
-        assert run(*args).returncode == 0
-        host = f"127.0.0.1:{site.port}"
-        first = {p: p.read_bytes() for p in (mirror / host).rglob("*") if p.is_file()}
-        assert b"http://127.0.0.1" in (mirror / host / "p1.html").read_bytes()  # /later: 404
-        # Since then: one page and one stylesheet changed, /later.html is there, p9 is gone
-        site.pages["/p2.html"] = etagged(page(2, "<p>new text</p>"), "text/html")
-        site.pages["/css/s5.css"] = etagged(b"body { color: red }", "text/css")
-        site.pages["/later.html"] = etagged(b"<html><body>at last</body></html>", "text/html")
-        del site.pages["/p9.html"]
-        asked = len(site.requests)
-        done = run(*args, "--recrawl")
-        assert done.returncode == 0, done.stderr
-        recrawl = [r for r in site.requests[asked:] if r.path != "/robots.txt"]
-        paths = [r.path for r in recrawl]
-        assert len(paths) == len(set(paths))  # each once
-        # every URL saved before was asked conditionally, requisites as pages
-        tagged = {r.path for r in recrawl if "if-none-match" in r.headers}
-        assert {"/css/s1.css", "/img/i1.png", "/img/shared.png", "/p1.html"} <= tagged
-        assert len(tagged) == len(first)
-        after = {p: p.read_bytes() for p in (mirror / host).rglob("*") if p.is_file()}
-        assert set(first) < set(after)  # nothing deleted, the gone page's copy kept
-        later = (f'href="{site.url("/later.html")}"'.encode(), b'href="later.html"')
+def test_recrawl_asks_conditionally_saves_what_changed_deletes_nothing(mirrored: Mirrored) -> None:
+    site, mirror, host, args = (mirrored.site, mirrored.mirror, mirrored.host,
+                                mirrored.args)
+    first = {p: p.read_bytes() for p in host.rglob("*") if p.is_file()}
+    assert b"http://127.0.0.1" in (host / "p1.html").read_bytes()  # /later: 404
+    # Since then: one page and one stylesheet changed, /later.html is there, p9 is gone
+    site.pages["/p2.html"] = etagged(page(2, "<p>new text</p>"), "text/html")
+    site.pages["/css/s5.css"] = etagged(b"body { color: red }", "text/css")
+    site.pages["/later.html"] = etagged(b"<html><body>at last</body></html>", "text/html")
+    del site.pages["/p9.html"]
+    asked = len(site.requests)
+    done = run(*args, "--recrawl")
+    assert done.returncode == 0, done.stderr
+    recrawl = [r for r in site.requests[asked:] if r.path != "/robots.txt"]
+    paths = [r.path for r in recrawl]
+    assert len(paths) == len(set(paths))  # each once
+    # every URL saved before was asked conditionally, requisites as pages
+    tagged = {r.path for r in recrawl if "if-none-match" in r.headers}
+    assert {"/css/s1.css", "/img/i1.png", "/img/shared.png", "/p1.html"} <= tagged
+    assert len(tagged) == len(first)
+    after = {p: p.read_bytes() for p in host.rglob("*") if p.is_file()}
+    assert set(first) < set(after)  # nothing deleted, the gone page's copy kept
+    later = (f'href="{site.url("/later.html")}"'.encode(), b'href="later.html"')
 
-        def same_but_later(path: Path) -> bool:  # the bytes kept, but the link to /later.html
-            return after[path] == first[path].replace(*later) and later[1] in after[path]
-        assert same_but_later(mirror / host / "p9.html")
-        assert after[mirror / host / "later.html"] == b"<html><body>at last</body></html>"
-        assert b"color: red" in after[mirror / host / "css" / "s5.css"]
-        assert b"new text" in after[mirror / host / "p2.html"]
-        # an unchanged page (304: its copy kept) now leads to /later.html's copy
-        assert same_but_later(mirror / host / "p1.html")
-        assert b"http://127.0.0.1" not in after[mirror / host / "p1.html"]
-        assert assert_links_resolve(mirror) >= 4 * PAGES
+    def same_but_later(path: Path) -> bool:  # the bytes kept, but the link to /later.html
+        return after[path] == first[path].replace(*later) and later[1] in after[path]
+    assert same_but_later(host / "p9.html")
+    assert after[host / "later.html"] == b"<html><body>at last</body></html>"
+    assert b"color: red" in after[host / "css" / "s5.css"]
+    assert b"new text" in after[host / "p2.html"]
+    # an unchanged page (304: its copy kept) now leads to /later.html's copy
+    assert same_but_later(host / "p1.html")
+    assert b"http://127.0.0.1" not in after[host / "p1.html"]
+    assert assert_links_resolve(mirror) >= 4 * PAGES
 
 
 def test_a_second_crawl_into_the_same_dir_is_refused_in_one_line(tmp_path) -> None:
@@ -243,29 +255,26 @@ def test_a_second_crawl_into_the_same_dir_is_refused_in_one_line(tmp_path) -> No
         assert list((mirror / ".minicrawl-part").iterdir()) == []
 
 
-def test_forget_gone_deletes_a_gone_page_s_copy_and_links_lead_to_its_url(tmp_path) -> None:
-    with LocalSite() as site:
-        fill(site)
-        mirror, state = tmp_path / "m", tmp_path / "s"
-        args = [site.url("/"), "--mirror", str(mirror), "--state", str(state), *FAST]
-        assert run(*args).returncode == 0
-        host = f"127.0.0.1:{site.port}"
-        assert b'href="p9.html"' in (mirror / host / "p8.html").read_bytes()
-        del site.pages["/p9.html"]
-        loud = [a for a in args if a != "--quiet"]  # (the summary)
-        done = run(*loud, "--recrawl", "--forget-gone")
-        assert done.returncode == 0, done.stderr
-        assert "1 deleted (gone: --forget-gone)" in done.stdout
-        assert not (mirror / host / "p9.html").exists()
-        assert (mirror / host / "css" / "s9.css").exists()  # its requisites are still there
-        p8 = (mirror / host / "p8.html").read_bytes()  # unchanged (304), kept, its link out
-        assert f'href="{site.url("/p9.html")}"'.encode() in p8
-        assert assert_links_resolve(mirror) >= 4 * (PAGES - 1)
-        # back again, found by a page that changed (a forgotten page is not asked for by
-        # itself): saved under its name, and links lead to it again
-        site.pages["/p9.html"] = etagged(page(9), "text/html")
-        site.pages["/p8.html"] = etagged(page(8, "<p>changed</p>"), "text/html")
-        assert run(*args, "--recrawl").returncode == 0
-        assert (mirror / host / "p9.html").exists()
-        assert b'href="p9.html"' in (mirror / host / "p8.html").read_bytes()
-        assert assert_links_resolve(mirror) >= 4 * PAGES
+def test_forget_gone_deletes_a_gone_page_s_copy_and_links_lead_to_its_url(
+        mirrored: Mirrored) -> None:
+    site, mirror, host, args = (mirrored.site, mirrored.mirror, mirrored.host,
+                                mirrored.args)
+    assert b'href="p9.html"' in (host / "p8.html").read_bytes()
+    del site.pages["/p9.html"]
+    loud = [a for a in args if a != "--quiet"]  # (the summary)
+    done = run(*loud, "--recrawl", "--forget-gone")
+    assert done.returncode == 0, done.stderr
+    assert "1 deleted (gone: --forget-gone)" in done.stdout
+    assert not (host / "p9.html").exists()
+    assert (host / "css" / "s9.css").exists()  # its requisites are still there
+    p8 = (host / "p8.html").read_bytes()  # unchanged (304), kept, its link out
+    assert f'href="{site.url("/p9.html")}"'.encode() in p8
+    assert assert_links_resolve(mirror) >= 4 * (PAGES - 1)
+    # back again, found by a page that changed (a forgotten page is not asked for by
+    # itself): saved under its name, and links lead to it again
+    site.pages["/p9.html"] = etagged(page(9), "text/html")
+    site.pages["/p8.html"] = etagged(page(8, "<p>changed</p>"), "text/html")
+    assert run(*args, "--recrawl").returncode == 0
+    assert (host / "p9.html").exists()
+    assert b'href="p9.html"' in (host / "p8.html").read_bytes()
+    assert assert_links_resolve(mirror) >= 4 * PAGES
