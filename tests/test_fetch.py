@@ -474,3 +474,32 @@ def test_run_py_builds_the_response_requests_builds_but_for_its_cookie_jar() -> 
     assert {k: v for k, v in vars(ours).items() if k not in skip} == \
         {k: v for k, v in vars(theirs).items() if k not in skip}
     assert adapter.last_status_line == ("HTTP/1.1", "OK")
+
+
+def test_a_pool_is_kept_per_origin_no_more_than_the_manager_keeps() -> None:
+    # The adapter keeps each origin's pool (requests would build a key and ask its manager for
+    # every request): the manager's own, and no more pools than the manager keeps.
+    from minicrawl.demo.site import LocalSite
+    sites = [LocalSite(host=f"127.0.0.{n}").start() for n in (2, 3, 4)]
+    try:
+        for site in sites:
+            site.pages["/"] = Resource(b"<p>hi</p>")
+        fetcher = Fetcher(Options())
+        adapter = fetcher.adapter
+        adapter._pool_connections = 2  # (as HTTPAdapter(pool_connections=2) would keep)
+        asked = {}
+        for site in sites:
+            assert fetcher.fetch(site.url("/")).status == 200
+            request = requests.Request("GET", site.url("/x")).prepare()
+            asked[site.port] = adapter.get_connection_with_tls_context(request, True, {})
+            assert asked[site.port] is adapter.get_connection_with_tls_context(request, True, {})
+            assert asked[site.port] is HTTPAdapter.get_connection_with_tls_context(
+                adapter, request, True, {})  # the manager's own
+            assert len(adapter._pools) <= 2
+        for site in sites:  # (the first origin's pool was let go: asked again)
+            assert fetcher.fetch(site.url("/")).status == 200, site.url("/")
+        assert all(len(site.requests) == 2 for site in sites)
+        fetcher.close()
+    finally:
+        for site in sites:
+            site.stop()
