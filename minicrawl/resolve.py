@@ -14,7 +14,8 @@ URL is then judged once by the rules that answer from the URL alone (scope, trap
 ``_by_target``). No cached answer differs from a fresh one (tests/test_resolve.py).
 
 The caches are bounded (:class:`minicrawl.memo.Memo`) twice: each holds at most a third of the
-URLs Visited holds, so a Bloom-filter crawl never holds more URL strings than an exact set would;
+URLs Visited holds (or ``memo.FLOOR`` entries, what a small crawl's links need), so a
+Bloom-filter crawl never holds more URL strings than an exact set would;
 and by their memory, 8 MB together (``HREF_BYTES`` + ``TARGET_BYTES``, as :func:`_href_bytes` and
 :func:`_target_bytes` estimate an entry: its strings' lengths and the overhead tracemalloc
 measured), so that on a site where every href is new (issue 38's endless tree) they do not grow with

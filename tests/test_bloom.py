@@ -168,7 +168,7 @@ def test_small_and_large_batches_both_equal_sequential_add(numpy_path: bool,
 
 
 def test_numpy_is_imported_only_once_enough_urls_came_in_big_batches() -> None:
-    """NumPy's import pays back over ~100,000 URLs: batches (a page's links, 50 here, count)
+    """NumPy's import pays back over ~400,000 URLs: batches (a page's links, 50 here, count)
     go URL by URL until then (a fresh interpreter, where nothing else loaded NumPy)."""
     import subprocess
     import sys

@@ -140,6 +140,7 @@ def test_scalable_slices_tighten_and_grow() -> None:
 
 
 @example(urls=[str(i) for i in range(20)] + ["0"], batch=1)  # repeat right after a slice fills
+@example(urls=[str(i) for i in range(20)] * 2 + ["20"], batch=20)  # a batch that just fits one
 @given(urls=st.lists(st.integers(0, 300).map(str), max_size=400), batch=st.integers(1, 60))
 @settings(max_examples=100, deadline=None)
 def test_scalable_add_many_equals_sequential(urls: list[str], batch: int) -> None:

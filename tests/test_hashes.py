@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from minicrawl.cli.bloom import synthetic_urls
 from minicrawl.core.visited import SEED, positions
 from minicrawl.visited import hashes
-from minicrawl.visited.batch import digests, positions_many
+from minicrawl.visited.batch import digests, positions_list, positions_many
 
 URL = st.text(min_size=0, max_size=200)
 #: Any str, lone surrogates included (a broken page's link can hold one; no text does).
@@ -31,6 +31,19 @@ def test_the_batch_path_is_the_cores_positions(urls: list[str], m: int) -> None:
     got = positions_many(urls, m)
     assert got.shape == (len(urls), 8) and got.dtype == np.uint64
     assert got.tolist() == [positions(u, m) for u in urls]
+
+
+@given(urls=st.lists(ANY_STR, max_size=40), m=SIZES)
+@settings(max_examples=300, deadline=None)
+def test_the_url_by_url_path_is_the_cores_positions(urls: list[str], m: int) -> None:
+    """positions_list (a page's URLs hashed at once, without NumPy: the filters' path below
+    NUMPY_AFTER) is the core's positions, URL by URL, for any str and any filter size."""
+    assert positions_list(urls, m) == [positions(u, m) for u in urls]
+
+
+def test_the_url_by_url_path_names_a_non_str() -> None:
+    with pytest.raises(TypeError, match="url must be a str, got NoneType"):
+        positions_list(["http://a/", None], 100)  # type: ignore[list-item]
 
 
 def test_the_batch_path_is_the_cores_on_many_urls() -> None:

@@ -10,11 +10,12 @@ from minicrawl.memo import Memo
 def test_a_memo_holds_a_share_of_the_budget_and_forgets_its_older_half():
     size = [0]
     m = Memo(10**9, lambda k, v: 1, budget=lambda: size[0], share=0.5)
-    for n in range(5000):
+    last = 4 * memo.FLOOR  # past the floor: the share bounds
+    for n in range(last + 1):
         size[0] = n  # Visited grows by one URL per entry
         m.put(n, str(n))
         assert len(m) <= max(memo.FLOOR, n // 2)
-    assert m.data.get(4999) == "4999" and 0 not in m.data  # the newest stay
+    assert m.data.get(last) == str(last) and 0 not in m.data  # the newest stay
     capped = Memo(100, lambda k, v: 1)  # no Visited: only the bytes bound it
     for n in range(1000):
         capped.put(n, n)

@@ -13,6 +13,7 @@ URL and NumPy is never imported.
 
 from __future__ import annotations
 
+import struct
 import sys
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -37,11 +38,15 @@ SMALL_BATCH = 8
 # From this many URLs the test-and-set is NumPy's too (_plan_batch): 1.21 against 0.92 M/s at
 # 1,000 URLs, even at 512.
 LARGE_BATCH = 512
-# Importing NumPy costs ~75 ms and 14 MB: it pays back over ~60,000 URLs. So batches of
-# SMALL_BATCH or more go URL by URL too until 100,000 URLs have come in such batches (unless
-# NumPy is loaded already): a small crawl never loads it, a long one soon does (a page of 50
-# links is such a batch).
-NUMPY_AFTER = 100_000
+# Importing NumPy costs 0.14-0.19 s of CPU and 14 MB (issue 49, a 2-core machine under load;
+# 75 ms once measured elsewhere), and on a page's links it saves ~0.4 µs a URL over the URL-by-URL
+# path (1.41 against 1.86 µs a URL, bench/manyhosts.py's 3,200 pages replayed into the crawl's
+# filter; it saved ~3 µs before that path hashed a page's URLs at once, positions_list): it pays
+# back over ~400,000 URLs. So batches of SMALL_BATCH or more go URL by URL too until that many
+# have come in such batches (unless NumPy is loaded already): a small crawl never loads it (the
+# 3,200 pages of 40 links did, at the 100,000 this was: 0.35 s of a 12 s crawl's GIL), a long
+# one does (a page of 50 links is such a batch).
+NUMPY_AFTER = 400_000
 _batched = 0  # URLs seen in batches of SMALL_BATCH or more, process-wide (roughly: no lock)
 
 
@@ -98,6 +103,17 @@ def digests(urls: Sequence[str], seed: bytes = SEED) -> bytes:
         bad = next(u for u in urls if not isinstance(u, str))
         raise TypeError(not_a_url(bad)) from None
     return b"".join(out)
+
+
+_WORDS = struct.Struct(f"<{HASHES}Q").iter_unpack  # the core's words of each digest, in turn
+
+
+def positions_list(urls: Sequence[str], size: int, seed: bytes = SEED) -> list[list[int]]:
+    """The core's positions of each of ``urls``, in Python: ``[positions(url, size, seed) for
+    url in urls]`` (tests/test_visited_parity.py) at about half its cost (1.1 against 2.0 µs a
+    URL on a page of 40): one ready BLAKE2b state copied for each URL (:func:`digests`), the
+    words unpacked from all the digests at once."""
+    return [[word % size for word in words] for words in _WORDS(digests(urls, seed))]
 
 
 def positions_many(urls: Sequence[str], size: int, seed: bytes = SEED) -> np.ndarray:

