@@ -67,6 +67,7 @@ from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.hooks import CrawlHooks, Parts
 from minicrawl.visit.redirects import Chains
 from minicrawl.visit.robots import RobotsGate
+from minicrawl.visited.known import KnownVisited
 from minicrawl.visited.make import CapacityWatch, Visited, describe, make_visited
 from minicrawl.watch.progress import Watched
 from minicrawl.watch.summary import FirstProblems
@@ -165,6 +166,7 @@ class Crawler:
             hosts = Hosts(opts.per_host, opts.delay)
             self._spilling = SpillingToDo(ToDo(hosts), opts.frontier_memory * MB)
             self.pace, self.todo = hosts, self._spilling
+        own = visited_filter is None  # (one given is asked about every link, as it may count them)
         if visited_filter is None:  # (not `or`: an empty filter is falsy)
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
@@ -188,7 +190,11 @@ class Crawler:
         rules: list[Admission] = [DepthLimit(opts.max_depth), self.resolver]
         if opts.max_pages_per_host:
             rules.append(HostCap(self.politeness))
-        self.door = Door(self.todo, self.visited, rules)
+        # Visited asked only about the URLs it was not asked about lately (visited/known.py);
+        # not a shared one: a page re-run elsewhere must offer the list its first run offered
+        # (the replay token is of the URLs asked about), and the shared Visited answers it
+        self.door = Door(self.todo, KnownVisited(self.visited, self.visited.__len__)
+                         if own and not self.shared else self.visited, rules)
         # Redirect chains waiting at their targets: in Redis if shared (any process takes on)
         self.chains: Redirects = self.shared.chains if self.shared else Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
