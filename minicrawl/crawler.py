@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from minicrawl.admission import DepthLimit, HostCap, Traps
 from minicrawl.checks import check_http
@@ -52,32 +53,30 @@ from minicrawl.frontier.todo import ToDo
 from minicrawl.frontier.turns import TakingTurns
 from minicrawl.http.credentials import seed_credentials
 from minicrawl.http.fetch import Fetcher, crawl_cookies
-from minicrawl.mirror.saver import Mirror
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
-from minicrawl.records.broken import BrokenLinks
 from minicrawl.records.digests import open_duplicates
-from minicrawl.records.links import LinkJoin
-from minicrawl.records.linksin import LinksIn
 from minicrawl.records.output import Output
-from minicrawl.records.warc import WarcArchive
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.seams import HostPace, PageCap, PoliteFrontier, Redirects
 from minicrawl.seeds import NoValidSeeds, SeedFeed, Seeds, seed_arguments
-from minicrawl.sitemaps.reader import SitemapReader, file_records
 from minicrawl.state.opening import LOCK_NAME
 from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.hooks import CrawlHooks, Parts
 from minicrawl.visit.redirects import Chains
 from minicrawl.visit.robots import RobotsGate
+from minicrawl.visited.known import KnownVisited
 from minicrawl.visited.make import CapacityWatch, Visited, describe, make_visited
 from minicrawl.watch.progress import Watched
-from minicrawl.watch.report import Recorder
 from minicrawl.watch.summary import FirstProblems
-from minicrawl.watch.trace import Tracer
 from minicrawl.workers import Workers
+
+if TYPE_CHECKING:  # (imported where an option asks for them: see _open_the_rest)
+    from minicrawl.mirror.saver import Mirror
+    from minicrawl.records.broken import BrokenLinks
+    from minicrawl.records.warc import WarcArchive
 
 __all__ = ["Crawler", "Page"]
 
@@ -147,8 +146,14 @@ class Crawler:
 
             self.shared = open_shared_crawl(opts, self.seeds)
         # --warc: every fetch (the fetchers hand it over), written by one thread; opened last
-        # of the outputs that can be refused (a new archive replaces an earlier one's files)
-        self.archive = WarcArchive(opts, self.seeds, opts.state is not None) if opts.warc else None
+        # of the outputs that can be refused (a new archive replaces an earlier one's files).
+        # What an option asks for is imported when it does: a crawl without them was 0.1-0.2 s
+        # of imports (warcio, regex, tinycss2, the mirror, sitemaps, report; issue 49).
+        self.archive: WarcArchive | None = None
+        if opts.warc:
+            from minicrawl.records.warc import WarcArchive
+
+            self.archive = WarcArchive(opts, self.seeds, opts.state is not None)
         # The hosts' pace and ToDo: this process's host states, and the polite ToDo keeping
         # --frontier-memory MB in memory and the rest on disk (closed at the end: its disk part
         # goes); or, if shared, kept in Redis.
@@ -161,6 +166,7 @@ class Crawler:
             hosts = Hosts(opts.per_host, opts.delay)
             self._spilling = SpillingToDo(ToDo(hosts), opts.frontier_memory * MB)
             self.pace, self.todo = hosts, self._spilling
+        own = visited_filter is None  # (one given is asked about every link, as it may count them)
         if visited_filter is None:  # (not `or`: an empty filter is falsy)
             visited_filter = (self.state.visited if self.state.visited is not None else
                               self.shared.visited if self.shared else make_visited(opts))
@@ -184,7 +190,11 @@ class Crawler:
         rules: list[Admission] = [DepthLimit(opts.max_depth), self.resolver]
         if opts.max_pages_per_host:
             rules.append(HostCap(self.politeness))
-        self.door = Door(self.todo, self.visited, rules)
+        # Visited asked only about the URLs it was not asked about lately (visited/known.py);
+        # not a shared one: a page re-run elsewhere must offer the list its first run offered
+        # (the replay token is of the URLs asked about), and the shared Visited answers it
+        self.door = Door(self.todo, KnownVisited(self.visited, self.visited.__len__)
+                         if own and not self.shared else self.visited, rules)
         # Redirect chains waiting at their targets: in Redis if shared (any process takes on)
         self.chains: Redirects = self.shared.chains if self.shared else Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
@@ -195,10 +205,14 @@ class Crawler:
         self._heads_failed: set[str] = set()  # --check-links: URLs to GET, their HEAD failed
         self._pages_full = threading.Event()  # --check-links: --max-pages reached, checks go on
         # The copies kept (--mirror; --save-pages, its simpler case): minicrawl/mirror/saver.py
-        self.saver = (Mirror(opts.mirror, "--mirror", True, self.stats, self.stop,
-                             opts.forget_gone, opts.mirror_names) if opts.mirror else
-                      Mirror(opts.save_pages, "--save-pages", False, self.stats, self.stop,
-                             opts.forget_gone, opts.mirror_names) if opts.save_pages else None)
+        self.saver: Mirror | None = None
+        if opts.mirror or opts.save_pages:
+            from minicrawl.mirror.saver import Mirror
+
+            self.saver = (Mirror(opts.mirror, "--mirror", True, self.stats, self.stop,
+                                 opts.forget_gone, opts.mirror_names) if opts.mirror else
+                          Mirror(opts.save_pages, "--save-pages", False, self.stats, self.stop,
+                                 opts.forget_gone, opts.mirror_names))
         self.events = Events()  # the observers are listed when the crawl runs
         self.first_problems = FirstProblems()  # the first pages that went wrong: the summary's
         # When links are recorded: the broken ones, grouped by target, read after the crawl
@@ -373,12 +387,19 @@ class Crawler:
             observers.append(self.archive)
         observers.append(CapacityWatch(self.visited))  # a fixed Bloom filter overfull: said once
         if opts.trace:
+            from minicrawl.watch.trace import Tracer
+
             observers.append(Tracer.open(opts.trace, on_broken=self.stop))
         if opts.records_links:  # every link of every page, joined at the end with its
             # target's fate: the --links file, the broken ones (before the report: it reads them)
+            from minicrawl.records.broken import BrokenLinks
+            from minicrawl.records.links import LinkJoin
+
             self.broken_links = BrokenLinks()
             observers.append(LinkJoin(opts.links, [self.broken_links], on_failure=self.stop))
         if opts.report:
+            from minicrawl.watch.report import Recorder
+
             observers.append(Recorder(self.watched, path=opts.report, broken=self.broken_links))
         out = None
         if opts.out:  # continued by a resume, or by a process rejoining a shared crawl
@@ -394,6 +415,8 @@ class Crawler:
         # output, /dev/null, a pipe). Not in a shared crawl: each process sees its own pages'
         # links only, so links_in stays null there, as README says, unsaid at every run.
         if out is not None and out.regular and self.shared is None:
+            from minicrawl.records.linksin import LinksIn
+
             untrue = ("the state holds pages of earlier runs (a resume, a recrawl), whose "
                       "links this run has not" if self.state.existed else None)
             observers.append(LinksIn(out, state=bool(opts.state), untrue=untrue))
@@ -480,6 +503,8 @@ class Crawler:
     def _put_sitemap_urls(self) -> None:
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
         ToDo at depth 0, like the seeds; record each sitemap file."""
+        from minicrawl.sitemaps.reader import SitemapReader, file_records
+
         reader = SitemapReader(self.options, self.politeness, self.stats, now)
         reader.fetcher.core.credentials = self.credentials  # a locked site's sitemaps too
         if self.archive is not None:  # sitemap fetches are archived like pages

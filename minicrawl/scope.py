@@ -23,11 +23,13 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
-
-import regex
+from typing import TYPE_CHECKING
 
 from minicrawl.checks import shown
 from minicrawl.core.urls import canonicalize, host_of
+
+if TYPE_CHECKING:  # (imported with the first pattern: 20 ms a crawl without one, issue 49)
+    import regex
 
 log = logging.getLogger("minicrawl")
 
@@ -54,6 +56,8 @@ def check_pattern(name: str, pattern: str | re.Pattern[str]) -> None:
     if not text.strip():
         raise ValueError(f"{flag} {text!r} is an empty pattern, which matches every URL "
                          f"(an unset shell variable?): give a regex or leave {flag} out")
+    import regex
+
     try:
         re.compile(text)
         compiled = compile_pattern(pattern)
@@ -86,6 +90,8 @@ def name_of(host: str) -> str:
 def compile_pattern(pattern: str | re.Pattern[str]) -> regex.Pattern[str]:
     """An ``--include`` / ``--exclude`` pattern (a string, or ``re``'s compiled one with its
     flags) as the ``regex`` module's, which can be matched with a time limit."""
+    import regex
+
     if isinstance(pattern, re.Pattern):  # re's flags as regex's (re.ASCII is another bit)
         flags = sum(getattr(regex, n) for n in "AILMSX" if pattern.flags & getattr(re, n))
         return regex.compile(pattern.pattern, flags)

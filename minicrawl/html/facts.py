@@ -96,7 +96,8 @@ class Words:
         """Count the words of ``text``, the next piece (UTF-8)."""
         if not text:
             return
-        if b"\xc2\xa0" in text:
+        # (an ASCII text has no no-break space: isascii reads 20 KB in 2 µs, the search 23)
+        if not text.isascii() and b"\xc2\xa0" in text:
             text = text.replace(b"\xc2\xa0", b" ")
         marks = text.translate(_MARKS)  # a blank " ", anything else "x"
         self.count += marks.count(b" x") + (marks[0] == 0x78 and not self.inside)

@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from minicrawl.html.css import css_links
 from minicrawl.records.edges import REQUISITE, LinkEdge
 
 if TYPE_CHECKING:
@@ -82,6 +81,8 @@ def stylesheet_edges(page: Page, resolver: LinkResolver) -> list[LinkEdge] | Non
     charset = next((value.strip().strip('"') for name, _, value in
                     (p.strip().partition("=") for p in parameters.split(";"))
                     if name.strip().lower() == "charset"), None)
+    from minicrawl.html.css import css_links  # (tinycss2: a crawl that meets CSS, issue 49)
+
     links = css_links(page.body, charset)
     judged = resolver.judge([link.href for link in links], page.final_url)
     return [LinkEdge(page.final_url, url, why, link.href, "", "css", link.how, link.line,

@@ -34,12 +34,10 @@ from minicrawl.events import Events, LinkDecisions
 from minicrawl.html.edges import EdgeWalk
 from minicrawl.html.facts import record_facts, recorded_walk
 from minicrawl.http.fetch import Fetcher, error_kind
-from minicrawl.mirror.rewrite import css_urls_in_html
 from minicrawl.page import CrawledPage, Page, now
 from minicrawl.records.edges import LinkEdge, link_edges
 from minicrawl.records.facts import Facts, header_facts
 from minicrawl.seams import Grant
-from minicrawl.sitemaps.reader import unchanged_page
 from minicrawl.state.recrawl import UNCHANGED, Prior
 from minicrawl.state.store import StateError
 from minicrawl.visit.checks import (
@@ -290,6 +288,9 @@ class CrawlHooks:
         elif opts.mirror and self.edges is not None:  # what the page needs, to save it
             page.checks = requisites_of(self.edges, self._mirrored)
         if opts.mirror:  # and what its own CSS loads (a style attribute, a <style>)
+            # (the mirror's modules and tinycss2: imported by a crawl that mirrors, issue 49)
+            from minicrawl.mirror.rewrite import css_urls_in_html
+
             inline = css_urls_in_html(page.body, base)
             listed = set(page.checks)
             page.checks += [url for url in dict.fromkeys(inline)
@@ -465,6 +466,8 @@ class CrawlHooks:
     def _sitemap_unchanged(self, item: Item) -> Page | None:
         """With --recrawl: record ``item`` unchanged, without a request, if its sitemap
         <lastmod> is not newer than its recorded fetch (its page when done so)."""
+        from minicrawl.sitemaps.reader import unchanged_page  # (only with --sitemaps)
+
         prior = self.crawl.state.prior(item.url)
         page = unchanged_page(item, prior, self.crawl.lastmod.get(item.url), self.n)
         if page is None:
