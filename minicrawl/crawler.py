@@ -187,7 +187,9 @@ class Crawler:
         # The one way into ToDo for every new URL: the admission rules (the depth; the
         # resolver, which keeps the verdicts of the rules that answer from the URL alone; the
         # host cap, whose answer changes as the crawl goes), then Visited, then ToDo.
-        rules: list[Admission] = [DepthLimit(opts.max_depth), self.resolver]
+        # (no --max-depth: no rule to ask about each link)
+        rules: list[Admission] = [*([DepthLimit(opts.max_depth)] if opts.max_depth is not None
+                                    else []), self.resolver]
         if opts.max_pages_per_host:
             rules.append(HostCap(self.politeness))
         # Visited asked only about the URLs it was not asked about lately (visited/known.py);
