@@ -30,7 +30,7 @@ KNOWN_OVERHEAD = 100  # bytes an entry takes beyond its URL's characters (the di
 
 class KnownVisited:
     """The door's Visited (``SeenSet``): ``visited``, asked only about URLs it was not asked
-    about lately. Everything else (its size, its figures) is ``visited``'s."""
+    about lately. Its figures are ``visited``'s: run.py reads them there (``Crawler.visited``)."""
 
     def __init__(self, visited: SeenSet, budget: Callable[[], int] | None = None) -> None:
         """``budget``: how many URLs Visited holds (the memory's bound follows it), or None
@@ -57,10 +57,6 @@ class KnownVisited:
 
     def __len__(self) -> int:
         return len(self.inner)  # type: ignore[arg-type]
-
-    def __getattr__(self, name: str) -> object:
-        """``visited``'s attribute ``name``: whoever reads Visited through the door reads it."""
-        return getattr(self.inner, name)
 
 
 def _known_bytes(url: str, _: None) -> int:
