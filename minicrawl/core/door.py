@@ -34,9 +34,10 @@ class Door:
         rules refuse some, Visited says which others are new, ``keep`` is told, then ToDo."""
         entry = Entry()
         for url in urls:
-            whys = (rule.refuses(url, depth) for rule in self.admission)
-            if why := next(filter(None, whys), None):  # the first rule that refuses says why
-                entry.refused[url] = why
+            for rule in self.admission:  # the first rule that refuses says why
+                if why := rule.refuses(url, depth):
+                    entry.refused[url] = why
+                    break
         admitted = [url for url in urls if url not in entry.refused]
         if admitted:
             entry.new = [Item(url, depth, referrer) for url in self.visited.add_new(admitted)]
