@@ -12,6 +12,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
+from http.cookiejar import DefaultCookiePolicy
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import requests
 import urllib3
 from rawserver import RawSocketServer, read_head, read_request
 from requests.adapters import HTTPAdapter
+from requests.cookies import RequestsCookieJar
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Response
@@ -415,8 +417,9 @@ def test_the_archive_hears_a_fetch_that_got_no_answer_with_what_went_out() -> No
 
 
 class CookieServer(RawSocketServer):
-    """``/set`` sets two cookies (one ``Set-Cookie`` field each, the second lower-case); every
-    other path just answers. Keeps each request's ``Cookie`` field (None without one)."""
+    """``/set`` sets two cookies (one ``Set-Cookie`` field each, the second lower-case), ``/set2``
+    one in an RFC 2965 ``Set-Cookie2`` field; every other path just answers. Keeps each
+    request's ``Cookie`` field (None without one)."""
 
     def __init__(self) -> None:
         self.cookies: list[str | None] = []
@@ -429,7 +432,9 @@ class CookieServer(RawSocketServer):
             fields = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:])
             self.cookies.append(fields.get("Cookie"))
             cookies = (b"Set-Cookie: a=1; Path=/\r\nset-cookie: b=2; Path=/\r\n"
-                       if head.startswith(b"GET /set ") else b"")
+                       if head.startswith(b"GET /set ") else
+                       b'SET-COOKIE2: c=3; Version="1"; Path="/"\r\n'
+                       if head.startswith(b"GET /set2 ") else b"")
             conn.sendall(b"HTTP/1.1 200 OK\r\n%sContent-Type: text/plain; charset=koi8-r\r\n"
                          b"Content-Length: 2\r\n\r\nok" % cookies)
 
@@ -451,6 +456,39 @@ def test_cookies_a_server_sets_go_back_with_the_next_requests(no_cookies) -> Non
     assert [a.error for a in answers] == [None] * 4
     sent = None if no_cookies else "a=1; b=2"
     assert server.cookies == [None, None, sent, sent]
+
+
+class ToldJar(RequestsCookieJar):
+    """The crawl's cookie jar, counting the answers it is handed to find cookies in."""
+
+    told = 0
+
+    def extract_cookies(self, response, request) -> None:  # type: ignore[no-untyped-def]
+        self.told += 1
+        super().extract_cookies(response, request)
+
+
+@pytest.mark.parametrize("rfc2965", [False, True], ids=["default-policy", "rfc2965-policy"])
+def test_only_an_answer_that_sets_cookies_is_searched_for_them(rfc2965) -> None:
+    """An answer without Set-Cookie or Set-Cookie2 is not handed to cookielib (issue 49), one
+    with either is; Set-Cookie2 sets a cookie only under an RFC 2965 policy (cookielib's
+    default, the crawl's, ignores it)."""
+    server = CookieServer()
+    # (requests' requests are "unverifiable" to cookielib, from an origin spelled with its port:
+    # a strict RFC 2965 policy would take any Set-Cookie2 for a third party's)
+    jar = ToldJar(DefaultCookiePolicy(rfc2965=rfc2965, strict_rfc2965_unverifiable=False))
+    fetcher = Fetcher(Options(timeout=5), cookies=jar)
+    try:
+        told = []
+        for path in ("/plain", "/set2", "/plain", "/set", "/plain"):
+            assert fetcher.fetch(server.url(path)).error is None
+            told.append(jar.told)
+    finally:
+        fetcher.close()
+        server.close()
+    assert told == [0, 1, 1, 2, 2]
+    assert sorted(c.name for c in jar) == (["a", "b", "c"] if rfc2965 else ["a", "b"])
+    assert server.cookies[2] == ('$Version=1; c=3; $Path="/"' if rfc2965 else None)
 
 
 def test_run_py_builds_the_response_requests_builds_but_for_its_cookie_jar() -> None:
