@@ -205,6 +205,59 @@ def test_one_connection_serves_a_workers_requests_to_an_origin():
     assert bodies == [f"/{i}".encode() for i in range(10)] and server.connections == 1
 
 
+class PagesServer(RawSocketServer):
+    """Answers every request on a connection, kept open, with a 20,000-byte page: sent whole
+    with its Content-Length at ``/``, gzipped at ``/gz``, in two chunks at ``/chunked``."""
+
+    PAGE = b"<p>" + b"x" * 19_993 + b"</p>"
+
+    def serve(self, conn: socket.socket) -> None:
+        pending = b""
+        while (request := read_head(conn, pending)) is not None:
+            head, pending = request
+            path = head.split(b" ", 2)[1]
+            if path == b"/chunked":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"2710\r\n%s\r\n2710\r\n%s\r\n0\r\n\r\n"
+                             % (self.PAGE[:10_000], self.PAGE[10_000:]))
+                continue
+            body, coding = (gzip.compress(self.PAGE), b"gzip") if path == b"/gz" else \
+                (self.PAGE, b"identity")
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n"
+                         b"\r\n%s" % (coding, len(body), body))
+
+
+def test_a_body_is_read_until_its_declared_length_on_a_kept_connection(monkeypatch):
+    """A body read as it came (no coding) is not asked for more once urllib3 has closed the
+    answer at its Content-Length, which puts the connection back in the pool (issue 49): no
+    read that brings nothing, one connection for every request. A body sent in chunks or one
+    urllib3 inflates is read to its end (a last read brings nothing), on the same connection."""
+    pieces: list[int] = []
+    read1 = urllib3.response.HTTPResponse.read1
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        data = read1(self, *args, **kwargs)
+        pieces.append(len(data))
+        return data
+
+    monkeypatch.setattr(urllib3.response.HTTPResponse, "read1", counted)
+    server = PagesServer()
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        read = {}
+        for path in ("/", "/", "/gz", "/chunked", "/"):
+            pieces.clear()
+            response = fetcher.fetch(server.url(path))
+            assert (response.body, response.error) == (PagesServer.PAGE, None), path
+            read[path] = list(pieces)
+    finally:
+        fetcher.close()
+        server.close()
+    assert sum(read["/"]) == 20_000 and 0 not in read["/"]
+    assert read["/gz"][-1] == read["/chunked"][-1] == 0
+    assert server.connections == 1
+
+
 def test_the_request_on_the_wire_is_the_one_the_archive_is_told_of():
     server = KeepAliveServer()
     told: list[Wire | None] = []

@@ -36,14 +36,23 @@ def read_body(answer: requests.Response, start: float, max_bytes: int, deadline:
     if declared.isdigit() and int(declared) > max_bytes and not prefix:
         return b"", f"body larger than max_bytes ({max_bytes}): Content-Length {declared}"
     chunks, size, error, decode = [], 0, None, undone(coding)  # else kept as it came
+    # A body in no coding is read as it came too: urllib3 would pass each piece through its
+    # decoding (none) and a buffer of its own, a copy. A body read as it came is all in once
+    # urllib3 has closed the answer (the declared length read, or the connection's end), the
+    # connection back in its pool: not asked again for the b"" it would then give. A body it
+    # decodes is asked on (its decoder may hold more).
+    as_sent = not decode or coding in ("identity", "")
+    raw = answer.raw
     try:  # read1: what one read of the socket brought, so a trickle is timed piece by piece
-        while error is None and (chunk := answer.raw.read1(CHUNK, decode_content=decode)):
+        while error is None and (chunk := raw.read1(CHUNK, decode_content=not as_sent)):
             chunks.append(chunk)
             size += len(chunk)  # the cap counts decoded bytes
             if size > max_bytes:
                 error = f"body larger than max_bytes ({max_bytes})"
             elif time.monotonic() - start > deadline:
                 error = f"body too slow (over the {deadline:g} s deadline)"
+            elif as_sent and raw.isclosed():
+                break
     except urllib3.exceptions.HTTPError as exc:  # cut short, stalled, not inflatable
         error = describe(exc)
     if not decode and error is None:  # the body as it came, no page to read links from
