@@ -567,6 +567,53 @@ def test_run_py_builds_the_response_requests_builds_but_for_its_cookie_jar() -> 
     assert adapter.last_status_line == ("HTTP/1.1", "OK")
 
 
+@pytest.mark.parametrize("url", [
+    "http://a.b/", "http://a.b", "http://a.b:8080/x/y.html?q=1&r=%41", "http://a.b/x#frag",
+    "https://a.b/x?", "http://a.b/%7e/é?ü", "http://u:p@a.b/x"])
+@pytest.mark.parametrize("proxies", [{}, {"http": "http://proxy:3128"},
+                                     {"https": "http://proxy:3128"},
+                                     {"http": "socks5://proxy:1080"}], ids=str)
+def test_the_request_target_is_the_one_requests_sends(url, proxies) -> None:
+    """CrawlAdapter.request_url takes the path and query without asking for proxies when there
+    are none (issue 49): the same target as HTTPAdapter's, through a proxy or not."""
+    request = requests.Request("GET", url).prepare()
+    assert CrawlAdapter().request_url(request, proxies) == \
+        HTTPAdapter().request_url(request, proxies)
+
+
+class HangingServer(RawSocketServer):
+    """Answers ``/fast`` at once on a kept connection; never answers ``/slow``."""
+
+    def serve(self, conn: socket.socket) -> None:
+        pending = b""
+        while (request := read_head(conn, pending)) is not None:
+            head, pending = request
+            if head.startswith(b"GET /slow "):
+                time.sleep(5)
+                return
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+
+def test_one_timeout_serves_every_request_and_each_is_timed_anew() -> None:
+    """The adapter makes urllib3's Timeout of --timeout once (issue 49); urllib3 times each
+    request on a copy, so a read that stalls after others still times out, at --timeout."""
+    server = HangingServer()
+    fetcher = Fetcher(Options(timeout=0.5))
+    try:
+        first = [fetcher.fetch(server.url("/fast")) for _ in range(3)]
+        start = time.monotonic()
+        stalled = fetcher.fetch(server.url("/slow"))
+        waited = time.monotonic() - start
+        after = fetcher.fetch(server.url("/fast"))
+    finally:
+        fetcher.close()
+        server.close()
+    assert [r.body for r in first] == [b"ok"] * 3 and after.body == b"ok"
+    assert stalled.error.startswith("ReadTimeout") and 0.4 < waited < 2.5
+    (timeout,) = fetcher.adapter._timeouts.values()  # made once
+    assert (timeout.connect_timeout, timeout.read_timeout) == (0.5, 0.5)
+
+
 def test_a_pool_is_kept_per_origin_no_more_than_the_manager_keeps() -> None:
     # The adapter keeps each origin's pool (requests would build a key and ask its manager for
     # every request): the manager's own, and no more pools than the manager keeps.
