@@ -12,6 +12,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
+from http.cookiejar import DefaultCookiePolicy
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import requests
 import urllib3
 from rawserver import RawSocketServer, read_head, read_request
 from requests.adapters import HTTPAdapter
+from requests.cookies import RequestsCookieJar
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Response
@@ -201,6 +203,59 @@ def test_one_connection_serves_a_workers_requests_to_an_origin():
         fetcher.close()
         server.close()
     assert bodies == [f"/{i}".encode() for i in range(10)] and server.connections == 1
+
+
+class PagesServer(RawSocketServer):
+    """Answers every request on a connection, kept open, with a 20,000-byte page: sent whole
+    with its Content-Length at ``/``, gzipped at ``/gz``, in two chunks at ``/chunked``."""
+
+    PAGE = b"<p>" + b"x" * 19_993 + b"</p>"
+
+    def serve(self, conn: socket.socket) -> None:
+        pending = b""
+        while (request := read_head(conn, pending)) is not None:
+            head, pending = request
+            path = head.split(b" ", 2)[1]
+            if path == b"/chunked":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"2710\r\n%s\r\n2710\r\n%s\r\n0\r\n\r\n"
+                             % (self.PAGE[:10_000], self.PAGE[10_000:]))
+                continue
+            body, coding = (gzip.compress(self.PAGE), b"gzip") if path == b"/gz" else \
+                (self.PAGE, b"identity")
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n"
+                         b"\r\n%s" % (coding, len(body), body))
+
+
+def test_a_body_is_read_until_its_declared_length_on_a_kept_connection(monkeypatch):
+    """A body read as it came (no coding) is not asked for more once urllib3 has closed the
+    answer at its Content-Length, which puts the connection back in the pool (issue 49): no
+    read that brings nothing, one connection for every request. A body sent in chunks or one
+    urllib3 inflates is read to its end (a last read brings nothing), on the same connection."""
+    pieces: list[int] = []
+    read1 = urllib3.response.HTTPResponse.read1
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        data = read1(self, *args, **kwargs)
+        pieces.append(len(data))
+        return data
+
+    monkeypatch.setattr(urllib3.response.HTTPResponse, "read1", counted)
+    server = PagesServer()
+    fetcher = Fetcher(Options(timeout=5))
+    try:
+        read = {}
+        for path in ("/", "/", "/gz", "/chunked", "/"):
+            pieces.clear()
+            response = fetcher.fetch(server.url(path))
+            assert (response.body, response.error) == (PagesServer.PAGE, None), path
+            read[path] = list(pieces)
+    finally:
+        fetcher.close()
+        server.close()
+    assert sum(read["/"]) == 20_000 and 0 not in read["/"]
+    assert read["/gz"][-1] == read["/chunked"][-1] == 0
+    assert server.connections == 1
 
 
 def test_the_request_on_the_wire_is_the_one_the_archive_is_told_of():
@@ -415,8 +470,9 @@ def test_the_archive_hears_a_fetch_that_got_no_answer_with_what_went_out() -> No
 
 
 class CookieServer(RawSocketServer):
-    """``/set`` sets two cookies (one ``Set-Cookie`` field each, the second lower-case); every
-    other path just answers. Keeps each request's ``Cookie`` field (None without one)."""
+    """``/set`` sets two cookies (one ``Set-Cookie`` field each, the second lower-case), ``/set2``
+    one in an RFC 2965 ``Set-Cookie2`` field; every other path just answers. Keeps each
+    request's ``Cookie`` field (None without one)."""
 
     def __init__(self) -> None:
         self.cookies: list[str | None] = []
@@ -429,7 +485,9 @@ class CookieServer(RawSocketServer):
             fields = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:])
             self.cookies.append(fields.get("Cookie"))
             cookies = (b"Set-Cookie: a=1; Path=/\r\nset-cookie: b=2; Path=/\r\n"
-                       if head.startswith(b"GET /set ") else b"")
+                       if head.startswith(b"GET /set ") else
+                       b'SET-COOKIE2: c=3; Version="1"; Path="/"\r\n'
+                       if head.startswith(b"GET /set2 ") else b"")
             conn.sendall(b"HTTP/1.1 200 OK\r\n%sContent-Type: text/plain; charset=koi8-r\r\n"
                          b"Content-Length: 2\r\n\r\nok" % cookies)
 
@@ -453,6 +511,39 @@ def test_cookies_a_server_sets_go_back_with_the_next_requests(no_cookies) -> Non
     assert server.cookies == [None, None, sent, sent]
 
 
+class ToldJar(RequestsCookieJar):
+    """The crawl's cookie jar, counting the answers it is handed to find cookies in."""
+
+    told = 0
+
+    def extract_cookies(self, response, request) -> None:  # type: ignore[no-untyped-def]
+        self.told += 1
+        super().extract_cookies(response, request)
+
+
+@pytest.mark.parametrize("rfc2965", [False, True], ids=["default-policy", "rfc2965-policy"])
+def test_only_an_answer_that_sets_cookies_is_searched_for_them(rfc2965) -> None:
+    """An answer without Set-Cookie or Set-Cookie2 is not handed to cookielib (issue 49), one
+    with either is; Set-Cookie2 sets a cookie only under an RFC 2965 policy (cookielib's
+    default, the crawl's, ignores it)."""
+    server = CookieServer()
+    # (requests' requests are "unverifiable" to cookielib, from an origin spelled with its port:
+    # a strict RFC 2965 policy would take any Set-Cookie2 for a third party's)
+    jar = ToldJar(DefaultCookiePolicy(rfc2965=rfc2965, strict_rfc2965_unverifiable=False))
+    fetcher = Fetcher(Options(timeout=5), cookies=jar)
+    try:
+        told = []
+        for path in ("/plain", "/set2", "/plain", "/set", "/plain"):
+            assert fetcher.fetch(server.url(path)).error is None
+            told.append(jar.told)
+    finally:
+        fetcher.close()
+        server.close()
+    assert told == [0, 1, 1, 2, 2]
+    assert sorted(c.name for c in jar) == (["a", "b", "c"] if rfc2965 else ["a", "b"])
+    assert server.cookies[2] == ('$Version=1; c=3; $Path="/"' if rfc2965 else None)
+
+
 def test_run_py_builds_the_response_requests_builds_but_for_its_cookie_jar() -> None:
     """CrawlAdapter.build_response is HTTPAdapter.build_response without its parsing of the
     answer's cookies into Response.cookies (nothing reads that jar: the crawl's is filled from
@@ -474,6 +565,53 @@ def test_run_py_builds_the_response_requests_builds_but_for_its_cookie_jar() -> 
     assert {k: v for k, v in vars(ours).items() if k not in skip} == \
         {k: v for k, v in vars(theirs).items() if k not in skip}
     assert adapter.last_status_line == ("HTTP/1.1", "OK")
+
+
+@pytest.mark.parametrize("url", [
+    "http://a.b/", "http://a.b", "http://a.b:8080/x/y.html?q=1&r=%41", "http://a.b/x#frag",
+    "https://a.b/x?", "http://a.b/%7e/é?ü", "http://u:p@a.b/x"])
+@pytest.mark.parametrize("proxies", [{}, {"http": "http://proxy:3128"},
+                                     {"https": "http://proxy:3128"},
+                                     {"http": "socks5://proxy:1080"}], ids=str)
+def test_the_request_target_is_the_one_requests_sends(url, proxies) -> None:
+    """CrawlAdapter.request_url takes the path and query without asking for proxies when there
+    are none (issue 49): the same target as HTTPAdapter's, through a proxy or not."""
+    request = requests.Request("GET", url).prepare()
+    assert CrawlAdapter().request_url(request, proxies) == \
+        HTTPAdapter().request_url(request, proxies)
+
+
+class HangingServer(RawSocketServer):
+    """Answers ``/fast`` at once on a kept connection; never answers ``/slow``."""
+
+    def serve(self, conn: socket.socket) -> None:
+        pending = b""
+        while (request := read_head(conn, pending)) is not None:
+            head, pending = request
+            if head.startswith(b"GET /slow "):
+                time.sleep(5)
+                return
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+
+def test_one_timeout_serves_every_request_and_each_is_timed_anew() -> None:
+    """The adapter makes urllib3's Timeout of --timeout once (issue 49); urllib3 times each
+    request on a copy, so a read that stalls after others still times out, at --timeout."""
+    server = HangingServer()
+    fetcher = Fetcher(Options(timeout=0.5))
+    try:
+        first = [fetcher.fetch(server.url("/fast")) for _ in range(3)]
+        start = time.monotonic()
+        stalled = fetcher.fetch(server.url("/slow"))
+        waited = time.monotonic() - start
+        after = fetcher.fetch(server.url("/fast"))
+    finally:
+        fetcher.close()
+        server.close()
+    assert [r.body for r in first] == [b"ok"] * 3 and after.body == b"ok"
+    assert stalled.error.startswith("ReadTimeout") and 0.4 < waited < 2.5
+    (timeout,) = fetcher.adapter._timeouts.values()  # made once
+    assert (timeout.connect_timeout, timeout.read_timeout) == (0.5, 0.5)
 
 
 def test_a_pool_is_kept_per_origin_no_more_than_the_manager_keeps() -> None:

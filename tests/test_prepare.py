@@ -11,11 +11,13 @@ import pytest
 import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from requests.cookies import RequestsCookieJar, create_cookie
 
 from minicrawl.core.urls import canonicalize
 from minicrawl.http.prepare import _AS_SENT, prepared
 
 TEMPLATE = requests.Session().prepare_request(requests.Request("GET", "http://x/"))
+JAR = RequestsCookieJar()  # empty
 DATA = Path(__file__).parent / "data" / "urltestdata.json"
 
 
@@ -30,7 +32,7 @@ def by_requests(url: str) -> str | None:
 
 def by_us(url: str, method: str = "GET") -> str | None:
     try:
-        return prepared(TEMPLATE, method, url).url
+        return prepared(TEMPLATE, method, url, JAR).url
     except (requests.RequestException, ValueError):
         return None
 
@@ -63,7 +65,7 @@ def test_every_canonical_url_of_the_wpt_data_is_sent_as_requests_sends_it() -> N
 def test_urls_at_the_edges_of_the_rule(url: str) -> None:
     assert by_us(url, "HEAD") == by_requests(url)
     if by_us(url) is not None:
-        assert prepared(TEMPLATE, "HEAD", url).method == "HEAD"
+        assert prepared(TEMPLATE, "HEAD", url, JAR).method == "HEAD"
 
 
 @settings(max_examples=800, deadline=None)
@@ -73,5 +75,47 @@ def test_every_url_the_rule_lets_through_is_what_requests_would_send(url: str) -
 
 
 def test_the_template_is_not_changed() -> None:
-    prepared(TEMPLATE, "HEAD", "http://a.b/x")
+    prepared(TEMPLATE, "HEAD", "http://a.b/x", JAR)
     assert TEMPLATE.url == "http://x/" and TEMPLATE.method == "GET"
+
+
+class AskedJar(RequestsCookieJar):
+    """A cookie jar that counts the requests it is asked for cookies for."""
+
+    asked = 0
+
+    def add_cookie_header(self, request) -> None:  # type: ignore[no-untyped-def]
+        self.asked += 1
+        super().add_cookie_header(request)
+
+
+def by_requests_copy(url: str, jar: RequestsCookieJar) -> requests.PreparedRequest:
+    """What prepared() stands for: the template copied, its URL and cookies prepared."""
+    request = TEMPLATE.copy()
+    request.prepare_url(url, None)
+    request.prepare_cookies(jar)
+    return request
+
+
+@pytest.mark.parametrize("url", ["http://a.b/x", "http://a.b/%41?q"])
+def test_a_request_is_prepared_as_requests_prepares_it_with_the_jar_s_cookies(url: str) -> None:
+    full = RequestsCookieJar()
+    full.set_cookie(create_cookie("s", "1", domain="a.b"))
+    full.set_cookie(create_cookie("t", "2", domain="other.example"))
+    for jar in (RequestsCookieJar(), full):
+        ours, theirs = prepared(TEMPLATE, "GET", url, jar), by_requests_copy(url, jar)
+        assert vars(ours) == vars(theirs) and ours._cookies is jar
+    assert ours.headers["Cookie"] == "s=1"  # (the full jar's: one cookie goes to a.b)
+    assert TEMPLATE.headers.get("Cookie") is None and TEMPLATE._cookies is not full
+
+
+def test_an_empty_jar_is_not_asked_for_cookies() -> None:
+    # requests asks cookielib through a mock request even when the jar is empty (issue 49)
+    jar = AskedJar()
+    assert "Cookie" not in prepared(TEMPLATE, "GET", "http://a.b/", jar).headers
+    assert jar.asked == 0
+    jar.set_cookie(create_cookie("s", "1", domain="a.b"))
+    assert prepared(TEMPLATE, "GET", "http://a.b/", jar).headers["Cookie"] == "s=1"
+    assert jar.asked == 1
+    jar.clear()  # emptied again
+    assert "Cookie" not in prepared(TEMPLATE, "GET", "http://a.b/", jar).headers

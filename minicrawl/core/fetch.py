@@ -16,10 +16,9 @@ import time
 from collections.abc import Mapping
 
 import requests
-from requests.cookies import extract_cookies_to_jar
 
 from minicrawl.core.interfaces import Response
-from minicrawl.http.answer import describe, location_of, read_body, transient
+from minicrawl.http.answer import describe, keep_cookies, location_of, read_body, transient
 from minicrawl.http.credentials import authorization
 from minicrawl.http.prepare import prepared
 from minicrawl.http.proxies import Proxies
@@ -50,8 +49,7 @@ class Fetcher:
         """GET ``url`` (canonical; or HEAD it) with ``headers`` added, following no redirect."""
         start = time.monotonic()
         try:
-            request = prepared(self._template, method, url)  # a copy, for this URL
-            request.prepare_cookies(self.session.cookies)
+            request = prepared(self._template, method, url, self.session.cookies)  # a copy
             request.headers.update(headers or {})
             if auth := authorization(url, self.credentials):
                 request.headers["Authorization"] = auth
@@ -59,7 +57,7 @@ class Fetcher:
             with self.session.get_adapter(url).send(request, stream=True, timeout=self.timeout,
                                                     verify=self.session.verify,
                                                     proxies=self.proxies.of(url)) as answer:
-                extract_cookies_to_jar(self.session.cookies, request, answer.raw)
+                keep_cookies(self.session.cookies, request, answer.raw)
                 body, error = read_body(answer, start, self.max_bytes, self.deadline,
                                         self.read_prefix)
                 return Response(url, answer.status_code, body, location_of(answer), error,

@@ -51,6 +51,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.poolmanager import PoolManager
 from urllib3.response import BaseHTTPResponse
+from urllib3.util import Timeout
 
 from minicrawl.http.dns import LookupTimeout, connect
 
@@ -210,13 +211,31 @@ class CrawlAdapter(HTTPAdapter):
         super().__init__(*args, **kwargs)
         # (origin, verify, cert) → its pool (get_connection_with_tls_context)
         self._pools: dict[tuple[str, bool | str, object], HTTPConnectionPool] = {}
+        self._timeouts: dict[float, Timeout] = {}  # seconds → urllib3's Timeout of them
 
     def send(self, request: requests.PreparedRequest, *args: object,
              **kwargs: object) -> requests.Response:
         """Send ``request`` as ``requests`` does, first keeping it as :attr:`last_request` (and
-        clearing :attr:`last_status_line` until the answer's comes)."""
+        clearing :attr:`last_status_line` until the answer's comes).
+
+        A ``timeout`` in seconds goes to ``requests`` as the ``Timeout`` it would make of it,
+        made once: urllib3 works on copies of it (``_get_timeout`` clones it, the copy's
+        clock is started), never on it, so one serves every request."""
         self.last_request, self.last_status_line = request, ("", "")
+        if type(seconds := kwargs.get("timeout")) in (int, float):
+            if (timeout := self._timeouts.get(seconds)) is None:  # type: ignore[arg-type]
+                timeout = self._timeouts[seconds] = Timeout(connect=seconds, read=seconds)
+            kwargs["timeout"] = timeout
         return super().send(request, *args, **kwargs)  # type: ignore[arg-type]
+
+    def request_url(self, request: requests.PreparedRequest,
+                    proxies: Mapping[str, str] | None) -> str:
+        """The request target ``requests`` sends: without proxies, the URL's path and query
+        (``path_url``), which requests reaches after parsing the URL twice more and looking
+        for a proxy in an empty table (~6 µs a request, issue 49); else requests' own."""
+        if proxies:
+            return super().request_url(request, proxies)  # type: ignore[arg-type]
+        return request.path_url
 
     def build_response(self, req: requests.PreparedRequest,
                        resp: BaseHTTPResponse) -> requests.Response:
