@@ -191,7 +191,11 @@ def test_a_capped_crawl_is_sized_by_its_pages(tmp_path):
     what the cap lets be fetched too."""
     _, stats, _ = crawl_tree(tmp_path, 3000, "--expected-urls", "300", "--max-pages", "500")
     assert stats["visited_count"] > 600  # two slices at least: the links of 500 pages
-    assert 500 * stats["visited_current_fp_rate"] < 1
+    # The bound is on the expectation (the last line). The rate now is the bits' (fill ** 8),
+    # random around it: the first slice holds 300 URLs in 4,383 bits, 42 % set ± 1.8 % (one
+    # standard deviation, binomial), so its rate ± 14 %; 16 crawls here measured 0.0016-0.0019
+    # and CI once 0.00203 (1.01 pages). 1.3: two standard deviations above a full bound.
+    assert 500 * stats["visited_current_fp_rate"] < 1.3
     # the rate of all the slices at capacity: under the cap's bound, above the uncapped one's
     assert rate_bound(300) < stats["visited_expected_fp_rate"] < rate_bound(300, 500)
 
