@@ -581,6 +581,54 @@ def test_the_request_target_is_the_one_requests_sends(url, proxies) -> None:
         HTTPAdapter().request_url(request, proxies)
 
 
+def test_header_lines_written_once_go_out_as_http_client_writes_them() -> None:
+    """run.py's connections write a header field they wrote before as they wrote it (issue 49):
+    the server gets the same bytes as from requests' own adapter, request after request, as
+    fields come, change and repeat."""
+    server = KeepAliveServer(close_after=100)
+    extras = [{}, {"If-None-Match": '"v1"'}, {}, {"X-Num": "1", "Cookie": "a=1"},
+              {"If-None-Match": '"v1"', "Cookie": "a=2"}, {"Accept": "text/html"}, {}]
+    try:
+        for adapter in (HTTPAdapter(), CrawlAdapter(), CrawlAdapter()):
+            session = requests.Session()
+            session.mount("http://", adapter)
+            for i, extra in enumerate(extras):
+                assert session.get(server.url(f"/{i}"), headers=extra).status_code == 200
+            session.close()
+    finally:
+        server.close()
+    theirs, ours, again = (server.heads[i:i + len(extras)] for i in range(0, 21, 7))
+    assert ours == theirs and again == theirs
+    assert b"\r\nIf-None-Match: \"v1\"\r\n" in theirs[4] and b"Cookie: a=2" in theirs[4]
+
+
+@pytest.mark.parametrize("fields", [
+    [("X-Bad", "a\r\nb")], [("X Bad", "v")], [("X", 1), ("X", True)], [("X", b"v"), ("X", "v")],
+    [("Host", urllib3.util.SKIP_HEADER), ("Host", "h")], [("X", "a", "b"), ("X", "a", "b")],
+    [("X-Name", "caf\xe9"), ("X-Name", "caf\xe9")]], ids=str)
+def test_a_field_is_refused_skipped_or_written_as_http_client_does(fields) -> None:
+    """The first time and every time after: what urllib3 and http.client refuse is refused
+    again (nothing kept of it), what urllib3 skips is skipped, other values are not taken for
+    one that equals them (True == 1)."""
+    from minicrawl.http.transport import BoundedConnection
+
+    def lines(connection: urllib3.connection.HTTPConnection) -> list[object]:
+        out: list[object] = []
+        for _ in range(2):
+            connection.putrequest("GET", "/", skip_host=True, skip_accept_encoding=True)
+            for field in fields:
+                try:
+                    connection.putheader(*field)
+                except ValueError as exc:
+                    out.append(str(exc))
+            out.append(connection._buffer[1:])
+            connection._buffer.clear()
+            connection._HTTPConnection__state = "Idle"  # (no request was sent)
+        return out
+
+    assert lines(BoundedConnection("a.b")) == lines(urllib3.connection.HTTPConnection("a.b"))
+
+
 class HangingServer(RawSocketServer):
     """Answers ``/fast`` at once on a kept connection; never answers ``/slow``."""
 
