@@ -258,6 +258,26 @@ def test_a_body_is_read_until_its_declared_length_on_a_kept_connection(monkeypat
     assert server.connections == 1
 
 
+def test_a_page_that_came_with_its_head_is_read_in_one_piece() -> None:
+    """run.py's responses read the socket through a 64 KiB buffer, not io's 8 KiB (issue 49):
+    the status line, the head and up to 64 KiB of body come with the first read, so a 20 KB
+    page that came with its head is not read again; what goes past the buffer is read on."""
+    from minicrawl.http.transport import READ_BUFFER, InterimSkippingResponse
+    for size in (20_000, 200_000):
+        ours, theirs = socket.socketpair()
+        body = b"x" * size
+        head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size
+        theirs.sendall(head + body[:READ_BUFFER])  # all in the socket before the first read
+        response = InterimSkippingResponse(ours, method="GET")
+        response.begin()
+        buffered = response.fp.peek()  # what the first read brought, past the head
+        theirs.sendall(body[READ_BUFFER:])
+        read = response.read()
+        ours.close()
+        theirs.close()
+        assert len(buffered) == min(size, READ_BUFFER - len(head)) and read == body
+
+
 def test_the_request_on_the_wire_is_the_one_the_archive_is_told_of():
     server = KeepAliveServer()
     told: list[Wire | None] = []

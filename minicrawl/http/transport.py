@@ -101,9 +101,33 @@ def parse_head(fp: BinaryIO) -> http.client.HTTPMessage:
     return message
 
 
+# What http.client's response reads the socket into: the head is read line by line from it,
+# then the body's first bytes come from it. 64 KiB, not io's 8 KiB: a page that came with its
+# head (bench/manyhosts.py's 20 KB) is then read in one piece, not two (issue 49). Held by the
+# answers being read, one a worker.
+READ_BUFFER = 64 * 1024
+
+
+class _BufferedSocket:
+    """A socket as http.client's response sees it (it only makes a file of it), the file with a
+    buffer of :data:`READ_BUFFER` bytes."""
+
+    __slots__ = ("sock",)
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def makefile(self, mode: str) -> BinaryIO:
+        return self.sock.makefile(mode, buffering=READ_BUFFER)  # type: ignore[return-value]
+
+
 class InterimSkippingResponse(http.client.HTTPResponse):
     """``http.client``'s response, reading on past interim (1xx) answers to the final one, its
-    head parsed by :func:`parse_head`."""
+    head parsed by :func:`parse_head`, the socket read through a :data:`READ_BUFFER`."""
+
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None,
+                 url: str | None = None) -> None:
+        super().__init__(_BufferedSocket(sock), debuglevel, method, url)  # type: ignore[arg-type]
 
     def begin(self) -> None:
         """Read the status line and head of the final answer: every 1xx but 101 is read past.
