@@ -19,7 +19,7 @@ last two its CPU:
   holds the two equal).
 - **a request's header line is checked and encoded once.** The same ``Host``, ``User-Agent``,
   ``Accept``… go out with every request, each checked and encoded again by urllib3 and
-  ``http.client`` (~2 µs a field, issue 49); :class:`RepeatedFields` writes the line they
+  ``http.client`` (~2 µs a field, issue 49); :func:`put_field` writes the line they
   wrote the first time (``tests/test_fetch.py`` holds the bytes equal).
 
 urllib3 takes its connection class from the pool and the pool from the manager, so reaching
@@ -45,7 +45,7 @@ import email.parser
 import http.client
 import re
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 import requests
@@ -201,8 +201,10 @@ _LINES: dict[tuple[object, ...], bytes] = {}
 _LINES_KEPT = 512  # fields; the memory is emptied when it is full (cookies' values churn)
 
 
-class RepeatedFields:
-    """A connection that writes a header field it wrote before as it wrote it then.
+def put_field(conn: HTTPConnection, putheader: Callable[..., None], header: str,
+              values: tuple[str, ...]) -> None:
+    """Write a request's header field on ``conn`` as ``putheader`` (urllib3's, over
+    ``http.client``'s) wrote it the last time it was sent, else as it writes it now.
 
     urllib3 and ``http.client`` check and encode every field of every request (urllib3's
     ``SKIP_HEADER`` sentinel, the name's and each value's characters, Latin-1), ~2 µs a field
@@ -211,43 +213,48 @@ class RepeatedFields:
     not kept, one urllib3 skips is not kept), and its line kept for the next request: the same
     bytes, in the same place. urllib3 calls ``putheader`` only between ``putrequest`` and
     ``endheaders``, which check the connection's state."""
-
-    _buffer: list[bytes]  # http.client's: the request's lines until endheaders sends them
-
-    def putheader(self, header: str, *values: str) -> None:
-        try:
-            line = _LINES[(header, *values)]
-        except (KeyError, TypeError):  # not sent yet, or values no dict takes (left to them)
-            before = len(self._buffer)
-            super().putheader(header, *values)  # type: ignore[misc]
-            # One line out, of str only: no other value can equal a kept key then (True == 1,
-            # but http.client writes "True" and "1")
-            if (len(self._buffer) == before + 1 and type(header) is str
-                    and all(type(value) is str for value in values)):
-                if len(_LINES) >= _LINES_KEPT:
-                    _LINES.clear()
-                _LINES[(header, *values)] = self._buffer[-1]
-        else:
-            self._buffer.append(line)  # as http.client's _output appends it
+    buffer: list[bytes] = conn._buffer  # type: ignore[attr-defined]  # http.client's lines
+    try:
+        line = _LINES[(header, *values)]
+    except (KeyError, TypeError):  # not sent yet, or values no dict takes (left to them)
+        before = len(buffer)
+        putheader(header, *values)
+        # One line out, of str only: no other value can equal a kept key then (True == 1,
+        # but http.client writes "True" and "1")
+        if (len(buffer) == before + 1 and type(header) is str
+                and all(type(value) is str for value in values)):
+            if len(_LINES) >= _LINES_KEPT:
+                _LINES.clear()
+            _LINES[(header, *values)] = buffer[-1]
+    else:
+        buffer.append(line)  # as http.client's _output appends it
 
 
-class BoundedConnection(RepeatedFields, HTTPConnection):
+class BoundedConnection(HTTPConnection):
     """urllib3's connection with the lookup bounded, 1xx answers skipped and header lines
-    written once."""
+    written once (:func:`put_field`)."""
 
     response_class = InterimSkippingResponse
 
     def _new_conn(self) -> socket.socket:
         return bounded_socket(self)
 
+    def putheader(self, header: str, *values: str) -> None:
+        """Write a header field of the request (:func:`put_field`)."""
+        put_field(self, super().putheader, header, values)
 
-class BoundedTLSConnection(RepeatedFields, HTTPSConnection):
+
+class BoundedTLSConnection(HTTPSConnection):
     """The same over TLS (urllib3 wraps the socket :func:`bounded_socket` made)."""
 
     response_class = InterimSkippingResponse
 
     def _new_conn(self) -> socket.socket:
         return bounded_socket(self)
+
+    def putheader(self, header: str, *values: str) -> None:
+        """Write a header field of the request (:func:`put_field`)."""
+        put_field(self, super().putheader, header, values)
 
 
 class Pool(HTTPConnectionPool):
