@@ -258,6 +258,26 @@ def test_a_body_is_read_until_its_declared_length_on_a_kept_connection(monkeypat
     assert server.connections == 1
 
 
+def test_a_page_that_came_with_its_head_is_read_in_one_piece() -> None:
+    """run.py's responses read the socket through a 64 KiB buffer, not io's 8 KiB (issue 49):
+    the status line, the head and up to 64 KiB of body come with the first read, so a 20 KB
+    page that came with its head is not read again; what goes past the buffer is read on."""
+    from minicrawl.http.transport import READ_BUFFER, InterimSkippingResponse
+    for size in (20_000, 200_000):
+        ours, theirs = socket.socketpair()
+        body = b"x" * size
+        head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size
+        theirs.sendall(head + body[:READ_BUFFER])  # all in the socket before the first read
+        response = InterimSkippingResponse(ours, method="GET")
+        response.begin()
+        buffered = response.fp.peek()  # what the first read brought, past the head
+        theirs.sendall(body[READ_BUFFER:])
+        read = response.read()
+        ours.close()
+        theirs.close()
+        assert len(buffered) == min(size, READ_BUFFER - len(head)) and read == body
+
+
 def test_the_request_on_the_wire_is_the_one_the_archive_is_told_of():
     server = KeepAliveServer()
     told: list[Wire | None] = []
@@ -579,6 +599,54 @@ def test_the_request_target_is_the_one_requests_sends(url, proxies) -> None:
     request = requests.Request("GET", url).prepare()
     assert CrawlAdapter().request_url(request, proxies) == \
         HTTPAdapter().request_url(request, proxies)
+
+
+def test_header_lines_written_once_go_out_as_http_client_writes_them() -> None:
+    """run.py's connections write a header field they wrote before as they wrote it (issue 49):
+    the server gets the same bytes as from requests' own adapter, request after request, as
+    fields come, change and repeat."""
+    server = KeepAliveServer(close_after=100)
+    extras = [{}, {"If-None-Match": '"v1"'}, {}, {"X-Num": "1", "Cookie": "a=1"},
+              {"If-None-Match": '"v1"', "Cookie": "a=2"}, {"Accept": "text/html"}, {}]
+    try:
+        for adapter in (HTTPAdapter(), CrawlAdapter(), CrawlAdapter()):
+            session = requests.Session()
+            session.mount("http://", adapter)
+            for i, extra in enumerate(extras):
+                assert session.get(server.url(f"/{i}"), headers=extra).status_code == 200
+            session.close()
+    finally:
+        server.close()
+    theirs, ours, again = (server.heads[i:i + len(extras)] for i in range(0, 21, 7))
+    assert ours == theirs and again == theirs
+    assert b"\r\nIf-None-Match: \"v1\"\r\n" in theirs[4] and b"Cookie: a=2" in theirs[4]
+
+
+@pytest.mark.parametrize("fields", [
+    [("X-Bad", "a\r\nb")], [("X Bad", "v")], [("X", 1), ("X", True)], [("X", b"v"), ("X", "v")],
+    [("Host", urllib3.util.SKIP_HEADER), ("Host", "h")], [("X", "a", "b"), ("X", "a", "b")],
+    [("X-Name", "caf\xe9"), ("X-Name", "caf\xe9")]], ids=str)
+def test_a_field_is_refused_skipped_or_written_as_http_client_does(fields) -> None:
+    """The first time and every time after: what urllib3 and http.client refuse is refused
+    again (nothing kept of it), what urllib3 skips is skipped, other values are not taken for
+    one that equals them (True == 1)."""
+    from minicrawl.http.transport import BoundedConnection
+
+    def lines(connection: urllib3.connection.HTTPConnection) -> list[object]:
+        out: list[object] = []
+        for _ in range(2):
+            connection.putrequest("GET", "/", skip_host=True, skip_accept_encoding=True)
+            for field in fields:
+                try:
+                    connection.putheader(*field)
+                except ValueError as exc:
+                    out.append(str(exc))
+            out.append(connection._buffer[1:])
+            connection._buffer.clear()
+            connection._HTTPConnection__state = "Idle"  # (no request was sent)
+        return out
+
+    assert lines(BoundedConnection("a.b")) == lines(urllib3.connection.HTTPConnection("a.b"))
 
 
 class HangingServer(RawSocketServer):

@@ -1,8 +1,8 @@
 """The connections under run.py's ``requests``: what a crawler needs that urllib3 does not do.
 
 :class:`CrawlAdapter` is a ``requests`` transport adapter, mounted on each worker's session, whose
-connections differ from urllib3's in three ways, the first two promises of the crawler, the
-third its CPU:
+connections differ from urllib3's in four ways, the first two promises of the crawler, the
+last two its CPU:
 
 - **a host name lookup is bounded by the connect timeout.** ``getaddrinfo`` has no timeout, so
   urllib3's connect timeout starts only after it returns and a hanging DNS server holds a worker
@@ -17,6 +17,10 @@ third its CPU:
   fetch (issue 49); :func:`parse_head` builds the same ``HTTPMessage`` itself when every line is
   a plain ``name: value`` and hands anything else to that parser (``tests/test_head_parsing.py``
   holds the two equal).
+- **a request's header line is checked and encoded once.** The same ``Host``, ``User-Agent``,
+  ``Accept``… go out with every request, each checked and encoded again by urllib3 and
+  ``http.client`` (~2 µs a field, issue 49); :func:`put_field` writes the line they
+  wrote the first time (``tests/test_fetch.py`` holds the bytes equal).
 
 urllib3 takes its connection class from the pool and the pool from the manager, so reaching
 them takes a pool class per scheme and the manager told to use them (proxied managers too).
@@ -24,10 +28,12 @@ them takes a pool class per scheme and the manager told to use them (proxied man
 This is no second HTTP client: every request is ``requests``' (the worker's ``Session``, this
 adapter, urllib3's pools and ``http.client`` under them), so proxies, cookies, CA bundles and
 decoding are theirs. The changes sit below the adapter: ``http.client``'s ``response_class``
-hook (its ``begin``, which reads the status line and head), and urllib3's ``_new_conn``
-(private: ``tests/test_fetch.py`` pins both down). The adapter's own ``build_response`` leaves
-out one thing, a cookie jar of each response's own that nothing reads (the crawl's jar is
-filled as before).
+hook (its ``begin``, which reads the status line and head), its ``putheader`` (public; the line
+it wrote is read from its private ``_buffer``) and urllib3's ``_new_conn`` (private:
+``tests/test_fetch.py`` pins them down). The adapter's own ``build_response`` leaves out one
+thing, a cookie jar of each response's own that nothing reads (the crawl's jar is filled as
+before); its ``send`` makes urllib3's ``Timeout`` once and its ``request_url`` skips requests'
+proxy lookup when there are no proxies.
 Why ``http.client`` is named here at all: requests and urllib3 offer no hook for an interim
 answer or the head's parsing (they read both with ``http.client.HTTPResponse``), so the only
 place either can change is a subclass of that class, which urllib3 then uses for every request.
@@ -39,7 +45,7 @@ import email.parser
 import http.client
 import re
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 import requests
@@ -95,9 +101,33 @@ def parse_head(fp: BinaryIO) -> http.client.HTTPMessage:
     return message
 
 
+# What http.client's response reads the socket into: the head is read line by line from it,
+# then the body's first bytes come from it. 64 KiB, not io's 8 KiB: a page that came with its
+# head (bench/manyhosts.py's 20 KB) is then read in one piece, not two (issue 49). Held by the
+# answers being read, one a worker.
+READ_BUFFER = 64 * 1024
+
+
+class _BufferedSocket:
+    """A socket as http.client's response sees it (it only makes a file of it), the file with a
+    buffer of :data:`READ_BUFFER` bytes."""
+
+    __slots__ = ("sock",)
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def makefile(self, mode: str) -> BinaryIO:
+        return self.sock.makefile(mode, buffering=READ_BUFFER)  # type: ignore[return-value]
+
+
 class InterimSkippingResponse(http.client.HTTPResponse):
     """``http.client``'s response, reading on past interim (1xx) answers to the final one, its
-    head parsed by :func:`parse_head`."""
+    head parsed by :func:`parse_head`, the socket read through a :data:`READ_BUFFER`."""
+
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None,
+                 url: str | None = None) -> None:
+        super().__init__(_BufferedSocket(sock), debuglevel, method, url)  # type: ignore[arg-type]
 
     def begin(self) -> None:
         """Read the status line and head of the final answer: every 1xx but 101 is read past.
@@ -166,13 +196,52 @@ def bounded_socket(conn: HTTPConnection) -> socket.socket:
         raise NewConnectionError(conn, f"Failed to establish a new connection: {e}") from e
 
 
+# A header field as sent → its line as http.client wrote it: (name, *values) → b"Name: value"
+_LINES: dict[tuple[object, ...], bytes] = {}
+_LINES_KEPT = 512  # fields; the memory is emptied when it is full (cookies' values churn)
+
+
+def put_field(conn: HTTPConnection, putheader: Callable[..., None], header: str,
+              values: tuple[str, ...]) -> None:
+    """Write a request's header field on ``conn`` as ``putheader`` (urllib3's, over
+    ``http.client``'s) wrote it the last time it was sent, else as it writes it now.
+
+    urllib3 and ``http.client`` check and encode every field of every request (urllib3's
+    ``SKIP_HEADER`` sentinel, the name's and each value's characters, Latin-1), ~2 µs a field
+    and six fields a request (issue 49) — the same ``Host``, ``User-Agent``, ``Accept``… each
+    time. A field is checked the first time it goes out, by them (one they refuse raises and is
+    not kept, one urllib3 skips is not kept), and its line kept for the next request: the same
+    bytes, in the same place. urllib3 calls ``putheader`` only between ``putrequest`` and
+    ``endheaders``, which check the connection's state."""
+    buffer: list[bytes] = conn._buffer  # type: ignore[attr-defined]  # http.client's lines
+    try:
+        line = _LINES[(header, *values)]
+    except (KeyError, TypeError):  # not sent yet, or values no dict takes (left to them)
+        before = len(buffer)
+        putheader(header, *values)
+        # One line out, of str only: no other value can equal a kept key then (True == 1,
+        # but http.client writes "True" and "1")
+        if (len(buffer) == before + 1 and type(header) is str
+                and all(type(value) is str for value in values)):
+            if len(_LINES) >= _LINES_KEPT:
+                _LINES.clear()
+            _LINES[(header, *values)] = buffer[-1]
+    else:
+        buffer.append(line)  # as http.client's _output appends it
+
+
 class BoundedConnection(HTTPConnection):
-    """urllib3's connection with the lookup bounded and 1xx answers skipped."""
+    """urllib3's connection with the lookup bounded, 1xx answers skipped and header lines
+    written once (:func:`put_field`)."""
 
     response_class = InterimSkippingResponse
 
     def _new_conn(self) -> socket.socket:
         return bounded_socket(self)
+
+    def putheader(self, header: str, *values: str) -> None:
+        """Write a header field of the request (:func:`put_field`)."""
+        put_field(self, super().putheader, header, values)
 
 
 class BoundedTLSConnection(HTTPSConnection):
@@ -182,6 +251,10 @@ class BoundedTLSConnection(HTTPSConnection):
 
     def _new_conn(self) -> socket.socket:
         return bounded_socket(self)
+
+    def putheader(self, header: str, *values: str) -> None:
+        """Write a header field of the request (:func:`put_field`)."""
+        put_field(self, super().putheader, header, values)
 
 
 class Pool(HTTPConnectionPool):
