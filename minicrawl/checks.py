@@ -135,12 +135,34 @@ def check_ca(path: str, what: str, fix: str = "") -> None:
     try:
         stat = os.stat(path)
         key = (path, stat.st_mtime_ns, stat.st_size)
-        if key not in _GOOD_CAS:  # a system's bundle takes 20 ms to read: once per process
-            ssl.create_default_context(cafile=path)
+        if key not in _GOOD_CAS:
+            _first_certificate_loads(path)
             _GOOD_CAS.add(key)
     except (ssl.SSLError, OSError, ValueError) as e:
         raise ValueError(f"{what} is not a PEM file of CA certificates ({_reason(e)})"
                          f"{fix}") from None
+
+
+# A PEM certificate block as OpenSSL writes it (RFC 7468); "TRUSTED CERTIFICATE" is OpenSSL's
+# own kind, which a bundle file may hold and cadata does not take.
+_PEM_BLOCK = re.compile(rb"-----BEGIN (TRUSTED )?CERTIFICATE-----.+?-----END \1?CERTIFICATE-----",
+                        re.DOTALL)
+_PEM_READ = 4 * 2**20  # a bundle's first certificate is near its start; a huge file is not read
+
+
+def _first_certificate_loads(path: str) -> None:
+    """Raise ``ssl.SSLError``, ``OSError`` or ``ValueError`` unless ``path`` holds a PEM
+    certificate OpenSSL can load. Only the first is loaded: a system's bundle of ~150 took
+    ~80 ms of CPU to load whole, at the start of every crawl that has one set (issue 49), and
+    requests loads it again, whole, when it makes its first HTTPS connection."""
+    with open(path, "rb") as f:
+        block = _PEM_BLOCK.search(f.read(_PEM_READ))
+    if block is None:
+        raise ValueError("no certificate in it")
+    if block.group(1):  # a TRUSTED CERTIFICATE: OpenSSL reads it from a file only
+        ssl.create_default_context(cafile=path)
+    else:
+        ssl.create_default_context(cadata=block.group().decode("ascii"))
 
 
 _GOOD_CAS: set[tuple[str, int, int]] = set()
