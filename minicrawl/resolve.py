@@ -98,10 +98,13 @@ class LinkResolver:
         order: (canonical URL, why unwanted) or (None, why no URL)."""
         candidates: dict[str, str | None] = {}
         rejected: list[tuple[str, str]] = []
-        page = base if encoding == "utf-8" else f"{encoding} {base}"
-        folder = page.split("?", 1)[0].rsplit("/", 1)[0] if "#" not in base else page
+        # The memory's keys are the base's folders as a canonical URL spells them: a base as
+        # written (``http://h/a\\b/``, ``/a/./b``) has other folders than the URL parser reads.
+        spelled = self._spelled(base)
+        page = spelled if encoding == "utf-8" else f"{encoding} {spelled}"
+        folder = page.split("?", 1)[0].rsplit("/", 1)[0] if "#" not in spelled else page
         # Folders ``../`` may climb (a fragment's slashes are no folders: then none).
-        depth = folder.count("/") - 2 if "#" not in base else 0
+        depth = folder.count("/") - 2 if "#" not in spelled else 0
         anywhere = "" if encoding == "utf-8" else encoding
         cache = self._by_href.data  # read without a call: most hrefs are found here
         for href in hrefs:
@@ -149,6 +152,20 @@ class LinkResolver:
         if hit is None:
             hit = self._by_target.put(url, (url, self._verdict(url)))
         return hit[1]
+
+    def _spelled(self, base: str) -> str:
+        """``base`` as the memory keys it: itself if it is a canonical URL (a crawl's pages and
+        ``<base>``s are: found among the judged URLs, or made so once), else its canonical URL,
+        or, if it has none, itself with a ``#`` (keyed as a whole, no folder of its own)."""
+        if base in self._by_target.data:  # a URL judged is canonical: one dict read a page
+            return base
+        url = canonical_url(base, sort_query=self.options.sort_query,
+                            max_length=self.options.max_url_length)[0]
+        if url is None:
+            return base if "#" in base else base + "#"
+        if url == base:
+            self._by_target.put(url, (url, self._verdict(url)))
+        return url
 
     def _verdict(self, url: str) -> str | None:
         return next((why for rule in self.rules if (why := rule.refuses(url, 0))), None)

@@ -93,7 +93,11 @@ PAGES = st.sampled_from([
     # Sibling and nested folders: an href climbing with ../ shares an entry on the folder it
     # climbs to (resolve._climbed), with pages there and in the other folders under it.
     "http://example.com/a/c/3.html", "http://example.com/b/c/d/4.html", "http://example.com/b/5",
-    "http://example.com/a", "http://example.com/a/c/#x/y", "http://example.com//c/6.html"])
+    "http://example.com/a", "http://example.com/a/c/#x/y", "http://example.com//c/6.html",
+    # Bases as a library caller may write them, not canonical: their folders as written are
+    # not the parser's (a "\\" is a "/", "." and ".." segments go, the host is lower-cased).
+    "http://example.com/a\\c/3.html", "HTTP://Example.COM:80/a/./c/3.html",
+    "http://example.com/b/%2e%2e/a/1.html", "http://example.com/a/c/../1.html#x"])
 HREFS = st.one_of(
     st.lists(HREF_PIECES, max_size=6).map("".join),
     st.sampled_from(["http://example.com/x;", "https://example.com/x?", "http://\t",
@@ -114,6 +118,8 @@ HREFS = st.one_of(
           ("http://example.com/a", "", "utf-8")])
 @example([("http://example.com/a/1.html", "?é", "utf-8"),
           ("http://example.com/a/2.html", "?é", "latin-1")])
+@example([("http://example.com/a\\c/3.html", "../x", "utf-8"),  # climbs /a/c/, not "a\\c"
+          ("http://example.com/", "x", "utf-8")])
 def test_a_cached_answer_is_the_answer_a_fresh_resolver_gives(visits) -> None:
     """Pages resolved one after another by one resolver (its caches shared between pages)
     get exactly what the core answers for each."""
