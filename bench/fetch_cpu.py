@@ -7,8 +7,14 @@ asks for it ``--requests`` times, ``--rounds`` times over, after a warm-up. Prin
 (user + system, this process) per request of each round, and their min — the number least
 disturbed by other load on the machine.
 
+``--floor`` puts the layers under it beside it, their rounds interleaved with its own: urllib3's
+``HTTPConnectionPool.urlopen`` (what requests' adapter calls; the body read whole) and
+``http.client`` alone (what urllib3 calls), and requests' ``Session.get`` as a user writes it.
+The fetcher can cost no less than urllib3's line, short of leaving requests (issue 49).
+
     nice python bench/fetch_cpu.py                 # 5 × 2,000 requests
     nice python bench/fetch_cpu.py --rounds 7 --requests 5000
+    nice python bench/fetch_cpu.py --floor         # and urllib3, http.client, Session.get
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -61,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--set-cookie", action="store_true",
                         help="each answer sets a cookie (so each request sends one back)")
+    parser.add_argument("--floor", action="store_true",
+                        help="also urllib3's urlopen, http.client and requests' Session.get")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.serve:
@@ -74,22 +83,50 @@ def main(argv: list[str] | None = None) -> int:
                               stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
-        url = f"http://127.0.0.1:{server.stdout.readline().strip()}/leaf.html"
+        port = int(server.stdout.readline())
+        url = f"http://127.0.0.1:{port}/leaf.html"
         fetcher = Fetcher(Options(timeout=10))
-        for _ in range(200):  # warm-up: the connection made, caches filled
-            assert fetcher.fetch(url).status == 200
-        rounds = []
+        ways: dict[str, Callable[[], object]] = {"run.py's Fetcher": lambda: fetcher.fetch(url)}
+        if opts.floor:
+            ways.update(_floor(port, url))
+        for way in ways.values():
+            for _ in range(200):  # warm-up: the connection made, caches filled
+                way()
+        rounds: dict[str, list[float]] = {name: [] for name in ways}
         for _ in range(opts.rounds):
-            start = time.process_time()
-            for _ in range(opts.requests):
-                fetcher.fetch(url)
-            rounds.append((time.process_time() - start) / opts.requests * 1e6)
+            for name, way in ways.items():  # interleaved: each round's load is everyone's
+                start = time.process_time()
+                for _ in range(opts.requests):
+                    way()
+                rounds[name].append((time.process_time() - start) / opts.requests * 1e6)
         fetcher.close()
     finally:
         server.kill()
         server.wait()
-    print("CPU µs a request:", " ".join(f"{r:.0f}" for r in rounds), f"— min {min(rounds):.0f}")
+    print("CPU µs a request, each round, and the min:")
+    for name, each in rounds.items():
+        print(f"  {name:24} {' '.join(f'{r:5.0f}' for r in each)} — min {min(each):.0f}")
     return 0
+
+
+def _floor(port: int, url: str) -> dict[str, Callable[[], object]]:
+    """The layers under the fetcher, each with its own kept connection, the body read whole."""
+    import http.client
+
+    import requests
+    import urllib3
+
+    pool = urllib3.HTTPConnectionPool("127.0.0.1", port, maxsize=1)
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    session = requests.Session()
+
+    def plain() -> bytes:
+        conn.request("GET", "/leaf.html")
+        return conn.getresponse().read()
+
+    return {"urllib3 urlopen": lambda: pool.urlopen("GET", "/leaf.html").data,
+            "http.client": plain,
+            "requests Session.get": lambda: session.get(url).content}
 
 
 if __name__ == "__main__":
