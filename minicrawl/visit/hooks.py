@@ -65,6 +65,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("minicrawl")
 
+# A request with no conditional headers, by method: one Go each (frozen), not one a page
+_PLAIN = {"GET": Go(), "HEAD": Go(method="HEAD")}
+
 
 @dataclass(frozen=True)
 class Parts:
@@ -149,8 +152,8 @@ class CrawlHooks:
             prior = self.crawl.state.prior(item.url, item.check) \
                 if self.method == "GET" else None
             self.chain = chain = Chain(item, now(), prior)
-        return Go(chain.prior.request_headers() if chain.prior and not chain.urls else None,
-                  self.method)
+        headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
+        return Go(headers, self.method) if headers else _PLAIN[self.method]
 
     def failed(self, item: Item, error: Exception) -> Page | None:
         """The trip raised: the state or Redis lost (the crawl stops: None, run() raises it, one
