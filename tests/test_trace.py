@@ -104,6 +104,31 @@ def test_trace_to_stdout_from_the_command_line(server):
     assert "Crawl finished" in result.stdout  # the summary still follows
 
 
+def test_each_link_is_told_its_own_fate_in_page_order(server, tmp_path):
+    """Links the door refuses (out of scope, a trap, excluded) between links it offers Visited:
+    each keeps its place and its reason, each offered one is new or seen, and the counts agree
+    with the lines (CrawlHooks._decided sorts them)."""
+    server.pages["/"] = Resource(b'<a href="/a">a</a><a href="http://elsewhere.invalid/x">x</a>'
+                                 b'<a href="/t/t/t/t/t">t</a><a href="/">self</a>'
+                                 b'<a href="/no/b">n</a><a href="/b">b</a>')
+    server.pages["/a"] = Resource(b"a")
+    server.pages["/b"] = Resource(b"b")
+    path = tmp_path / "trace.txt"
+    stats = Crawler([server.url("/")], trace=str(path), threads=1, exclude=["/no/"],
+                    **FAST).run()
+    root = server.url("/")
+    block = path.read_text(encoding="utf-8").splitlines()[3:15]
+    assert block == [
+        f"    EXTRACT {server.url('/a')} from {root}", "    VISITED? no → TODO (depth 1)",
+        f"    EXTRACT http://elsewhere.invalid/x from {root}", "    OUT OF SCOPE → drop",
+        f"    EXTRACT {server.url('/t/t/t/t/t')} from {root}", "    TRAP → drop",
+        f"    EXTRACT {root} from {root}", "    VISITED? yes → drop",
+        f"    EXTRACT {server.url('/no/b')} from {root}", "    OUT OF SCOPE → drop",
+        f"    EXTRACT {server.url('/b')} from {root}", "    VISITED? no → TODO (depth 1)"]
+    assert (stats["links_out_of_scope"], stats["links_trap"], stats["links_filtered"],
+            stats["links_new"]) == (2, 1, 1, 2)
+
+
 def test_trace_swallowing_the_seed_is_a_usage_error():
     result = subprocess.run([sys.executable, str(ROOT / "run.py"), "--trace",
                              "http://127.0.0.1:9/"], capture_output=True, text=True, timeout=60,

@@ -46,8 +46,11 @@ def header_facts(headers: Mapping[str, str]) -> tuple[str | None, str | None]:
     """(the URI-Reference of the answer's first ``Link`` with rel ``canonical``, as sent;
     its ``Content-Language``, trimmed) — each None if not said. ``headers``: case-insensitive,
     repeats joined with commas (as urllib3 gives them)."""
-    link = headers.get("link")
-    language = (headers.get("content-language") or "").strip(" \t") or None
+    # Asked before it is read: most answers say neither, and urllib3's headers' get (Mapping's)
+    # finds a name missing by raising KeyError, ~1 µs of each answer's two misses (issue 49)
+    link = headers["link"] if "link" in headers else None
+    language = (headers["content-language"] if "content-language" in headers
+                else "").strip(" \t") or None
     return (canonical_link(link) if link else None), language
 
 

@@ -65,6 +65,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("minicrawl")
 
+# A request with no conditional headers, by method: one Go each (frozen), not one a page
+_PLAIN = {"GET": Go(), "HEAD": Go(method="HEAD")}
+
 
 @dataclass(frozen=True)
 class Parts:
@@ -149,8 +152,8 @@ class CrawlHooks:
             prior = self.crawl.state.prior(item.url, item.check) \
                 if self.method == "GET" else None
             self.chain = chain = Chain(item, now(), prior)
-        return Go(chain.prior.request_headers() if chain.prior and not chain.urls else None,
-                  self.method)
+        headers = chain.prior.request_headers() if chain.prior and not chain.urls else None
+        return Go(headers, self.method) if headers else _PLAIN[self.method]
 
     def failed(self, item: Item, error: Exception) -> Page | None:
         """The trip raised: the state or Redis lost (the crawl stops: None, run() raises it, one
@@ -431,13 +434,15 @@ class CrawlHooks:
         no TAKES line of the trace precedes its TODO line)."""
         if not decisions.too_deep:
             counts["links_out_of_scope"] = 0
-        for url in page.links:
-            if (why := entry.refused.get(url)) is None:
-                decisions.in_scope.append(url)
-            else:
-                counts["links_" + why] = counts.get("links_" + why, 0) + 1
-                if not decisions.too_deep:
-                    decisions.unwanted[url] = why
+        # The door refused only links of the page, in its order, and most pages have few
+        # refused: the links are walked once, the refused (if any) again, not each link twice
+        refused = entry.refused
+        decisions.in_scope = [url for url in page.links if url not in refused] if refused \
+            else list(page.links)
+        for url, why in refused.items():
+            counts["links_" + why] = counts.get("links_" + why, 0) + 1
+            if not decisions.too_deep:
+                decisions.unwanted[url] = why
         new = [item for item in entry.new if not item.check]
         decisions.new = [item.url for item in new]
         counts["links_filtered"] = len(decisions.in_scope) - len(new)
