@@ -53,6 +53,7 @@ from minicrawl.frontier.todo import ToDo
 from minicrawl.frontier.turns import TakingTurns
 from minicrawl.http.credentials import seed_credentials
 from minicrawl.http.fetch import Fetcher, crawl_cookies
+from minicrawl.http.proxies import Proxies
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
 from minicrawl.records.digests import open_duplicates
@@ -200,6 +201,7 @@ class Crawler:
         # Redirect chains waiting at their targets: in Redis if shared (any process takes on)
         self.chains: Redirects = self.shared.chains if self.shared else Chains()
         self.cookies = crawl_cookies(opts)  # one jar for the crawl: its workers' fetchers share it
+        self.proxies: Proxies | None = None  # one proxy table too: the first worker's fetcher's
         # Content seen under another URL (None with --keep-duplicates): minicrawl.records.digests.
         self.duplicates = open_duplicates(opts, self.state,
                                           self.shared.redis if self.shared else None)
@@ -346,7 +348,8 @@ class Crawler:
         """Worker ``n``'s trip: the core's, with run.py's hooks over this crawl's parts and its
         own fetcher (kept, to be closed by its thread: ``_work``)."""
         fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None,
-                          self.cookies)
+                          self.cookies, self.proxies)
+        self.proxies = fetcher.core.proxies
         fetcher.core.credentials = self.credentials  # the core's fetcher sends them
         hooks = CrawlHooks(Parts(
             self.options, self.todo, self.door, self.resolver, self.politeness, self.chains,

@@ -23,6 +23,7 @@ from requests.cookies import RequestsCookieJar
 
 from minicrawl.core.fetch import Fetcher as CoreFetcher
 from minicrawl.core.interfaces import Response
+from minicrawl.http.proxies import Proxies
 from minicrawl.http.transport import mount
 from minicrawl.options import Options
 from minicrawl.redact import split_userinfo
@@ -47,7 +48,8 @@ class Fetcher:
 
     def __init__(self, options: Options,
                  on_exchange: Callable[[Response, Wire | None], None] | None = None,
-                 cookies: RequestsCookieJar | None = None) -> None:
+                 cookies: RequestsCookieJar | None = None, proxies: Proxies | None = None
+                 ) -> None:
         self.options = options
         # Hears every finished fetch (the WARC archive) with its Wire, None if the request never
         # went out (no connection, a bad URL)
@@ -61,6 +63,8 @@ class Fetcher:
             session.proxies = {"http": options.proxy, "https": options.proxy}
         if options.ca_bundle:
             session.verify = options.ca_bundle
+        if proxies is not None:  # the crawl's table (its sessions' proxies are this one's)
+            self.core.proxies = proxies
 
     def fetch(self, url: str, headers: Mapping[str, str] | None = None, method: str = "GET",
               max_bytes: int | None = None) -> Response:
