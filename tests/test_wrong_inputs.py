@@ -563,7 +563,7 @@ def test_a_ca_file_in_the_rediss_url_that_is_none_is_one_line_before_connecting(
                         "CA certificates", hidden=PASSWORD),
         "no certificate": Case([SEED, "--redis", f"{signed.url}?ssl_ca_certs=notes.txt"], 2,
                                "--redis ?ssl_ca_certs='notes.txt' is not a PEM file of CA "
-                               "certificates (NO_CERTIFICATE_OR_CRL_FOUND)", hidden=PASSWORD),
+                               "certificates (no certificate in it)", hidden=PASSWORD),
         "a directory": Case([SEED, "--redis", f"{signed.url}?ssl_ca_certs=cas"], 2,
                             "?ssl_ca_certs='cas' is a directory: give a PEM file of CA "
                             "certificates, or the directory as ?ssl_ca_path=", hidden=PASSWORD),
