@@ -6,7 +6,7 @@ one link, one is told "new")? for the new ones, is the crawl's record written (`
 journals them)? Then ToDo. A refused URL takes no room in Visited; an item that goes back (to
 wait, be retried, a resumed journal: :meth:`Door.back`) is not asked again. A URL to *check* (an
 image, a link out: run.py's) is wanted for its answer alone: no rule asks, and Visited knows it
-by another name (:func:`visited_key`): checked for a nofollow link, it is still crawled once.
+by another name (:func:`visited_key`): a URL checked (a nofollow link's) is crawled yet, once.
 """
 
 from collections.abc import Callable, Sequence

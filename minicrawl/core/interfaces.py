@@ -159,8 +159,8 @@ class SeenSet(Protocol):
 class Admission(Protocol):
     """A rule that decides whether a link may be crawled at all (scope, depth, traps, caps, …).
 
-    Contract: the door asks ``refuses`` before Visited, for every URL but a seed; it answers
-    why the rule refuses ``url`` at ``depth`` — what a refusal is counted as: "out_of_scope",
+    Contract: the door asks ``refuses`` before Visited, for each URL but a seed or a check: it
+    says why the rule refuses ``url`` at ``depth`` — what a refusal counts as: "out_of_scope",
     "trap", … — or None: admitted. It must not block for long and must be safe to call from
     many threads. A refused URL is not remembered in Visited, so another rule set could take it.
     """

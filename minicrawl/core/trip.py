@@ -61,9 +61,9 @@ class Trip:
 
     def links_of(self, page: Page) -> list[str]:
         """The canonical URLs ``page``'s links lead to (the hooks resolve those it follows)."""
-        # One worker parses at a time: the walk and resolving are Python, which runs one thread
-        # at a time anyway (the GIL), so parsing in all workers at once only adds switches (Java
-        # docs: twice the CPU); the others fetch meanwhile (bench/README.md, issue 37).
+        # One worker parses at a time: libxml2 needs no GIL, but the walk and resolving after it
+        # are Python, one thread at a time anyway, so all workers at once only add switches (the
+        # Java docs measured twice the CPU); the others fetch meanwhile (bench/README.md).
         with self.parsing:
             links = extract_links(page.body, page.headers, self.hooks.robot)
             page.noindex = links.noindex

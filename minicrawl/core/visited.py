@@ -1,4 +1,4 @@
-"""Visited: was this URL ever put in ToDo? A Bloom filter answers in a fixed amount of memory.
+"""Visited: was this URL ever offered to ToDo? A Bloom filter answers in a fixed amount of memory.
 
 A Bloom filter is m bits, all 0 at first, and k = 8 seeded hashes (the 8 words of one salted BLAKE2b
 digest). Adding a URL sets the 8 bits they name; it was seen before only if all 8 were set. An
