@@ -24,13 +24,13 @@ file and is counted: "pages printed"), wget with ``-r -l inf -np`` (``run.comman
 connection, robots.txt off, nothing kept).
 
 ``--site cpython``: Debian's ``python3-doc`` (the Python 3.11 docs: minicrawl requests 528 URLs,
-527 pages and a 404, ``whatsnew/changelog.html``; installed by ``servers.ensure_python_docs`` as
-for bench/linkcheck.py and bench/mirror.py), served as it is by the same nginx, every crawler
-starting at ``/index.html``. There wget also gets ``--reject css,js,png,svg,xml``: the
-extensions of what the pages embed (stylesheets and what they import, scripts, images, the
-OpenSearch description), which it would fetch (28 more requests) and minicrawl does not; no
-page links to a file of those types, so wget then requests exactly minicrawl's URLs (robots.txt
-aside) and is held to the exactly-once check below like minicrawl.
+526 pages, a ``.py`` download and a 404, ``whatsnew/changelog.html``; installed by
+``servers.ensure_python_docs`` as for bench/linkcheck.py and bench/mirror.py), served as it is by
+the same nginx, every crawler starting at ``/index.html``. There wget also gets
+``--reject css,js,png,svg,xml``: the extensions of what the pages embed (stylesheets and what they
+import, scripts, images, the OpenSearch description), which it would fetch (28 more requests) and
+minicrawl does not; no page links to a file of those types, so wget then requests exactly
+minicrawl's URLs (robots.txt aside) and is held to the exactly-once check below like minicrawl.
 
 Each configuration runs once per repetition, interleaved, timed with ``os.wait4`` (wall, CPU)
 and /proc (peak RSS) as ``run.py`` does; "server CPU s" is nginx's and the latency proxy's
