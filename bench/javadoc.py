@@ -1,4 +1,4 @@
-"""The real-site race: minicrawl vs wget on the Java 17 API docs (issue 15).
+"""The real-site race: minicrawl vs wget on the Java 17 API docs (issue 15) or the CPython docs.
 
     python bench/javadoc.py                               # 0 ms, minicrawl ×1,4,16 and wget; 3 reps
     python bench/javadoc.py --reps 1 --threads 16 --peers none   # the loop while optimising
@@ -7,28 +7,46 @@
     python bench/javadoc.py --crawler core --threads 1,16 --reps 1   # the core instead of run.py
     python bench/javadoc.py --crawler both --politeness both --threads 1,16   # issue 37's race
     python bench/javadoc.py --politeness true --threads 16 --max-pages 300 --peers none --reps 1
+    python bench/javadoc.py --site cpython --politeness default --threads 1,16   # issue 49's
 
-The site is Debian's ``openjdk-17-doc`` (installed with apt-get if missing): ~10,000 HTML pages
-with ~660,000 links under ``/usr/share/doc/openjdk-17-jre-headless/api``, served as they are by
-nginx (``servers.Nginx``, one worker, access log) on a free loopback port, optionally behind
-the latency proxy. Every crawler starts at ``/api/index.html``: minicrawl with its politeness
-switched off (``--politeness off``, the default: the flags ``run.py`` discovers, ``--delay 0
---ignore-robots --per-host N``; "minicrawl" in the tables), at its defaults but for the delay
-(``default``: only ``--delay 0``, so robots.txt read, 2 per host, retries, cookies;
-"minicrawl-def"), at its true defaults (``true``: no flags at all, 0.25 s between requests;
-"minicrawl-true": the gaps between requests as nginx saw them are printed beside the promise),
-and/or the core (``python -m minicrawl.core --threads N --delay 0``; it reads no robots.txt and
-stays on the seed's host; its one line per page goes to a file and is counted: "pages printed"),
-wget with ``-r -l inf -np``. Each configuration runs once per repetition, interleaved, timed
-with ``os.wait4`` (wall, CPU) and /proc (peak RSS) as ``run.py`` does; "server CPU s" is nginx's
-and the latency proxy's during the crawl (on two cores they compete with the crawler).
+The site (``--site java``, the default) is Debian's ``openjdk-17-doc`` (installed with apt-get if
+missing): ~10,000 HTML pages with ~660,000 links under
+``/usr/share/doc/openjdk-17-jre-headless/api``, served as they are by nginx (``servers.Nginx``, one
+worker, access log) on a free loopback port, optionally behind the latency proxy. Every crawler
+starts at ``/api/index.html``: minicrawl with its politeness switched off (``--politeness off``,
+the default: the flags ``run.py`` discovers, ``--delay 0 --ignore-robots --per-host N``;
+"minicrawl" in the tables), at its defaults but for the delay (``default``: only ``--delay 0``, so
+robots.txt read, 2 per host, retries, cookies; "minicrawl-def"), at its true defaults (``true``: no
+flags at all, 0.25 s between requests; "minicrawl-true": the gaps between requests as nginx saw
+them are printed beside the promise), and/or the core (``python -m minicrawl.core --threads N
+--delay 0``; it reads no robots.txt and stays on the seed's host; its one line per page goes to a
+file and is counted: "pages printed"), wget with ``-r -l inf -np`` (``run.command``'s: one
+connection, robots.txt off, nothing kept).
+
+``--site cpython``: Debian's ``python3-doc`` (the Python 3.11 docs: minicrawl requests 528 URLs,
+526 pages, a ``.py`` download and a 404, ``whatsnew/changelog.html``; installed by
+``servers.ensure_python_docs`` as for bench/linkcheck.py and bench/mirror.py), served as it is by
+the same nginx, every crawler starting at ``/index.html``. There wget also gets
+``--reject css,js,png,svg,xml``: the extensions of what the pages embed (stylesheets and what they
+import, scripts, images, the OpenSearch description), which it would fetch (28 more requests) and
+minicrawl does not; no page links to a file of those types, so wget then requests exactly
+minicrawl's URLs (robots.txt aside) and is held to the exactly-once check below like minicrawl.
+
+Each configuration runs once per repetition, interleaved, timed with ``os.wait4`` (wall, CPU)
+and /proc (peak RSS) as ``run.py`` does; "server CPU s" is nginx's and the latency proxy's
+during the crawl (on two cores they compete with the crawler).
 
 Exactly once, from nginx's log: no URL requested twice by one crawl (``dup.``), and every crawl
 of minicrawl (``run.py`` or the core) requests the same set of URLs — the union of all their
 full crawls is the reference (``missed``/``extra`` against it; the generated site of ``run.py``
-knows its truth in advance, a real site does not). wget also fetches what pages embed
-(stylesheets, scripts, images), so its request count is larger; its figures are reported as
-measured.
+knows its truth in advance, a real site does not). On the Java docs wget also fetches what pages
+embed (stylesheets, scripts, images), so its request count is larger; its figures are reported
+as measured. On the CPython docs wget must request the reference exactly, once each (else the
+race compares unlike crawls: exit status 1 too).
+
+The targets printed at the end: issues 15 and 37's (the Java docs) and issue 49's: run.py at its
+defaults (``--politeness default``) ×16 within 0.7 × wget's wall on the Java docs, faster than
+×1 and within 100 MB; within 0.6 × wget's wall on the CPython docs (each thread count raced).
 """
 
 from __future__ import annotations
@@ -40,6 +58,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
@@ -49,7 +69,6 @@ import run
 
 DOCS_PACKAGE = "openjdk-17-doc"
 DOCS_ROOT = Path("/usr/share/doc/openjdk-17-jre-headless")
-START = "/api/index.html"
 # --crawler: the minicrawl crawlers raced ("minicrawl" is run.py's name in the tables).
 RACERS = {"runpy": ["minicrawl"], "core": ["core"], "both": ["minicrawl", "core"]}
 # --politeness: run.py's crawler name for each way of running it (the core has one way).
@@ -62,6 +81,28 @@ def ensure_docs() -> Path:
     if not (DOCS_ROOT / "api" / "index.html").exists():
         servers.apt_install(DOCS_PACKAGE, f"{DOCS_ROOT} is missing")
     return DOCS_ROOT
+
+
+@dataclass(frozen=True)
+class Site:
+    """A site to race on: its tables' name, the folder nginx serves (installed if missing), the
+    seed's path, what wget is given beyond ``run.command``'s, and whether wget then requests
+    minicrawl's URLs exactly (so it is checked as minicrawl is)."""
+
+    title: str
+    root: Callable[[], Path]
+    start: str
+    wget_args: tuple[str, ...] = ()
+    wget_exact: bool = False
+
+
+SITES = {
+    "java": Site("Java 17 API docs", ensure_docs, "/api/index.html"),
+    # What the pages embed and minicrawl does not fetch: stylesheets (and their @imports and
+    # url()s), scripts, images, the <link rel=search> OpenSearch XML. No <a> names such a file.
+    "cpython": Site("CPython docs", servers.ensure_python_docs, "/index.html",
+                    ("--reject", "css,js,png,svg,xml"), wget_exact=True),
+}
 
 
 class LoggedNginx(servers.Nginx):
@@ -78,6 +119,8 @@ class LoggedNginx(servers.Nginx):
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--site", choices=sorted(SITES), default="java",
+                    help="the Java 17 API docs (java, the default) or the CPython docs (cpython)")
     ap.add_argument("--threads", type=run.int_list, default=[1, 4, 16],
                     help="minicrawl thread counts (default: 1,4,16)")
     ap.add_argument("--crawler", choices=sorted(RACERS), default="runpy",
@@ -104,7 +147,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
-    root = ensure_docs()
+    site = SITES[opts.site]
+    root = site.root()
     racers = [name for crawler in RACERS[opts.crawler] for name in (
         [POLITENESS[p] for p in POLITENESS_SETS[opts.politeness]] if crawler == "minicrawl"
         else [crawler])]
@@ -130,9 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         check_core_importable(opts.python, work)
     port = servers.free_port()
     ng = LoggedNginx(work, root, port).start()
-    print(f"nginx on {ng.origin} serving {root}; temp dir {work}")
+    print(f"nginx on {ng.origin} serving {root}"
+          + (f" ({servers.python_docs_version()})" if opts.site == "cpython" else "")
+          + f"; temp dir {work}")
     started = time.perf_counter()
-    failed = False
+    failed = wget_differs = False
     tables = []
     targets: list[str] = []
     try:
@@ -142,14 +188,14 @@ def main(argv: list[str] | None = None) -> int:
             if latency > 0:
                 proxy = servers.LatencyProxy(servers.free_port(), port, latency).start()
                 origin = proxy.origin
-            url = origin + START
+            url = origin + site.start
             runs: dict[tuple[str, int, int], list[run.Run]] = {}
             paths: dict[tuple[str, int, int], list[set[str]]] = {}
             pages: dict[tuple[str, int, int], list[int]] = {}  # lines the core printed
             try:
                 for rep in range(opts.reps):
                     for cfg, cap in configs:
-                        cmd = crawl_command(cfg, url, opts, work)
+                        cmd = crawl_command(cfg, url, opts, work, site)
                         if cap:
                             cmd += ["--max-pages", str(cap)]
                         out = work / "core-stdout.txt" if cfg.crawler.endswith("core") else None
@@ -180,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             full = [s for (c, _, cap), sets in paths.items() if c != "wget" and not cap
                     for s in sets]
             reference = set().union(*full) if full else set()
-            lines = [f"#### Java 17 API docs, latency {latency:g} ms — {len(reference)} URLs "
+            lines = [f"#### {site.title}, latency {latency:g} ms — {len(reference)} URLs "
                      f"requested by minicrawl", "",
                      "| crawler | conc. | pages cap | wall s (min–max) | wall / wget | CPU s "
                      "| CPU ms/page | peak RSS MB | requests | pages printed | dup. "
@@ -192,16 +238,19 @@ def main(argv: list[str] | None = None) -> int:
             for key, rs in runs.items():
                 crawler, conc, cap = key
                 s = medians[key]
+                checked = crawler != "wget" or site.wget_exact
                 worst_missed = worst_extra = 0
                 exact = 0
                 for r, got in zip(rs, paths[key], strict=True):
-                    missed = len(reference - got) if crawler != "wget" and not cap else 0
-                    extra = len(got - reference) if crawler != "wget" and reference else 0
+                    missed = len(reference - got) if checked and not cap else 0
+                    extra = len(got - reference) if checked and reference else 0
                     worst_missed, worst_extra = max(worst_missed, missed), max(worst_extra, extra)
                     exact += not (r.duplicated or missed or extra)
-                if crawler != "wget" and (worst_missed or worst_extra):
+                if crawler == "wget":
+                    wget_differs |= checked and exact < len(rs)
+                elif worst_missed or worst_extra:
                     failed = True
-                check = f"{exact}/{len(rs)}" if crawler != "wget" else "–"
+                check = f"{exact}/{len(rs)}" if checked else "–"
                 printed = run.med(pages.get(key, []))
                 lines.append(
                     f"| {crawler} | {conc} | {cap or 'all'} | {run.fmt(s['wall_s'])} "
@@ -213,26 +262,33 @@ def main(argv: list[str] | None = None) -> int:
                     f"| {run.fmt(s['server_cpu_s'])} |")
             tables.append("\n".join(lines))
             print("\n" + tables[-1], flush=True)
-            targets += issue15_targets(medians, latency, cores)
-            targets += issue37_targets(medians) if latency == 0 else []
+            if opts.site == "java":
+                targets += issue15_targets(medians, latency, cores)
+                targets += issue37_targets(medians) if latency == 0 else []
+            targets += issue49_targets(medians, opts.site) if latency == 0 else []
     finally:
         ng.stop()
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)
     print(f"\n### Results ({opts.reps} repetitions, medians; machine: {run.machine()})\n")
     print("\n\n".join(tables))
-    print("\nIssue 15 and 37 targets (this run):")
+    print("\nTargets (this run):")
     print("\n".join(targets) or "- none measured in this run")
     print(f"\nbench total {time.perf_counter() - started:.0f} s")
+    if wget_differs:
+        print("wget did NOT request minicrawl's URLs exactly once each: the race compares "
+              "unlike crawls (see above)")
     if failed:
         print("minicrawl did NOT fetch every URL exactly once (see above)")
-    return 1 if failed else 0
+    return 1 if failed or wget_differs else 0
 
 
-def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Path) -> list[str]:
+def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Path,
+                  site: Site) -> list[str]:
     """``run.py``'s command for ``cfg``; the baseline's is the same, from the other checkout;
     the core's is ``python -m minicrawl.core`` (no robots.txt; no delay, said explicitly);
-    run.py at its defaults but the delay (``minicrawl-def``) or at its true defaults."""
+    run.py at its defaults but the delay (``minicrawl-def``) or at its true defaults; wget's
+    is ``run.command``'s with the site's ``wget_args`` before the URL."""
     if cfg.crawler.endswith("core"):  # the baseline's core: its checkout first on the path
         where = ["env", f"PYTHONPATH={opts.baseline}"] if cfg.crawler != "core" else []
         return [*where, opts.python, "-m", "minicrawl.core", url, "--threads",
@@ -244,6 +300,8 @@ def crawl_command(cfg: run.Config, url: str, opts: argparse.Namespace, work: Pat
                "--quiet", *delay, *opts.minicrawl_arg]
     else:
         cmd = run.command(run.Config(name, cfg.concurrency), url, opts, None, work)
+        if name == "wget":
+            cmd[-1:-1] = site.wget_args
     if cfg.crawler.startswith("baseline"):
         cmd[1] = str(opts.baseline / "run.py")
     return cmd
@@ -326,6 +384,37 @@ def issue37_targets(medians: dict[tuple[str, int, int], dict[str, float]]) -> li
         if m16 and m1 and name != "core":
             out.append(f"- issue 37, {name}: ×16 {run.fmt(m16['wall_s'])} s ≤ ×1's "
                        f"{run.fmt(m1['wall_s'])} s: {verdict[m16['wall_s'] <= m1['wall_s']]}")
+    return out
+
+
+def issue49_targets(medians: dict[tuple[str, int, int], dict[str, float]],
+                    site: str) -> list[str]:
+    """Issue 49's targets at 0 ms for run.py at its defaults (``minicrawl-def``): on the Java
+    docs ×16 within 0.7 × wget's wall, faster than ×1 and within 100 MB; on the CPython docs
+    within 0.6 × wget's wall (every thread count raced)."""
+    wget = medians.get(("wget", 1, 0))
+    name = POLITENESS["default"]
+    verdict = {True: "PASS", False: "FAIL"}
+    out = []
+    if site == "cpython":
+        for (crawler, conc, cap), m in medians.items():
+            if crawler == name and not cap and wget:
+                ratio = m["wall_s"] / wget["wall_s"]
+                out.append(f"- issue 49, CPython docs, {name} ×{conc}: wall "
+                           f"{run.fmt(m['wall_s'])} s = {ratio:.2f} × wget's "
+                           f"{run.fmt(wget['wall_s'])} s ≤ 0.6: {verdict[ratio <= 0.6]}")
+        return out
+    m16, m1 = medians.get((name, 16, 0)), medians.get((name, 1, 0))
+    if m16 and wget:
+        ratio = m16["wall_s"] / wget["wall_s"]
+        out.append(f"- issue 49, Java docs, {name} ×16: wall {run.fmt(m16['wall_s'])} s = "
+                   f"{ratio:.2f} × wget's ≤ 0.7: {verdict[ratio <= 0.7]}")
+    if m16 and m1:
+        out.append(f"- issue 49, Java docs, {name}: ×16 {run.fmt(m16['wall_s'])} s faster than "
+                   f"×1's {run.fmt(m1['wall_s'])} s: {verdict[m16['wall_s'] < m1['wall_s']]}")
+    if m16:
+        out.append(f"- issue 49, Java docs, {name} ×16: peak RSS {run.fmt(m16['rss_mb'], 0)} MB "
+                   f"≤ 100: {verdict[m16['rss_mb'] <= 100]}")
     return out
 
 

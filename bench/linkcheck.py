@@ -71,8 +71,7 @@ from lxml import etree
 
 import run
 
-DOCS_PACKAGE = "python3-doc"
-DOCS_ROOT = Path("/usr/share/doc/python3-doc/html")
+DOCS_ROOT = servers.PYTHON_DOCS_ROOT
 START = "/index.html"
 LINKCHECKER = "linkchecker==10.6.0"
 LINKCHECKER_WHEEL = Path("/tmp/lc/LinkChecker-10.6.0-py3-none-any.whl")  # used if it is there
@@ -422,23 +421,10 @@ def compare_files(files: Found, labels: Labels, mc: Found, name: str, ctx: Conte
 
 # -- the site, the peers --------------------------------------------------------------------
 
-def ensure_docs() -> Path:
-    """The CPython docs as Debian ships them, installed first if missing."""
-    if not (DOCS_ROOT / "index.html").exists():
-        servers.apt_install(DOCS_PACKAGE, f"{DOCS_ROOT} is missing")
-    return DOCS_ROOT
-
-
-def docs_version() -> str:
-    out = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}; ", DOCS_PACKAGE,
-                          "python3.11-doc"], capture_output=True, text=True, check=False)
-    return out.stdout.strip().rstrip(";") or "?"
-
-
 def make_site(work: Path) -> Path:
     """A copy of the docs (symlinks copied as files: jquery.js, underscore.js) less DELETED."""
     site = work / "site"
-    shutil.copytree(ensure_docs(), site, symlinks=False)
+    shutil.copytree(servers.ensure_python_docs(), site, symlinks=False)
     for path in DELETED:
         target = site / path
         if not target.is_file():
@@ -535,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     if linkchecker:
         print(f"linkchecker: {run.version_of([linkchecker, '--version'])} ({linkchecker})")
     site = make_site(work)
-    print(f"site: {DOCS_ROOT} ({docs_version()}), copied to {site}; deleted:")
+    print(f"site: {DOCS_ROOT} ({servers.python_docs_version()}), copied to {site}; deleted:")
     for path, why in DELETED.items():
         print(f"  /{path}: {why}")
     refusing = refusing_port()
@@ -576,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     files, labels = every_referrer(site, ng.origin, served)
     medians = {c: run.summarize(rs) for c, rs in runs.items()}
     lc = medians.get("linkchecker")
-    lines = [f"#### CPython docs ({docs_version()}) less {len(DELETED)} files, "
+    lines = [f"#### CPython docs ({servers.python_docs_version()}) less {len(DELETED)} files, "
              f"{opts.reps} reps, medians", "",
              "| checker | wall s (min–max) | wall / LinkChecker | CPU s | CPU / LinkChecker "
              "| peak RSS MB | requests | broken pairs (on site / off) | same pairs every rep |",

@@ -36,7 +36,6 @@ from urllib.parse import unquote
 
 import lxml.html
 import servers
-from linkcheck import docs_version, ensure_docs
 
 import run
 
@@ -136,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     wget2 = servers.ensure_tool("wget2", "wget2")
     print(f"wget2: {run.version_of([wget2, '--version'])}")
     site = work / "site"
-    shutil.copytree(ensure_docs(), site, symlinks=False)
-    print(f"site: {ensure_docs()} ({docs_version()}), copied to {site}")
+    shutil.copytree(servers.ensure_python_docs(), site, symlinks=False)
+    print(f"site: {servers.PYTHON_DOCS_ROOT} ({servers.python_docs_version()}), copied to {site}")
     ng = servers.Nginx(work, site, servers.free_port(), types=servers.WEB_TYPES).start()
     url = ng.origin + START
     tools = ("wget2", "minicrawl")
@@ -164,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         ng.stop()
     medians = {t: run.summarize(rs) for t, rs in runs.items()}
     files = {t: files_of(m) for t, m in mirrors.items()}
-    lines = [f"#### CPython docs ({docs_version()}), {opts.reps} reps, medians", "",
+    lines = [f"#### CPython docs ({servers.python_docs_version()}), {opts.reps} reps, medians",
+             "",
              "| tool | wall s (min–max) | CPU s | peak RSS MB | requests | URLs asked twice | "
              "files | relative links / leading nowhere |", "| --- | ---: | ---: | ---: | ---: "
              "| ---: | ---: | ---: |"]

@@ -1,10 +1,11 @@
 """nginx on loopback with a private config, its access log, and the latency proxy.
 
-Shared by ``run.py`` and ``profile_crawl.py``. nginx is Debian's (installed with apt-get if
-missing), started in the foreground (``daemon off``) as our child so we can stop it by pid, with
-every path it writes inside our temp dir; its access log has one line per request
-(``$request_uri $status $body_bytes_sent``), unbuffered, so the bytes appended during one crawl
-are exactly that crawl's requests.
+Shared by ``run.py``, ``profile_crawl.py`` and the real-site benches (``javadoc.py``,
+``linkcheck.py``, ``mirror.py``: the CPython docs they serve are installed here). nginx is Debian's
+(installed with apt-get if missing), started in the foreground (``daemon off``) as our child so we
+can stop it by pid, with every path it writes inside our temp dir; its access log has one line per
+request (``$request_uri $status $body_bytes_sent``), unbuffered, so the bytes appended during one
+crawl are exactly that crawl's requests.
 """
 
 from __future__ import annotations
@@ -89,6 +90,27 @@ def apt_install(package: str, why: str) -> None:
     subprocess.run(["apt-get", "update", "-qq"], check=False)
     subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True,
                    env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
+
+# The CPython docs as Debian ships them (the Python 3.11 docs): served by linkcheck.py, mirror.py
+# and javadoc.py --site cpython.
+PYTHON_DOCS_PACKAGE = "python3-doc"
+PYTHON_DOCS_ROOT = Path("/usr/share/doc/python3-doc/html")
+
+
+def ensure_python_docs() -> Path:
+    """The CPython docs as Debian ships them (``PYTHON_DOCS_ROOT``), installed first if missing."""
+    if not (PYTHON_DOCS_ROOT / "index.html").exists():
+        apt_install(PYTHON_DOCS_PACKAGE, f"{PYTHON_DOCS_ROOT} is missing")
+    return PYTHON_DOCS_ROOT
+
+
+def python_docs_version() -> str:
+    """The Debian packages of the CPython docs and their versions, for the tables' headings."""
+    out = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}; ",
+                          PYTHON_DOCS_PACKAGE, "python3.11-doc"],
+                         capture_output=True, text=True, check=False)
+    return out.stdout.strip().rstrip(";") or "?"
 
 
 def niced(cmd: list[str]) -> list[str]:
