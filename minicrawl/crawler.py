@@ -401,7 +401,10 @@ class Crawler:
             from minicrawl.records.links import LinkJoin
 
             self.broken_links = BrokenLinks()
-            observers.append(LinkJoin(opts.links, [self.broken_links], on_failure=self.stop))
+            # (with --state, the state keeps the edges: the join covers every run of the crawl)
+            state = self.state if isinstance(self.state, CrawlState) else None
+            observers.append(LinkJoin(opts.links, [self.broken_links], on_failure=self.stop,
+                                      state=state))
         if opts.report:
             from minicrawl.watch.report import Recorder
 

@@ -343,10 +343,9 @@ class Options:
             if idle and getattr(self, name) != _default(name):
                 raise ValueError(f"{_flag(name)} would do nothing: {why}, or leave it out")
         checking = "--check-links" if self.check_links else "--mirror" if self.mirror else None
-        other = "--redis" if self.redis is not None else "--state" if self.state is not None \
-            and self.check_links else None  # (a mirror's requisites are checks, journaled
-        if checking and other:  # as such: --state keeps them; Redis's ToDo does not)
-            raise ValueError(f"{checking} does not work with {other} yet: its ToDo would not "
+        if checking and self.redis is not None:  # (checks are journaled as such: --state keeps
+            # them; Redis's ToDo does not)
+            raise ValueError(f"{checking} does not work with --redis yet: its ToDo would not "
                              "keep which URLs are only to be checked")
         if self.mirror is not None and self.save_pages is not None:
             raise ValueError("--save-pages is --mirror's simpler case (the pages alone, as they "

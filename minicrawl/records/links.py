@@ -34,8 +34,16 @@ its redirects), ``final_url`` (where they ended), ``error``, and ``broken``:
 ``warning``: with ``--check-links``, for a link whose ``#fragment`` names no part of its target
 (a 200 HTML page whose anchors the crawl read: :mod:`minicrawl.html.fragments`),
 ``fragment #x not found``; else null — the link is not broken: the page opens at its top.
-The statuses are this process's: with ``--state``, of this run's pages (an earlier run's are not
-asked again); in a shared crawl (``--redis``), of the pages this process fetched.
+
+With ``--state`` (a :class:`Recorded` state) the join covers the whole crawl, every run of it:
+the state keeps each page's edges and anchors in the transaction of its record (a ``kill -9``
+loses none of a page recorded; a page fetched again has its edges replaced, one unchanged in a
+recrawl keeps them), and the pass reads the edges from there, in the order their pages were
+recorded. What the earlier runs recorded of the targets (their pages' records, the hops of their
+redirect chains) goes into the scratch file when the crawl starts, before this run's rows, which
+replace them as a page's record replaces what was known of its URL: a target's status is the
+latest known. In a shared crawl (``--redis``, no state), a process's join has the pages it
+fetched, with the statuses it knows.
 """
 
 from __future__ import annotations
@@ -46,7 +54,8 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from itertools import pairwise
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from minicrawl.cli.outpaths import write_at_end
 from minicrawl.events import CrawlObserver
@@ -54,7 +63,9 @@ from minicrawl.frontier.scratch import LazyScratch, scratch_directory
 from minicrawl.html.fragments import fragment_of, names_a_part
 from minicrawl.page import error_of
 from minicrawl.records.csvlines import csv_line, header, is_csv
+from minicrawl.records.edges import pack_anchors, pack_edges
 from minicrawl.redact import redact
+from minicrawl.visit.robots import RULES
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
@@ -123,32 +134,67 @@ REFUSED, FETCHED, UNKNOWN_END, HOP = 0, 1, 2, 3
 POLICY = frozenset({"robots_disallowed", "host_full", ""})
 Outcome = tuple[int | None, str | None, str | None, bool | None]  # status, final, error, broken
 NOT_FETCHED: Outcome = (None, None, None, None)
-_pack = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once: 0.6× its time
+TargetRow = tuple[str, int | None, str | None, str | None, int]  # url, and a Target
+
+
+class Recorded(Protocol):
+    """What a crawl's state (``--state``: :class:`~minicrawl.state.store.CrawlState`) recorded
+    for the links' join, each read as it is iterated."""
+
+    def recorded_pages(self) -> Iterator[tuple[str, int | None, str | None, str, int,
+                                               str | None]]:
+        """Each page recorded: URL, status, error, final URL, depth, referrer (before this run
+        writes)."""
+
+    def recorded_hops(self) -> Iterator[list[str]]:
+        """Each recorded redirect chain's URLs after its first, to where it ended (before this
+        run writes)."""
+
+    def recorded_anchors(self) -> Iterator[tuple[str, str]]:
+        """Each page's anchors (:func:`~minicrawl.records.edges.pack_anchors`), by its URL."""
+
+    def recorded_edges(self) -> Iterator[tuple[str, str]]:
+        """Each page's edges (:func:`~minicrawl.records.edges.pack_edges`) with the URL of the
+        page they are on, in the order the pages were recorded."""
+
+
+def target_rows(url: str, status: int | None, error: str | None, final_url: str,
+                fetched: int) -> tuple[TargetRow, TargetRow | None]:
+    """The targets' rows of a page's record: its URL's, and that of the end of its redirect
+    chain (the same answer), unless the chain stopped at a URL it did not fetch (seen before,
+    out of scope: a 3xx recorded)."""
+    row = (url, status, error, final_url, fetched)
+    if final_url != url and not (status is not None and 300 <= status < 400):
+        return row, (final_url, status, error, final_url, fetched)
+    return row, None
 
 
 class LinkJoin(CrawlObserver):
     """The links of the crawl, joined with their targets when it is over: written to the
     ``--links`` file at ``path`` (if given) and handed to ``readers``; the rows wait in a
-    scratch file under ``temp_dir`` (default: ``TMPDIR``). Thread-safe. If the scratch file
+    scratch file under ``temp_dir`` (default: ``TMPDIR``), the edges and anchors in the
+    ``state`` if given (the whole crawl's, every run of it). Thread-safe. If the scratch file
     cannot be written (a full disk) it says so in one line and stops the crawl (``on_failure``):
     the outputs would miss links; ``failed`` is then set, and no file is written."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  readers: Sequence[LinkReader] = (), temp_dir: str | None = None,
-                 on_failure: Callable[[], None] | None = None) -> None:
+                 on_failure: Callable[[], None] | None = None,
+                 state: Recorded | None = None) -> None:
         self.path = None if path is None else os.fspath(path)
         self.flag = "--links" if self.path is not None else "--check-links"
         self.csv = self.path is not None and is_csv(self.path)
         self.readers = list(readers)
         self._temp_dir = temp_dir
         self._on_failure = on_failure
+        self._state = state  # --state: it keeps the edges and anchors, and the earlier runs'
         self._lock = threading.Lock()
         self._scratch = LazyScratch(PREFIX, SCHEMA, temp_dir)  # made at the first rows
         self._page_rows: list[tuple[str, str]] = []  # (page, its edges packed)
         self._waiting = 0  # edges and targets in memory
-        self._target_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
-        self._end_rows: list[tuple[str, int | None, str | None, str | None, int]] = []
+        self._target_rows: list[TargetRow] = []
+        self._end_rows: list[TargetRow] = []
         self._seed_rows: list[tuple[str]] = []
         self._refused: dict[int, str] = {}  # worker → the URL it was refused (until its page)
         self._anchor_rows: list[tuple[str, str]] = []  # (page, its anchors packed)
@@ -160,11 +206,14 @@ class LinkJoin(CrawlObserver):
 
     # -- what the crawl tells it ----------------------------------------------------------------
 
+    def crawl_started(self) -> None:
+        if self._state is not None:
+            self._recall(self._state)
+
     def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
-        if not edges:
+        if not edges or self._state is not None:  # (a state keeps them with the page's record)
             return
-        packed = _pack([[edge.url, edge.why, edge.href, edge.text, edge.tag, edge.attr,
-                         edge.line, edge.kind, edge.nofollow] for edge in edges])
+        packed = pack_edges(edges)
         with self._lock:
             if self.finished:
                 return
@@ -173,7 +222,9 @@ class LinkJoin(CrawlObserver):
             self._flush_if_full()
 
     def page_anchors(self, page: Page, anchors: frozenset[str]) -> None:
-        row = (page.final_url, _pack(sorted(anchors)))
+        if self._state is not None:  # (kept with the page's record, read at the end)
+            return
+        row = (page.final_url, pack_anchors(anchors))
         with self._lock:
             if not self.finished:
                 self._anchor_rows.append(row)
@@ -196,20 +247,42 @@ class LinkJoin(CrawlObserver):
             return
         refused = self._refused.pop(page.worker, None) == page.final_url and page.status is None
         fetched = REFUSED if refused else FETCHED
-        row = (page.url, page.status, page.error, page.final_url, fetched)
         with self._lock:
-            if self.finished:
+            if not self.finished:
+                self._add_page(page.url, page.status, page.error, page.final_url, fetched,
+                               page.referrer is None and page.depth == 0)
+
+    def _add_page(self, url: str, status: int | None, error: str | None, final_url: str,
+                  fetched: int, seed: bool) -> None:
+        """A page's record among the targets (lock held)."""
+        row, end = target_rows(url, status, error, final_url, fetched)
+        self._target_rows.append(row)
+        self._waiting += 1
+        if end is not None:
+            self._end_rows.append(end)
+        if self.readers and seed:
+            self._seed_rows.append((url,))
+        self._flush_if_full()
+
+    def _recall(self, state: Recorded) -> None:
+        """What the state's earlier runs recorded of the targets, into the scratch file before
+        this run's rows: their pages (a URL refused by a rule has its reason as error and no
+        status) and their redirect chains' hops."""
+        with self._lock:
+            try:
+                for url, status, error, final_url, depth, referrer in state.recorded_pages():
+                    fetched = REFUSED if status is None and error in RULES else FETCHED
+                    self._add_page(url, status, error, final_url, fetched,
+                                   referrer is None and depth == 0)
+                for chain in state.recorded_hops():
+                    self._end_rows.extend((source, None, None, target, HOP)
+                                          for source, target in pairwise(chain))
+                    self._waiting += len(chain)
+                    self._flush_if_full()
+            except sqlite3.Error as e:
+                self._failure(e, "read the state's links")
                 return
-            self._target_rows.append(row)
-            self._waiting += 1
-            # The end of its redirect chain answered the same, unless the chain stopped at a
-            # URL it did not fetch (seen before, out of scope: a 3xx recorded)
-            if page.final_url != page.url and not (page.status is not None
-                                                   and 300 <= page.status < 400):
-                self._end_rows.append((page.final_url, *row[1:]))
-            if self.readers and page.referrer is None and page.depth == 0:  # a seed
-                self._seed_rows.append((page.url,))
-            self._flush_if_full()
+            self._flush()
 
     def crawl_finished(self, stats: StatsSnapshot) -> None:
         self.join()
@@ -223,6 +296,14 @@ class LinkJoin(CrawlObserver):
             if self.joined:
                 return
             self.joined = self.finished = True
+            if self._state is not None and not self.failed:
+                try:
+                    for row in self._state.recorded_anchors():
+                        self._anchor_rows.append(row)
+                        self._waiting += 1 + len(row[1]) // 200
+                        self._flush_if_full()
+                except sqlite3.Error as e:
+                    self._failure(e, "read the state's links")
             self._flush()
             if self.failed:
                 self._close()
@@ -259,7 +340,9 @@ class LinkJoin(CrawlObserver):
         names = Anchors(db)
         readers = self.readers
         try:
-            for page, packed in db.execute("SELECT url, edges FROM pages ORDER BY id"):
+            pages = (db.execute("SELECT url, edges FROM pages ORDER BY id")
+                     if self._state is None else self._state.recorded_edges())
+            for page, packed in pages:
                 for url, why, href, text, tag, attr, line, kind, nofollow in json.loads(packed):
                     if url is None:  # no URL: why is said as the error
                         outcome: Outcome = (None, None, why, None)
@@ -327,13 +410,18 @@ class LinkJoin(CrawlObserver):
             db.executemany("INSERT OR IGNORE INTO seeds VALUES (?)", seeds)
             db.execute("COMMIT")
         except (sqlite3.Error, OSError) as e:
-            self.failed = True
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            log.error("%s: cannot keep the links in %s: %s; the crawl stops", self.flag,
-                      scratch_directory(self._temp_dir), reason)
-            self._close()
-            if self._on_failure is not None:
-                self._on_failure()
+            self._failure(e, f"keep the links in {scratch_directory(self._temp_dir)}")
+
+    def _failure(self, e: sqlite3.Error | OSError, what: str) -> None:
+        """Told once: the outputs would miss links, so none is written and the crawl stops."""
+        if self.failed:
+            return
+        self.failed = True
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        log.error("%s: cannot %s: %s; the crawl stops", self.flag, what, reason)
+        self._close()
+        if self._on_failure is not None:
+            self._on_failure()
 
     def _close(self) -> None:
         self._scratch.close()

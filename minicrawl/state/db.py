@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from minicrawl.core.door import visited_key
-from minicrawl.state.recrawl import UNCHANGED, body_md5
+from minicrawl.records.edges import pack_hops
+from minicrawl.state.recrawl import REDIRECTS, UNCHANGED, body_md5
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
@@ -33,6 +34,15 @@ CREATE INDEX todo_chain ON todo (chain);
 # Added after format 1 first shipped: created on opening when missing, so older dirs gain it.
 DIGESTS_TABLE = ("CREATE TABLE IF NOT EXISTS digests ("
                  "digest TEXT PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID")
+
+# The links of each page recorded while links were recorded (--links, --check-links), as the
+# links' join reads them (minicrawl.records.links): the URL of the page they are on (the record's
+# final URL), the hops of its redirect chain, its anchors and its edges (minicrawl.records.edges
+# packs them: one row a page), written in the transaction of the page's record; ``id`` gives the
+# order the pages were recorded in. Added after format 1 first shipped: created on opening when
+# missing, so older dirs gain it.
+EDGES_TABLE = ("CREATE TABLE IF NOT EXISTS edges (id INTEGER PRIMARY KEY, url TEXT NOT NULL "
+               "UNIQUE, page TEXT NOT NULL, hops TEXT, anchors TEXT, edges TEXT)")
 
 UPSERT_PAGE = """
 INSERT INTO pages (url, final_url, status, etag, last_modified, md5, size, fetched_at, depth,
@@ -122,6 +132,23 @@ def record_page(db: sqlite3.Connection, page: Page, forget: bool, seq: int) -> N
         url, final_url, page.status, etag, modified, md5, len(page.body),
         page.fetched_at, page.depth, page.referrer, page.change or "new", page.saved,
         page.error, int(forget), seq))
+
+
+def record_links(db: sqlite3.Connection, page: Page, edges: str | None,
+                 anchors: str | None) -> None:
+    """Keep ``page``'s links (its ``edges`` and ``anchors`` packed; None: not read) with its
+    record, in place of those of its last fetch. A page unchanged in a recrawl, whose links
+    were not read again, keeps those recorded — unless it is a redirect that now stops at a
+    URL seen before (its links are that URL's record's now)."""
+    url = visited_key(page.url, page.check)
+    if page.change == UNCHANGED and page.status not in REDIRECTS:
+        return
+    hops = pack_hops(page)
+    if edges is None and anchors is None and hops is None:
+        db.execute("DELETE FROM edges WHERE url = ?", (url,))
+    else:
+        db.execute("INSERT OR REPLACE INTO edges (url, page, hops, anchors, edges) "
+                   "VALUES (?, ?, ?, ?, ?)", (url, page.final_url, hops, anchors, edges))
 
 
 class Transaction:

@@ -15,7 +15,14 @@ from pathlib import Path
 
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
-from minicrawl.state.db import DIGESTS_TABLE, FORMAT, SCHEMA, StateError, Transaction
+from minicrawl.state.db import (
+    DIGESTS_TABLE,
+    EDGES_TABLE,
+    FORMAT,
+    SCHEMA,
+    StateError,
+    Transaction,
+)
 from minicrawl.visited import BloomFileError
 from minicrawl.visited.bloom import OutdatedBloomFile
 from minicrawl.visited.make import Visited, make_visited
@@ -85,9 +92,10 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON) -> tuple[i
         raise StateError(f"state dir {directory} belongs to a crawl with another "
                          f"configuration ({diffs}); rerun with the same seeds and options, "
                          f"or use another --state dir")
-    if "digests" not in tables:
-        with Transaction(db):
-            db.execute(DIGESTS_TABLE)
+    for name, table in (("digests", DIGESTS_TABLE), ("edges", EDGES_TABLE)):
+        if name not in tables:  # (added after format 1 first shipped)
+            with Transaction(db):
+                db.execute(table)
     seq = max(filter_seq, *(db.execute(
         f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]  # noqa: S608
         for table in ("pages", "todo")))

@@ -10,7 +10,9 @@ Files in DIR:
     lines of records committed but not yet known to be in a file, point 4).
     ``digests`` maps each 200 HTML body's MD5 to the URL first recorded with it (duplicate
     content, :mod:`minicrawl.records.digests`), written in the transaction of the page that
-    claimed it.
+    claimed it. ``edges``: with ``--links`` or ``--check-links``, each page's links (its edges,
+    anchors, redirect hops: :mod:`minicrawl.records.links` joins them with their targets at the
+    end), written in the transaction of the page's record, replacing those of its last fetch.
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename). The
     file of an older minicrawl (format 1, other positions) is not read but rebuilt from the
@@ -67,6 +69,7 @@ directory: :mod:`minicrawl.state.opening`; the tables: :mod:`minicrawl.state.db`
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -81,8 +84,9 @@ from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
+from minicrawl.records.edges import pack_anchors, pack_edges
 from minicrawl.records.output import Outbox, Output
-from minicrawl.state.db import StateError, Transaction, open_db, record_page
+from minicrawl.state.db import StateError, Transaction, open_db, record_links, record_page
 from minicrawl.state.nostate import NoState
 from minicrawl.state.opening import (
     DB_NAME,
@@ -102,6 +106,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from minicrawl.page import Page
+    from minicrawl.records.edges import LinkEdge
 
 log = logging.getLogger("minicrawl")
 CHECKPOINT_SECONDS = 2.0
@@ -137,6 +142,9 @@ class CrawlState(CrawlObserver):
         self.db_path = self.dir / DB_NAME
         self.filter_path = self.dir / FILTER_NAME
         self.forget_gone = options.forget_gone
+        self.records_links = options.records_links  # each page's edges kept with its record
+        self._keeps_links = self.records_links  # or those of earlier runs replaced (below)
+        self._pending = threading.local()  # a worker's page's packed edges and anchors
         self._lock = threading.Lock()  # the write connection: writer thread vs start/close
         self._lock_fd: int | None = None
         self._db: sqlite3.Connection | None = None
@@ -154,6 +162,10 @@ class CrawlState(CrawlObserver):
             self.visited, self._shadow = self._load_visited(options)
             self._had_pages = self._conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM pages)").fetchone()[0] == 1
+            # A run that does not record links still drops those of a page fetched again:
+            # they would be another fetch's
+            self._keeps_links = self.records_links or self._conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM edges)").fetchone()[0] == 1
         except BaseException:
             self.close(checkpoint=False)
             raise
@@ -279,6 +291,45 @@ class CrawlState(CrawlObserver):
         while batch := rows.fetchmany(10_000):
             yield from batch
 
+    def recorded_pages(self) -> Iterator[tuple[str, int | None, str | None, str, int,
+                                               str | None]]:
+        """Each recorded page's URL, status, error, final URL, depth and referrer (a check's
+        URLs as they are: the links' join knows a URL by itself), read as they are iterated —
+        before the crawl writes to the state, as :meth:`start`'s items."""
+        rows = self._reader().execute(
+            "SELECT url, status, error, final_url, depth, referrer FROM pages")
+        while chunk := rows.fetchmany(10_000):
+            yield from ((url.removeprefix(CHECK), status, error, final.removeprefix(CHECK),
+                         depth, referrer)
+                        for url, status, error, final, depth, referrer in chunk)
+
+    def recorded_hops(self) -> Iterator[list[str]]:
+        """Each recorded redirect chain's URLs after its first, to where it ended (a link to
+        one leads there), as :meth:`recorded_pages`."""
+        rows = self._reader().execute("SELECT hops FROM edges WHERE hops IS NOT NULL")
+        while chunk := rows.fetchmany(10_000):
+            yield from (json.loads(hops) for (hops,) in chunk)
+
+    def recorded_anchors(self) -> Iterator[tuple[str, str]]:
+        """Each recorded page's anchors (packed), with its final URL: read through a connection
+        of its own, at any time (the links' join reads them once the state is closed)."""
+        yield from self._read_links("SELECT page, anchors FROM edges WHERE anchors IS NOT NULL")
+
+    def recorded_edges(self) -> Iterator[tuple[str, str]]:
+        """Each recorded page's edges (packed) with the URL of the page they are on (its final
+        URL), in the order the pages were recorded, as :meth:`recorded_anchors`."""
+        yield from self._read_links(
+            "SELECT page, edges FROM edges WHERE edges IS NOT NULL ORDER BY id")
+
+    def _read_links(self, query: str) -> Iterator[tuple[str, str]]:
+        db = sqlite3.connect(self.db_path)
+        try:
+            rows = db.execute(query)
+            while chunk := rows.fetchmany(1_000):
+                yield from chunk
+        finally:
+            db.close()
+
     def prior(self, url: str, check: bool = False) -> Prior | None:
         """The record of ``url`` (a URL to ``check``: its own) from an earlier fetch, or None.
 
@@ -311,7 +362,26 @@ class CrawlState(CrawlObserver):
         """
         urls = [visited_key(url, page.check) for url in (page.url, page.final_url)]
         self._submit(Write(page, items, urls + [visited_key(i.url, i.check) for i in items],
-                           forget=self.forget_gone and page.change == GONE))
+                           forget=self.forget_gone and page.change == GONE,
+                           links=self._links_of(page) if self._keeps_links else None))
+
+    def _links_of(self, page: Page) -> tuple[str | None, str | None]:
+        """``page``'s edges and anchors as this worker heard them (packed), if it did."""
+        pending = self._pending.__dict__
+        edges, anchors = pending.pop("edges", None), pending.pop("anchors", None)
+        return (edges[1] if edges is not None and edges[0] is page else None,
+                anchors[1] if anchors is not None and anchors[0] is page else None)
+
+    def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
+        """Links recorded: ``page``'s edges, kept with its record at its commit (next, from
+        the same worker: :meth:`page_kept`), packed here, outside the writer."""
+        if self.records_links and edges:
+            self._pending.edges = (page, pack_edges(edges))
+
+    def page_anchors(self, page: Page, anchors: frozenset[str]) -> None:
+        """``page``'s anchors, kept with its record as its edges are."""
+        if self.records_links:
+            self._pending.anchors = (page, pack_anchors(anchors))
 
     def attach_output(self, output: Output) -> None:
         """Have the writer write each record's ``--out`` line to ``output`` after its commit,
@@ -375,6 +445,8 @@ class CrawlState(CrawlObserver):
                 for write in batch:
                     if write.page is not None:
                         record_page(db, write.page, write.forget, seq)
+                        if write.links is not None:
+                            record_links(db, write.page, *write.links)
                     if write.replaces is not None:
                         db.execute("DELETE FROM todo WHERE url = ?", (write.replaces,))
                 db.executemany(

@@ -34,6 +34,8 @@ class Write:
     forget: bool = False
     replaces: str | None = None  # a journal row this write removes (a redirect hop's source)
     chain: str | None = None  # the items are hops of the chain recorded under this URL
+    links: tuple[str | None, str | None] | None = None  # the page's edges and anchors, packed
+    # (None: not read); None: its recorded links are left as they are
     done: threading.Event = field(default_factory=threading.Event)
     error: StateError | None = None
 

@@ -73,6 +73,10 @@ MAX_ORIGINS = 10_000  # robots.txt rules kept at most (LRU; a few KiB each)
 DISALLOWED = "robots.txt disallows"
 ROBOTS_PENDING = "robots_pending"  # the kind of a WAIT for robots.txt (fetching or failing)
 HOST_FULL = "max_pages_per_host reached"
+CAPPED_CHAIN = "max_pages reached before redirect target"  # a chain stopped by --max-pages
+# The refusals that are a rule's, not a failure, as a record's error (a URL never requested: a
+# link to it is neither broken nor fine)
+RULES = frozenset({DISALLOWED, HOST_FULL, CAPPED_CHAIN})
 
 
 class Verdict(Enum):
