@@ -35,15 +35,15 @@ its redirects), ``final_url`` (where they ended), ``error``, and ``broken``:
 (a 200 HTML page whose anchors the crawl read: :mod:`minicrawl.html.fragments`),
 ``fragment #x not found``; else null — the link is not broken: the page opens at its top.
 
-With ``--state`` (a :class:`Recorded` state) the join covers the whole crawl, every run of it:
-the state keeps each page's edges and anchors in the transaction of its record (a ``kill -9``
-loses none of a page recorded; a page fetched again has its edges replaced, one unchanged in a
-recrawl keeps them), and the pass reads the edges from there, in the order their pages were
-recorded. What the earlier runs recorded of the targets (their pages' records, the hops of their
-redirect chains) goes into the scratch file when the crawl starts, before this run's rows, which
-replace them as a page's record replaces what was known of its URL: a target's status is the
-latest known. In a shared crawl (``--redis``, no state), a process's join has the pages it
-fetched, with the statuses it knows.
+With ``--state`` (:class:`~minicrawl.state.store.CrawlState`) the join covers the whole crawl,
+every run of it: the state keeps each page's edges and anchors in the transaction of its record
+(a ``kill -9`` loses none of a page recorded; a page fetched again has its edges replaced, one
+unchanged in a recrawl keeps them), and the pass reads the edges from there, in the order their
+pages were recorded. What the earlier runs recorded of the targets (their pages' records, the
+hops of their redirect chains) goes into the scratch file when the crawl starts, before this
+run's rows, which replace them as a page's record replaces what was known of its URL: a target's
+status is the latest known. In a shared crawl (``--redis``, no state), a process's join has the
+pages it fetched, with the statuses it knows.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from itertools import pairwise
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
 from minicrawl.cli.outpaths import write_at_end
 from minicrawl.events import CrawlObserver
@@ -70,6 +70,7 @@ from minicrawl.visit.robots import RULES
 if TYPE_CHECKING:
     from minicrawl.page import Page
     from minicrawl.records.edges import LinkEdge
+    from minicrawl.state.store import CrawlState
     from minicrawl.stats import StatsSnapshot
 
 log = logging.getLogger("minicrawl")
@@ -138,27 +139,6 @@ _json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once: 
 TargetRow = tuple[str, int | None, str | None, str | None, int]  # url, and a Target
 
 
-class Recorded(Protocol):
-    """What a crawl's state (``--state``: :class:`~minicrawl.state.store.CrawlState`) recorded
-    for the links' join, each read as it is iterated."""
-
-    def recorded_pages(self) -> Iterator[tuple[str, int | None, str | None, str, int,
-                                               str | None]]:
-        """Each page recorded: URL, status, error, final URL, depth, referrer (before this run
-        writes)."""
-
-    def recorded_hops(self) -> Iterator[list[str]]:
-        """Each recorded redirect chain's URLs after its first, to where it ended (before this
-        run writes)."""
-
-    def recorded_anchors(self) -> Iterator[tuple[str, str]]:
-        """Each page's anchors (:func:`~minicrawl.records.edges.pack_anchors`), by its URL."""
-
-    def recorded_edges(self) -> Iterator[tuple[str, str]]:
-        """Each page's edges (:func:`~minicrawl.records.edges.pack_edges`) with the URL of the
-        page they are on, in the order the pages were recorded."""
-
-
 def target_rows(url: str, status: int | None, error: str | None, final_url: str,
                 fetched: int) -> tuple[TargetRow, TargetRow | None]:
     """The targets' rows of a page's record: its URL's, and that of the end of its redirect
@@ -181,7 +161,7 @@ class LinkJoin(CrawlObserver):
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  readers: Sequence[LinkReader] = (), temp_dir: str | None = None,
                  on_failure: Callable[[], None] | None = None,
-                 state: Recorded | None = None) -> None:
+                 state: CrawlState | None = None) -> None:
         self.path = None if path is None else os.fspath(path)
         self.flag = "--links" if self.path is not None else "--check-links"
         self.csv = self.path is not None and is_csv(self.path)
@@ -264,7 +244,7 @@ class LinkJoin(CrawlObserver):
             self._seed_rows.append((url,))
         self._flush_if_full()
 
-    def _recall(self, state: Recorded) -> None:
+    def _recall(self, state: CrawlState) -> None:
         """What the state's earlier runs recorded of the targets, into the scratch file before
         this run's rows: their pages (a URL refused by a rule has its reason as error and no
         status) and their redirect chains' hops."""
