@@ -30,7 +30,9 @@ come from whatever server is crawled — so nothing of the URL is trusted:
   ``host/_long/HASH``;
 * :func:`write_inside` opens each folder from DIR down with ``O_NOFOLLOW``, creating it if need
   be, so a symlink in DIR (planted, or left by anything) is never followed, and writes the file
-  under a temporary name renamed over the target (a reader sees the old copy or the new one).
+  under a temporary name renamed over the target (a reader sees the old copy or the new one),
+  created as ``open()`` and ``mkdir`` create them (0666 and 0777 less the umask; a copy written
+  again keeps the mode of the one it replaces).
 
 Two URLs never share a file: the names are one-to-one for canonical URLs as far as the file
 system allows (``/a`` and ``/a/`` differ: ``a`` and ``a/index.html``), and :class:`Claims`, the
@@ -276,7 +278,7 @@ def _folder(parent: int, name: str, create: bool) -> int:
             if not create:
                 raise
             try:
-                os.mkdir(name, 0o755, dir_fd=parent)
+                os.mkdir(name, 0o777, dir_fd=parent)  # (less the umask, as mkdir -p)
             except FileExistsError:
                 pass  # (another worker made it meanwhile)
         except OSError as e:
@@ -313,17 +315,24 @@ def write_inside(root: str | os.PathLike[str], path: str, body: bytes) -> None:
     the file goes, a file where a folder does; another OSError: the disk's."""
     fd, name = _descend(root, path, create=True)
     try:
+        kept = None  # an existing copy's permissions, kept by the new one
         try:
-            if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(errno.EISDIR, f"a folder is in the way: {path!r}")
+            if stat.S_ISREG(st.st_mode):
+                kept = stat.S_IMODE(st.st_mode) & 0o777
         except FileNotFoundError:
             pass
         spool, temp = _descend(root, f"{SPOOL}/{secrets.token_hex(8)}.part", create=True)
         try:
-            out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+            # 0666 & ~umask, as open() creates a file (wget's copies too)
+            out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666,
                           dir_fd=spool)
             try:
                 with os.fdopen(out, "wb") as fh:
+                    if kept is not None:
+                        os.fchmod(fh.fileno(), kept)
                     fh.write(body)
                 os.replace(temp, name, src_dir_fd=spool, dst_dir_fd=fd)
             except BaseException:

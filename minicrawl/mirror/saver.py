@@ -114,7 +114,7 @@ class Mirror(CrawlObserver):
             self.root.mkdir(parents=True, exist_ok=True)
             # (never through a symlink planted in DIR: appending to it would write outside)
             fd = os.open(self.root / MANIFEST,
-                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the OS drops it if we die
             clear_spool(self.root)  # what a killed crawl was writing: written again
             self._load()
