@@ -310,7 +310,8 @@ def write_inside(root: str | os.PathLike[str], path: str, body: bytes) -> None:
     """Write ``body`` as the file ``path`` (``/``-separated, relative) under ``root``, never
     through a symlink: written under a temporary name in ``root``'s :data:`SPOOL`, then
     renamed over the file (which replaces a symlink there rather than follow it; a kill
-    leaves no part of a file among the copies, only in the spool: :func:`clear_spool`).
+    leaves no part of a file among the copies, only in the spool: :func:`clear_spool`; a crawl
+    that ends removes it, empty: :func:`remove_spool`).
     UnsafePath: a symlink in the way; IsADirectoryError / NotADirectoryError: a folder where
     the file goes, a file where a folder does; another OSError: the disk's."""
     fd, name = _descend(root, path, create=True)
@@ -359,6 +360,24 @@ def clear_spool(root: str | os.PathLike[str]) -> int:
         for name in names:
             os.unlink(name, dir_fd=fd)
         return len(names)
+    finally:
+        os.close(fd)
+
+
+def remove_spool(root: str | os.PathLike[str]) -> bool:
+    """Remove ``root``'s :data:`SPOOL` if it is empty (a crawl that ended: each file was
+    renamed into place); one that holds anything (a part another crawl left, a file not ours)
+    stays. True if removed."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        # (rmdir never follows a symlink: one in SPOOL's place is ENOTDIR, and stays)
+        os.rmdir(SPOOL, dir_fd=fd)
+        return True
+    except OSError:  # not empty, gone already, not a folder
+        return False
     finally:
         os.close(fd)
 

@@ -53,6 +53,7 @@ from minicrawl.mirror.paths import (
     local_path,
     media_of,
     read_inside,
+    remove_spool,
     unlink_inside,
     write_inside,
 )
@@ -264,6 +265,7 @@ class Mirror(CrawlObserver):
                 rewritten = self.rewrite_links()
                 stats["mirror_rewritten"] = rewritten
         finally:
+            remove_spool(self.root)  # empty now: no DIR/.minicrawl-part/ left behind
             self._manifest.close()
 
     def _follow_redirects(self) -> None:
