@@ -252,6 +252,39 @@ def test_a_missing_fragment_is_a_warning_that_fails_only_with_fail_on_warnings(t
         assert strict.returncode == 1 and "Traceback" not in strict.stderr
 
 
+def test_the_warnings_are_printed_after_the_broken_links_with_every_referrer(tmp_path) -> None:
+    """What fails a CI job with --fail-on warnings is printed, as the broken links are: the
+    URL with its #fragment, every page linking to it with its line and text (escaped, cut),
+    under a headline that counts them; with --quiet too when they fail the job."""
+    evil = "x\x1b[31m" + "y" * 200
+    with LocalSite({
+            "/": Resource(f'<a href="/a.html#here">ok</a>\n<a href="/a.html#gone">{evil}</a>'
+                          .encode()),
+            "/b.html": Resource(b'<p>b</p>\n\n<a href="a.html#gone">Again</a>'),
+            "/a.html": Resource(b'<h1 id="here">Here</h1> <a href="/b.html">b</a>')}) as site:
+        s = site.origin
+        for extra in ([], ["--quiet"]):
+            strict = run(site.url("/"), "--check-links", "--fail-on", "warnings", *FAST[:-1],
+                         *extra)
+            assert strict.returncode == 1, strict.stdout + strict.stderr
+            lines = strict.stdout.splitlines()
+            at = lines.index("Warnings: 1 #fragment not found, linked 2 times from 2 pages")
+            assert lines[0].startswith("Broken links: none (")
+            assert lines[at + 1:at + 4] == [
+                f"200  {s}/a.html#gone  (fragment #gone not found)",
+                f'     {s}/  line 2  "x\\x1b[31m{"y" * 53}…"  <a href="/a.html#gone">',
+                f'     {s}/b.html  line 3  "Again"  <a href="a.html#gone">']
+            assert "\x1b" not in strict.stdout
+            if not extra:
+                assert "2 warnings (a #fragment not found), listed above: exit status 1 " \
+                    "(--fail-on warnings)" in strict.stdout
+        plain = run(site.url("/"), "--check-links", *FAST[:-1])  # listed, and no failure
+        assert plain.returncode == 0, plain.stdout + plain.stderr
+        assert f"200  {s}/a.html#gone  (fragment #gone not found)" in plain.stdout
+        quiet = run(site.url("/"), "--check-links", *FAST)  # nothing fails: nothing said
+        assert quiet.returncode == 0 and quiet.stdout == ""
+
+
 def test_at_max_pages_the_checks_found_are_still_asked(tmp_path) -> None:
     """--max-pages caps pages, not checks: once it is reached the pages left in ToDo are not
     fetched (and said to be left), but every image the fetched pages hold is still checked —

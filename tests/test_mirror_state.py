@@ -166,6 +166,7 @@ def test_a_mirror_killed_at_random_moments_resumes_with_nothing_lost(tmp_path) -
         on_disk = {str(p.relative_to(mirror)) for p in mirror.rglob("*")
                    if p.is_file() and p.name != MANIFEST}
         assert on_disk == {str(e["path"]) for e in files}
+        assert not (mirror / ".minicrawl-part").exists()  # the kills' parts cleared, then it
         assert f"{host}/css/s7.css" in on_disk and f"{host}/img/i7.png" in on_disk
         # the pages saved by the killed runs were rewritten too, by the run that ended
         assert assert_links_resolve(mirror) >= 4 * PAGES
@@ -252,7 +253,26 @@ def test_a_second_crawl_into_the_same_dir_is_refused_in_one_line(tmp_path) -> No
         (mirror / ".minicrawl-part").mkdir()
         (mirror / ".minicrawl-part" / "0123.part").write_bytes(b"half a fi")  # a kill's
         assert run(site.url("/"), "--mirror", str(mirror), *FAST).returncode == 0
-        assert list((mirror / ".minicrawl-part").iterdir()) == []
+        assert not (mirror / ".minicrawl-part").exists()  # cleared, then removed, empty
+
+
+@pytest.mark.parametrize("flag", ["--mirror", "--save-pages"])
+def test_a_crawl_that_ends_leaves_no_spool_folder_unless_it_holds_something(
+        tmp_path, flag: str) -> None:
+    """The spool holds each file while it is written: a crawl that ends removes it, empty (a
+    user's DIR holds the copies and the table, nothing else); what is not a part of ours in it
+    (a user's file) is never removed, so neither is the folder."""
+    with LocalSite() as site:
+        fill(site)
+        mirror = tmp_path / "m"
+        done = run(site.url("/"), flag, str(mirror), *FAST)
+        assert done.returncode == 0, done.stderr
+        assert not (mirror / ".minicrawl-part").exists()
+        assert sorted(p.name for p in mirror.iterdir()) == [MANIFEST, f"127.0.0.1:{site.port}"]
+        (mirror / ".minicrawl-part").mkdir()
+        (mirror / ".minicrawl-part" / "notes.txt").write_text("mine")
+        assert run(site.url("/"), flag, str(mirror), *FAST).returncode == 0
+        assert (mirror / ".minicrawl-part" / "notes.txt").read_text() == "mine"
 
 
 def test_forget_gone_deletes_a_gone_page_s_copy_and_links_lead_to_its_url(

@@ -194,8 +194,10 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     summary = sys.stderr if data_on_stdout else sys.stdout
     try:
         # The broken links are what --check-links is run for: listed with --quiet too (a CI
-        # job wants the list that failed it), unless there are none to list
-        if broken is not None and (not quiet or broken.counts.any or not broken.complete):
+        # job wants the list that failed it), unless there are none to list; the warnings
+        # after them (with --quiet: when they fail it, --fail-on warnings)
+        if broken is not None and (not quiet or broken.counts.any or not broken.complete or (
+                opts.fail_on == "warnings" and broken.counts.warnings)):
             for line in broken_lines(broken, interrupted):
                 say(line, summary)
         if not quiet:

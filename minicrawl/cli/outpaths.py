@@ -241,10 +241,10 @@ def write_text(path: str, text: str | Iterable[str]) -> None:
         with open(real, "w", encoding="utf-8") as f:
             f.writelines(pieces)
         return
-    mode = os.stat(real).st_mode & 0o777 if os.path.exists(real) else None
-    write_atomically(Path(real), (piece.encode("utf-8") for piece in pieces), durable=False)
-    if mode is not None:  # the new file keeps the old one's permissions
-        os.chmod(real, mode)
+    # A new file gets the mode open() would give it (0666 & ~umask: readable by whoever reads
+    # the --out beside it), an existing one keeps its own (as an editor saving it does)
+    write_atomically(Path(real), (piece.encode("utf-8") for piece in pieces), durable=False,
+                     mode=0o666, keep_mode=True)
 
 
 def cannot_write(flag: str, path: str, e: OSError) -> str:

@@ -30,7 +30,9 @@ come from whatever server is crawled — so nothing of the URL is trusted:
   ``host/_long/HASH``;
 * :func:`write_inside` opens each folder from DIR down with ``O_NOFOLLOW``, creating it if need
   be, so a symlink in DIR (planted, or left by anything) is never followed, and writes the file
-  under a temporary name renamed over the target (a reader sees the old copy or the new one).
+  under a temporary name renamed over the target (a reader sees the old copy or the new one),
+  created as ``open()`` and ``mkdir`` create them (0666 and 0777 less the umask; a copy written
+  again keeps the mode of the one it replaces).
 
 Two URLs never share a file: the names are one-to-one for canonical URLs as far as the file
 system allows (``/a`` and ``/a/`` differ: ``a`` and ``a/index.html``), and :class:`Claims`, the
@@ -276,7 +278,7 @@ def _folder(parent: int, name: str, create: bool) -> int:
             if not create:
                 raise
             try:
-                os.mkdir(name, 0o755, dir_fd=parent)
+                os.mkdir(name, 0o777, dir_fd=parent)  # (less the umask, as mkdir -p)
             except FileExistsError:
                 pass  # (another worker made it meanwhile)
         except OSError as e:
@@ -308,22 +310,30 @@ def write_inside(root: str | os.PathLike[str], path: str, body: bytes) -> None:
     """Write ``body`` as the file ``path`` (``/``-separated, relative) under ``root``, never
     through a symlink: written under a temporary name in ``root``'s :data:`SPOOL`, then
     renamed over the file (which replaces a symlink there rather than follow it; a kill
-    leaves no part of a file among the copies, only in the spool: :func:`clear_spool`).
+    leaves no part of a file among the copies, only in the spool: :func:`clear_spool`; a crawl
+    that ends removes it, empty: :func:`remove_spool`).
     UnsafePath: a symlink in the way; IsADirectoryError / NotADirectoryError: a folder where
     the file goes, a file where a folder does; another OSError: the disk's."""
     fd, name = _descend(root, path, create=True)
     try:
+        kept = None  # an existing copy's permissions, kept by the new one
         try:
-            if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(errno.EISDIR, f"a folder is in the way: {path!r}")
+            if stat.S_ISREG(st.st_mode):
+                kept = stat.S_IMODE(st.st_mode) & 0o777
         except FileNotFoundError:
             pass
         spool, temp = _descend(root, f"{SPOOL}/{secrets.token_hex(8)}.part", create=True)
         try:
-            out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+            # 0666 & ~umask, as open() creates a file (wget's copies too)
+            out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666,
                           dir_fd=spool)
             try:
                 with os.fdopen(out, "wb") as fh:
+                    if kept is not None:
+                        os.fchmod(fh.fileno(), kept)
                     fh.write(body)
                 os.replace(temp, name, src_dir_fd=spool, dst_dir_fd=fd)
             except BaseException:
@@ -350,6 +360,24 @@ def clear_spool(root: str | os.PathLike[str]) -> int:
         for name in names:
             os.unlink(name, dir_fd=fd)
         return len(names)
+    finally:
+        os.close(fd)
+
+
+def remove_spool(root: str | os.PathLike[str]) -> bool:
+    """Remove ``root``'s :data:`SPOOL` if it is empty (a crawl that ended: each file was
+    renamed into place); one that holds anything (a part another crawl left, a file not ours)
+    stays. True if removed."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        # (rmdir never follows a symlink: one in SPOOL's place is ENOTDIR, and stays)
+        os.rmdir(SPOOL, dir_fd=fd)
+        return True
+    except OSError:  # not empty, gone already, not a folder
+        return False
     finally:
         os.close(fd)
 

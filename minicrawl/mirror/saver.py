@@ -53,6 +53,7 @@ from minicrawl.mirror.paths import (
     local_path,
     media_of,
     read_inside,
+    remove_spool,
     unlink_inside,
     write_inside,
 )
@@ -114,7 +115,7 @@ class Mirror(CrawlObserver):
             self.root.mkdir(parents=True, exist_ok=True)
             # (never through a symlink planted in DIR: appending to it would write outside)
             fd = os.open(self.root / MANIFEST,
-                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the OS drops it if we die
             clear_spool(self.root)  # what a killed crawl was writing: written again
             self._load()
@@ -264,6 +265,7 @@ class Mirror(CrawlObserver):
                 rewritten = self.rewrite_links()
                 stats["mirror_rewritten"] = rewritten
         finally:
+            remove_spool(self.root)  # empty now: no DIR/.minicrawl-part/ left behind
             self._manifest.close()
 
     def _follow_redirects(self) -> None:

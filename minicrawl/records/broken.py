@@ -10,6 +10,10 @@ row: a site can have a million links, and even its broken ones can be many (a br
 menu is broken on every page), so neither is ever a list in memory. :meth:`BrokenLinks.groups`
 reads them back in that order, a target at a time, its referrers one by one.
 
+The warnings are kept the same way, in a table of their own: each link whose ``#fragment`` names
+nothing on its target (a 200 page, not broken: it opens at its top) under the URL it leads to
+with that fragment (``http://h/a.html#gone``), for :meth:`BrokenLinks.warnings`.
+
 What is broken is the join's ``broken``: a 4xx or 5xx, no answer, a redirect loop, too many
 redirects, a redirect chain that ends in one of those; and a seed whose fetch is (a row of kind
 ``seed``, no page: a site that is down is a failed check, not an empty one).
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from minicrawl.frontier.scratch import LazyScratch, scratch_directory
+from minicrawl.html.fragments import fragment_of
 from minicrawl.records.links import SEED, LinkReader, LinkRow
 from minicrawl.redact import redact
 
@@ -38,11 +43,17 @@ CREATE TABLE broken (seq INTEGER PRIMARY KEY, url TEXT NOT NULL, status INTEGER,
                      tag TEXT NOT NULL, attr TEXT NOT NULL, href TEXT NOT NULL,
                      kind TEXT NOT NULL);
 CREATE INDEX broken_order ON broken (url, page, line, seq);
+CREATE TABLE warned (seq INTEGER PRIMARY KEY, url TEXT NOT NULL, warning TEXT NOT NULL,
+                     page TEXT NOT NULL, line INTEGER, text TEXT NOT NULL, tag TEXT NOT NULL,
+                     attr TEXT NOT NULL, href TEXT NOT NULL, kind TEXT NOT NULL);
+CREATE INDEX warned_order ON warned (url, page, line, seq);
 """
 # (The index is made before the rows, so they are sorted as they come, on disk: sorting them
 # at the end would take memory, the scratch files' temp_store being MEMORY.)
 READ = ("SELECT url, status, error, final_url, page, line, text, tag, attr, href, kind "
         "FROM broken ORDER BY url, page, line, seq")
+READ_WARNED = ("SELECT url, warning, page, line, text, tag, attr, href, kind "
+               "FROM warned ORDER BY url, page, line, seq")
 
 
 class Referrer(NamedTuple):
@@ -67,12 +78,21 @@ class Target(NamedTuple):
     final_url: str | None
 
 
+class Warned(NamedTuple):
+    """A URL with a ``#fragment`` that names nothing on it (``http://h/a.html#gone``), and the
+    warning (``fragment #gone not found``)."""
+
+    url: str
+    warning: str
+
+
 @dataclass
 class Counts:
     """What the join's pass held: ``links`` (edges), on ``pages`` pages, ``unchecked`` of them
     with no outcome (never requested); ``broken`` links on ``broken_pages`` pages, to
     ``targets`` URLs (seeds among them: ``seeds``); ``warnings``: links whose ``#fragment``
-    names nothing on their page (in the ``--links`` file, not in the list)."""
+    names nothing on their page, on ``warned_pages`` pages, to ``warned_targets`` URLs#fragments
+    (listed after the broken ones)."""
 
     links: int = 0
     pages: int = 0
@@ -82,6 +102,8 @@ class Counts:
     targets: int = 0
     seeds: int = 0
     warnings: int = 0  # links whose #fragment names nothing on their page (not broken)
+    warned_pages: int = 0
+    warned_targets: int = 0
 
     @property
     def any(self) -> bool:
@@ -105,18 +127,24 @@ class BrokenLinks(LinkReader):
         self._rows: list[tuple[object, ...]] = []
         self._page: str | None = None  # the page whose rows come now (a page's come together)
         self._page_broken = False
+        self._warned: list[tuple[object, ...]] = []
+        self._page_warned = False
 
     def take(self, row: LinkRow) -> None:
         counts = self.counts
         if row.kind != SEED:
             counts.links += 1
             if row.page != self._page:
-                self._page, self._page_broken = row.page, False
+                self._page, self._page_broken, self._page_warned = row.page, False, False
                 counts.pages += 1
             if row.broken is None:
                 counts.unchecked += 1
-            if row.warning:
+            if row.warning and not row.broken:
                 counts.warnings += 1
+                if not self._page_warned:
+                    self._page_warned = True
+                    counts.warned_pages += 1
+                self._warn(row)
         if not row.broken:
             return
         if row.kind == SEED:
@@ -135,6 +163,15 @@ class BrokenLinks(LinkReader):
         if len(self._rows) >= BATCH:
             self._flush()
 
+    def _warn(self, row: LinkRow) -> None:
+        """Keep the warned link ``row`` under its URL and fragment (redacted, as the broken)."""
+        fragment = fragment_of(row.href) or ""
+        self._warned.append((redact(f"{row.url or ''}#{fragment}"), row.warning or "",
+                             redact(row.page), row.line, redact(row.text), row.tag, row.attr,
+                             redact(row.href), row.kind))
+        if len(self._warned) >= BATCH:
+            self._flush()
+
     def ended(self, complete: bool) -> None:
         """The rows all kept, the broken URLs counted."""
         self._flush()
@@ -143,6 +180,8 @@ class BrokenLinks(LinkReader):
             try:
                 (self.counts.targets,) = db.execute(
                     "SELECT COUNT(*) FROM (SELECT DISTINCT url FROM broken)").fetchone()
+                (self.counts.warned_targets,) = db.execute(
+                    "SELECT COUNT(*) FROM (SELECT DISTINCT url FROM warned)").fetchone()
             except sqlite3.Error as e:
                 self._failure(e)
 
@@ -160,19 +199,35 @@ class BrokenLinks(LinkReader):
         except sqlite3.Error as e:
             self._failure(e)
 
+    def warnings(self) -> Iterator[tuple[Warned, Iterator[Referrer]]]:
+        """Each URL#fragment warned of in order, with its referrers (as :meth:`groups`)."""
+        if (db := self._scratch.opened) is None:
+            return
+        try:
+            rows = db.execute(READ_WARNED)
+            for url, group in itertools.groupby(rows, key=lambda r: r[0]):
+                first = next(group)
+                yield Warned(url, first[1]), (Referrer(*r[2:])
+                                              for r in itertools.chain([first], group))
+        except sqlite3.Error as e:
+            self._failure(e)
+
     def close(self) -> None:
         """Free the scratch file (``groups`` then has nothing)."""
         self._scratch.close()
 
     def _flush(self) -> None:
         rows, self._rows = self._rows, []
-        if not rows or self.failed:
+        warned, self._warned = self._warned, []
+        if not (rows or warned) or self.failed:
             return
         try:
             db = self._scratch.db()
             db.execute("BEGIN")
             db.executemany("INSERT INTO broken (url, status, error, final_url, page, line, "
                            "text, tag, attr, href, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+            db.executemany("INSERT INTO warned (url, warning, page, line, text, tag, attr, "
+                           "href, kind) VALUES (?,?,?,?,?,?,?,?,?)", warned)
             db.execute("COMMIT")
         except (sqlite3.Error, OSError) as e:
             self._failure(e)

@@ -12,6 +12,15 @@ leads to, with every page linking to it — made to be read in a CI log and acte
     ERR  http://h/reset  (ConnectionError: ('Connection aborted.', …))
          http://h/  line 14  "Resets"  <a href="/reset">
 
+Then, when there are any, the warnings: each link whose ``#fragment`` names nothing on the page it
+leads to (``--fail-on warnings`` makes them fail the exit status), grouped the same way under
+the URL with that fragment, after a headline of their own::
+
+    Warnings: 1 #fragment not found, linked 2 times from 2 pages
+    200  http://h/a.html#gone  (fragment #gone not found)
+         http://h/  line 3  "Details"  <a href="/a.html#gone">
+         http://h/b  line 8  (no text)  <a href="a.html#gone">
+
 A target's line: the status of the answer its redirects ended at (``ERR``: none came), the URL,
 where its redirects ended when that is another URL, and why it is broken (the status's reason
 phrase, or the error). Under it, each link to it: the page it is on, the line of the page's
@@ -29,7 +38,7 @@ import http
 import unicodedata
 from collections.abc import Iterator
 
-from minicrawl.records.broken import BrokenLinks, Counts, Referrer, Target
+from minicrawl.records.broken import BrokenLinks, Counts, Referrer, Target, Warned
 from minicrawl.records.links import SEED
 from minicrawl.redact import redact
 
@@ -50,6 +59,12 @@ def broken_lines(broken: BrokenLinks, interrupted: bool = False) -> Iterator[str
         yield target_line(target)
         for referrer in referrers:
             yield referrer_line(referrer)
+    if broken.counts.warnings:
+        yield warnings_headline(broken.counts)
+        for warned, referrers in broken.warnings():
+            yield warned_line(warned)
+            for referrer in referrers:
+                yield referrer_line(referrer)
     if broken.failed or not broken.complete:
         yield "(the list is incomplete: the links could not all be kept, as said above)"
 
@@ -74,6 +89,22 @@ def headline(counts: Counts, interrupted: bool = False) -> str:
     if interrupted:
         said += "; the crawl was interrupted: pages it did not reach may have more"
     return said
+
+
+def warnings_headline(counts: Counts) -> str:
+    """"Warnings: 2 #fragments not found, linked 3 times from 2 pages"."""
+    found = (f"{counts.warned_targets:,} #fragment{'' if counts.warned_targets == 1 else 's'}"
+             " not found")
+    return (f"Warnings: {found}, linked {_n(counts.warnings, 'time')} from "
+            f"{_n(counts.warned_pages, 'page')}")
+
+
+def warned_line(warned: Warned) -> str:
+    """``200  http://h/a.html#gone  (fragment #gone not found)``: its fragment cut as an href
+    is (it came from a page)."""
+    url, _, fragment = warned.url.partition("#")
+    where = printable(f"{url}#{shortened(fragment, HREF)}")
+    return f"200  {where}  ({printable(shortened(warned.warning, ERROR))})"
 
 
 def target_line(target: Target) -> str:

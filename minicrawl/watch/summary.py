@@ -201,13 +201,20 @@ def _copies(written: Written, stats: StatsSnapshot) -> str:
 def _broken_said(broken: Counts, fail_on: str) -> str:
     """The summary's line on the broken links (``--check-links``): how many, where they are
     listed, what they do to the exit status."""
+    warned = ""
+    if broken.warnings:
+        warned = (f"; {broken.warnings:,} warning{'s' if broken.warnings != 1 else ''} "
+                  "(a #fragment not found), listed above")
     if not broken.any:
         checked = broken.links - broken.unchecked
-        return f"Broken links: none ({checked:,} of {broken.links:,} links checked)"
+        said = f"Broken links: none ({checked:,} of {broken.links:,} links checked){warned}"
+        if broken.warnings and fail_on == "warnings":
+            said += ": exit status 1 (--fail-on warnings)"
+        return said
     said = f"Broken links: {broken.targets:,} URL{'s' if broken.targets != 1 else ''}"
     if broken.broken:
         said += f", linked {broken.broken:,} time{'s' if broken.broken != 1 else ''}"
-    said += " — listed above, each with every page linking to it; "
+    said += " — listed above, each with every page linking to it" + warned + "; "
     return said + ("exit status 0 (--fail-on never)" if fail_on == "never" else
                    "exit status 1 (--fail-on never: 0)")
 
