@@ -182,10 +182,13 @@ class Nightly:
 
 
 def broken_targets(stdout: str, server) -> dict[str, list[str]]:
-    """The printed list: each broken target's path → its referrers' lines."""
+    """The printed list: each broken target's path → its referrers' lines (the warnings that
+    follow, a #fragment not found, are a list of their own)."""
     found: dict[str, list[str]] = {}
     target = ""
     for line in stdout.splitlines()[1:]:
+        if line.startswith("Warnings:"):
+            break
         if line.startswith(" "):
             found[target].append(line.strip().replace(server.origin, ""))
         else:
