@@ -105,14 +105,13 @@ def test_demo_crawls_its_loopback_site_even_with_a_proxy_in_the_environment(monk
     listens at this one) is not asked for it, and NO_PROXY's own entries are kept."""
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "example.org")
-    result = run("--demo", "--quiet", "--max-depth", "1")
+    result = run("--demo", "--max-depth", "1")  # (--quiet: no server log)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "missed 0, fetched twice 0" in result.stdout
 
 
 def test_demo_with_a_filter_too_small_names_the_missed_pages_and_why():
-    result = run("--demo", "--visited", "bloom", "--expected-urls", "100", "--error-rate", "0.01",
-                 "--quiet")
+    result = run("--demo", "--visited", "bloom", "--expected-urls", "100", "--error-rate", "0.01")
     assert result.returncode == 1, result.stdout + result.stderr
     missed = int(re.search(r"missed (\d+),", result.stdout).group(1))
     assert missed > 10  # 352 URLs in a filter for 100: dozens are taken for seen
@@ -127,7 +126,7 @@ def test_demo_with_a_filter_too_small_names_the_missed_pages_and_why():
 
 
 def test_demo_expects_only_what_the_depth_limit_lets_the_crawl_reach():
-    result = run("--demo", "--max-depth", "2", "--quiet")
+    result = run("--demo", "--max-depth", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     reachable = int(re.search(r"(\d+) URLs reachable from the seed in 2 hops", result.stdout)[1])
     assert 1 < reachable < 300
@@ -136,7 +135,7 @@ def test_demo_expects_only_what_the_depth_limit_lets_the_crawl_reach():
 
 
 def test_demo_under_a_page_cap_counts_no_page_as_missed():
-    result = run("--demo", "--max-pages", "20", "--quiet")
+    result = run("--demo", "--max-pages", "20")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "missed: not counted under a page cap, fetched twice 0, unreachable fetched 0" \
         in result.stdout

@@ -134,11 +134,13 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, verbose: bool = False,
-                     pace_note: bool = False,
+                     pace_note: bool = False, on_start: Callable[[], None] | None = None,
                      **settings: OptionValue) -> tuple[int, Crawler | None]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the summary (``verbose``:
     every statistic); (exit code, the crawler that ran, or None if it could not start or
     failed). ``pace_note``: say at the start how the default pace per host bounds the crawl.
+    ``on_start``: called once the crawl could start (its options, seeds and state accepted),
+    before anything is printed (the demo's banner).
     ``settings`` change ``options`` as keywords of :class:`Options` (``threads=4``)."""
     from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
@@ -165,6 +167,8 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
         fail(e)
         return EXIT_REDIS, None
     code = EXIT_OK
+    if on_start is not None:
+        on_start()
     if pace_note:
         print(pace_note_text(crawler.options), file=sys.stderr)
     # An output on standard output (--out -) keeps it for itself: the summary goes to stderr.
@@ -322,15 +326,22 @@ def _main(argv: list[str]) -> int:
         parser.error("--verbose prints every statistic at the end, --quiet no summary at all: "
                      "give one of them")
     if args.demo:
-        from minicrawl.demo import run_demo
+        from minicrawl.demo import DemoRefused, run_demo
 
-        def crawl(seeds: list[str]) -> tuple[int, Visited | None]:
+        def crawl(seeds: list[str], started: Callable[[], None]
+                  ) -> tuple[int, Visited | None]:
             code, crawler = crawl_and_report(seeds, quiet=args.quiet, options=options,
-                                             verbose=args.verbose)
+                                             verbose=args.verbose, on_start=started)
             return code, crawler.visited if crawler else None
 
-        return run_demo(crawl, sitemaps=options.sitemaps, max_depth=options.max_depth,
-                        capped=bool(options.max_pages or options.max_pages_per_host))
+        try:  # the demo's lines go where the summary goes (stderr when an output has stdout)
+            return run_demo(crawl, sitemaps=options.sitemaps, max_depth=options.max_depth,
+                            capped=bool(options.max_pages or options.max_pages_per_host),
+                            state=options.state, recrawl=options.recrawl, quiet=args.quiet,
+                            out=sys.stderr if writes_to_stdout(options) else sys.stdout)
+        except DemoRefused as e:  # --state's port taken: a usage error, as a refused state is
+            fail(e)
+            return EXIT_USAGE
     if args.status:
         if not options.redis:
             parser.error("--status reads a shared crawl: give --redis URL (and --crawl NAME)")

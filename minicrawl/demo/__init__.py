@@ -3,9 +3,10 @@
 :func:`generate_site` builds a site of interlinked pages with everything a crawler meets: cycles,
 self-links, relative / ``../`` / absolute links, the same link spelled differently (case of scheme
 and host, ``./``, percent-escapes, fragments), ``<base href>``, broken links (404), redirects,
-non-HTML files, off-site links and non-http links, and (``robots=True``) a robots.txt whose
-Disallow covers pages that are linked but must never be fetched; ``duplicates=N`` gives N pages a
-"print version" (``?print=1``) with the very same bytes (duplicate content), and
+non-HTML files, off-site links (to ``.invalid`` names, which never resolve), non-http links,
+and (``robots=True``) a robots.txt whose Disallow covers pages that are linked but must never
+be fetched; ``duplicates=N`` gives N pages a "print version" (``?print=1``) with the very same
+bytes (duplicate content), and
 ``sitemap=True`` serves ``/sitemap.xml`` (named in robots.txt) listing some pages and one page
 linked from nowhere else. It also returns the link graph it meant, so a breadth-first search
 over that graph says exactly which pages a correct crawl fetches.
@@ -19,12 +20,16 @@ does, for ``--demo`` only.
 
 from __future__ import annotations
 
+import argparse
 import os
 import posixpath
 import random
+import re
+import sys
 from collections import deque
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from minicrawl.core.urls import canonicalize
 from minicrawl.demo.site import LocalSite, Resource
@@ -95,7 +100,9 @@ def generate_site(origin: str, pages: int = 300, seed: int = 7, links_per_page: 
             f"{path}#top",  # a self-link with a fragment
             body_links[0],  # a duplicate
             "mailto:someone@example.org", "javascript:void(0)", "tel:+15555550100",
-            "http://offsite.invalid/page.html", "https://www.example.com/",
+            # off the site: reserved names that never resolve (.invalid, RFC 2606): the demo
+            # needs no internet, and --check-links finds the same everywhere
+            "http://offsite.invalid/page.html", "https://www.example.invalid/",
         ]
         if i % 10 == 5:  # a broken link
             missing = f"/missing/{i}.html"
@@ -191,52 +198,133 @@ def _html(i: int, hrefs: list[str], base: str | None) -> bytes:
             "</body></html>").encode()
 
 
-def run_demo(crawl: Callable[[list[str]], tuple[int, Container[str] | None]], pages: int = 300,
-             sitemaps: bool = False, max_depth: int | None = None, capped: bool = False) -> int:
-    """Serve the demo site on loopback, ``crawl`` it (the command line's crawl, given the seeds;
-    it returns an exit code and the crawl's Visited, or None if the crawl could not start), and
-    print what the server saw. Returns an exit code: the crawl's, or 1 if a reachable URL was
-    missed, fetched twice, or an unreachable one fetched. The crawl's settings that change what
-    it must fetch: ``sitemaps`` (the page only the sitemap lists is expected too),
-    ``max_depth``, and ``capped`` (a cap on pages: which ones it leaves out is not foreseen, so
-    none counts as missed)."""
+class DemoRefused(Exception):
+    """The demo cannot be served as asked: a usage error (one line, exit status 2)."""
+
+
+def run_demo(crawl: Callable[[list[str], Callable[[], None]],
+                             tuple[int, Container[str] | None]],
+             pages: int = 300, sitemaps: bool = False, max_depth: int | None = None,
+             capped: bool = False, state: str | None = None, quiet: bool = False,
+             out: TextIO | None = None, recrawl: bool = False) -> int:
+    """Serve the demo site on loopback, ``crawl`` it, and print what the server saw.
+
+    ``crawl`` is the command line's crawl, given the seeds and a function to call once the
+    crawl could start (its options and state accepted): it returns an exit code and the
+    crawl's Visited, or None if the crawl could not start or failed. A crawl refused before it
+    starts prints nothing here: its code is returned, its one line said. Returns an exit code:
+    the crawl's, or 1 if a reachable URL was missed, fetched twice, or an unreachable one
+    fetched. The crawl's settings that change what it must fetch: ``sitemaps`` (the page only
+    the sitemap lists is expected too), ``max_depth``, and ``capped`` (a cap on pages: which
+    ones it leaves out is not foreseen, so none counts as missed).
+
+    With ``state`` (``--state DIR``) holding a demo crawl, the site is served on the port that
+    crawl used, so its seed is the same and it resumes (:class:`DemoRefused` if the port is
+    taken, or the state holds another site's crawl there); the pages the state recorded count
+    as fetched, and once more as fetched twice (unless ``recrawl``: then each is fetched
+    again, once). The demo's lines go to ``out`` (standard output by default); with ``quiet``,
+    the banner and the server log are left out and what went wrong (missed, fetched twice)
+    goes to stderr, as a warning does."""
+    out = out or sys.stdout
+    told = sys.stderr if quiet else out
     # The site is this process's, on loopback, and the crawl stays on it: a proxy the
     # environment names could not reach it, so none is used (and none is checked: "*").
     os.environ["no_proxy"] = "*"
-    with LocalSite() as server:
+    port = _state_port(state)
+    server = LocalSite(port=port)
+    try:
+        server.start()
+    except OSError as e:
+        if not port:
+            raise
+        raise DemoRefused(f"--state {state}: its crawl is of the demo site on port {port}, "
+                          f"which is in use now ({e.strerror or e}); free the port (a demo "
+                          f"crawl of this state still running?) or give another --state "
+                          f"dir") from None
+    try:
         site = generate_site(server.origin, pages=pages, robots=True, duplicates=5,
                              sitemap=True)
         server.pages.update(site.pages)
         reached = site.reachable(max_depth, sitemaps=sitemaps)
         expected = {p for p in reached if site.allowed(p)}
         unreachable = len(set(site.pages) - set(reached) - {"/robots.txt", "/sitemap.xml"})
-        print(f"Demo site at {server.origin}/: {len(expected)} URLs reachable from the seed"
-              + (f" in {max_depth} hops" if max_depth is not None else "") + " "
-              f"(pages, broken links, redirects, files); {len(reached) - len(expected)} more "
-              f"linked but disallowed by robots.txt; {unreachable} pages linked from nowhere; "
-              f"{len(site.copies)} pages have a print version with the same bytes; "
-              f"/sitemap.xml lists {len(site.sitemap)} pages"
-              + ("" if sitemaps else " (--sitemaps reads it)"))
-        code, visited = crawl([server.url("/")])
+        before = _recorded_paths(state, server.origin)  # by earlier runs of the state's crawl
+        strangers = sorted(before - set(site.pages) - {t for ts in site.graph.values()
+                                                       for t in ts})
+        if strangers:  # a crawl of another site on the same loopback origin
+            raise DemoRefused(f"--state {state}: its crawl is of another site at "
+                              f"{server.origin}/, not the demo's (it has "
+                              f"{_some(strangers, 3)}); give another --state dir")
+        started = False
+
+        def start() -> None:  # the crawl could start: the banner comes first
+            nonlocal started
+            started = True
+            if quiet:
+                return
+            print(f"Demo site at {server.origin}/: {len(expected)} URLs reachable from the seed"
+                  + (f" in {max_depth} hops" if max_depth is not None else "") + " "
+                  f"(pages, broken links, redirects, files); {len(reached) - len(expected)} "
+                  f"more linked but disallowed by robots.txt; {unreachable} pages linked from "
+                  f"nowhere; {len(site.copies)} pages have a print version with the same "
+                  f"bytes; /sitemap.xml lists {len(site.sitemap)} pages"
+                  + ("" if sitemaps else " (--sitemaps reads it)")
+                  + (f"; served on the port of the crawl in {state}" if port else ""), file=out)
+
+        code, visited = crawl([server.url("/")], start)
+        if not started:  # refused (its one line said): nothing was served, nothing to check
+            return code
         counts = server.fetch_counts(exclude=("/robots.txt", "/sitemap.xml"))
-        twice = sorted(p for p, c in counts.items() if c > 1)
-        missed = [] if capped else sorted(set(expected) - set(counts))
+        recorded = _recorded_paths(state, server.origin) if state else set()
+        again = set() if recrawl else before  # a recrawl fetches each recorded page again
+        twice = sorted(p for p, c in counts.items() if c > 1 or p in again)
+        missed = [] if capped else sorted(set(expected) - set(counts) - recorded)
         extra = sorted(set(counts) - set(expected))
-        print(f"Server log: {sum(counts.values())} requests for {len(counts)} paths; "
-              f"reachable {len(expected)}, "
-              + ("missed: not counted under a page cap, " if capped else f"missed {len(missed)}, ")
-              + f"fetched twice {len(twice)}, "
-              f"unreachable fetched {len(extra)}")
+        if not quiet:
+            print(f"Server log: {sum(counts.values())} requests for {len(counts)} paths; "
+                  f"reachable {len(expected)}, "
+                  + (f"recorded by earlier runs {len(before & expected)}, " if before else "")
+                  + ("missed: not counted under a page cap, " if capped
+                     else f"missed {len(missed)}, ")
+                  + f"fetched twice {len(twice)}, "
+                  f"unreachable fetched {len(extra)}", file=out)
         for label, paths in (("Missed", missed), ("Fetched twice", twice),
                              ("Unreachable fetched", extra)):
             if paths:
-                print(f"{label}: {_some(paths)}")
+                print(f"{label}: {_some(paths)}", file=told)
         if missed and visited is not None and code == 0:  # (not after Ctrl-C)
             linked = {t for p in counts for t in site.graph.get(p, ())}  # by fetched pages
             taken = [p for p in missed if canonicalize(server.url(p)) in visited]
             print(_why_missed(missed, taken, [p for p in missed if p in linked],
-                              exact=isinstance(visited, ExactVisited)))
+                              exact=isinstance(visited, ExactVisited)), file=told)
         return code if not (twice or missed or extra) else 1
+    finally:
+        server.stop()
+
+
+DEMO_SEED = re.compile(r"http://127\.0\.0\.1:(\d+)/")
+
+
+def _state_port(state: str | None) -> int:
+    """The port the demo crawl in ``state`` served its site on (its one seed's), or 0 (a free
+    one): no state, a new one, or another crawl's (opening it refuses it, as without
+    ``--demo``)."""
+    from minicrawl.state.opening import peek  # (here: a test's site needs no state)
+
+    held = peek(state) if state else None
+    if held is None or len(held[0]) != 1:
+        return 0
+    seed = DEMO_SEED.fullmatch(held[0][0])
+    return int(seed[1]) if seed and 0 < int(seed[1]) < 65536 else 0
+
+
+def _recorded_paths(state: str | None, origin: str) -> set[str]:
+    """The paths on ``origin`` the crawl in ``state`` has a record of (none without one)."""
+    from minicrawl.state.opening import peek
+
+    held = peek(state) if state else None
+    return {url[len(origin):] for url in held[1] if url.startswith(origin + "/")} if held \
+        else set()
 
 
 def _some(paths: list[str], shown: int = 5) -> str:
@@ -268,13 +356,29 @@ def _why_missed(missed: list[str], taken: list[str], unfollowed: list[str],
 
 
 
-def serve() -> None:
-    """``python -m minicrawl.demo``: serve the demo site on 127.0.0.1 (a free port) until
-    killed, printing its start URL first — for crawlers run by hand, such as
+def serve(argv: list[str] | None = None) -> None:
+    """``python -m minicrawl.demo``: serve the demo site on 127.0.0.1 (a free port, or
+    ``--port``) until killed, printing its start URL first — for crawlers run by hand, such as
     ``python -m minicrawl.core``, which has no ``--demo`` of its own."""
     import threading
 
-    with LocalSite() as server:
+    parser = argparse.ArgumentParser(
+        prog="python -m minicrawl.demo",
+        description="Serve the demo site (the one 'minicrawl --demo' crawls) on 127.0.0.1 "
+                    "until killed (Ctrl-C); its start URL is printed first.")
+    parser.add_argument("--port", type=int, default=0,
+                        help="the port to serve on (default: a free one)")
+    args = parser.parse_args(argv)
+    if not 0 <= args.port < 65536:
+        parser.error(f"--port must be 0 to 65535, got {args.port}")
+    server = LocalSite(port=args.port)
+    try:
+        server.start()
+    except OSError as e:
+        parser.error(f"--port {args.port}: {e.strerror or e}")
+    try:
         server.pages.update(generate_site(server.origin).pages)
         print(server.url("/"), flush=True)
         threading.Event().wait()
+    finally:
+        server.stop()

@@ -48,7 +48,8 @@ Handler = Resource | Callable[[Request], Resource]
 
 
 class LocalSite:
-    """Serves ``pages`` (path → Resource) on ``127.0.0.1`` and a free port, in a thread.
+    """Serves ``pages`` (path → Resource) on ``127.0.0.1`` and a free port (or ``port``), in a
+    thread.
 
     Use as a context manager, or ``start()`` / ``stop()``. ``origin`` is ``http://host:port``
     (``https://`` with a ``tls`` server context; ``host`` as given, e.g. ``localhost``); the
@@ -57,10 +58,11 @@ class LocalSite:
     """
 
     def __init__(self, pages: dict[str, Handler] | None = None, host: str = "127.0.0.1",
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None, port: int = 0) -> None:
         self.pages: dict[str, Handler] = dict(pages or {})
         self.host = host
         self.tls = tls  # a server context: the site is served over HTTPS
+        self.wanted_port = port  # 0: a free one (OSError on start() if this one is taken)
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -83,7 +85,8 @@ class LocalSite:
         return self.origin + path
 
     def start(self) -> LocalSite:
-        """Serve the pages from a daemon thread, on a free port; returns self."""
+        """Serve the pages from a daemon thread, on a free port (or the one asked for: OSError
+        if it is taken); returns self."""
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -137,7 +140,7 @@ class LocalSite:
 
         self._stopping.clear()
         bind = self.host if self.host.startswith("127.") else "127.0.0.1"
-        self._server = Server((bind, 0), Handler)
+        self._server = Server((bind, self.wanted_port), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()

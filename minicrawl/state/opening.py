@@ -157,3 +157,27 @@ def crawl_config(options: Options, seeds: Iterable[str]) -> JSON:
         "visited": options.visited, "expected_urls": options.expected_urls,
         "error_rate": options.error_rate,
     }
+
+
+def peek(directory: str | os.PathLike[str]) -> tuple[list[str], set[str]] | None:
+    """What the state in ``directory`` holds, read without claiming it or changing what it
+    holds: (the seeds its configuration is bound to, every URL it has a record of: each
+    record's URL and final URL); None when there is no readable state there (opening it for a
+    crawl says why). The demo reads it to serve its site where the state's crawl found it
+    (``--demo --state``)."""
+    path = Path(directory) / DB_NAME
+    if not path.is_file():
+        return None
+    try:  # mode=rw: an existing database only, never a new one
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)
+        try:
+            config = db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+            rows = db.execute("SELECT url, final_url FROM pages").fetchall()
+        finally:
+            db.close()
+        seeds = json.loads(config[0])["seeds"] if config else None
+    except (sqlite3.Error, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(seeds, list):
+        return None
+    return [s for s in seeds if isinstance(s, str)], {url for row in rows for url in row}
