@@ -26,7 +26,7 @@ import logging
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from minicrawl.frontier.scratch import LazyScratch, scratch_directory
 from minicrawl.html.fragments import fragment_of
@@ -84,6 +84,9 @@ class Warned(NamedTuple):
 
     url: str
     warning: str
+
+
+_Head = TypeVar("_Head", Target, Warned)  # what a group of rows starts with
 
 
 @dataclass
@@ -188,27 +191,24 @@ class BrokenLinks(LinkReader):
     def groups(self) -> Iterator[tuple[Target, Iterator[Referrer]]]:
         """Each broken URL in order, with its referrers (by page, then line): the second of
         each pair is read as it is iterated, before the next pair is asked for."""
-        if (db := self._scratch.opened) is None:
-            return
-        try:
-            rows = db.execute(READ)
-            for url, group in itertools.groupby(rows, key=lambda r: r[0]):
-                first = next(group)
-                target = Target(url, first[1], first[2], first[3])
-                yield target, (Referrer(*r[4:]) for r in itertools.chain([first], group))
-        except sqlite3.Error as e:
-            self._failure(e)
+        return self._grouped(READ, Target)
 
     def warnings(self) -> Iterator[tuple[Warned, Iterator[Referrer]]]:
         """Each URL#fragment warned of in order, with its referrers (as :meth:`groups`)."""
+        return self._grouped(READ_WARNED, Warned)
+
+    def _grouped(self, query: str, head: type[_Head]
+                 ) -> Iterator[tuple[_Head, Iterator[Referrer]]]:
+        """The rows of ``query`` by URL: the ``head`` its first columns make, and its referrers
+        (the columns after)."""
         if (db := self._scratch.opened) is None:
             return
+        width = len(head._fields)
         try:
-            rows = db.execute(READ_WARNED)
-            for url, group in itertools.groupby(rows, key=lambda r: r[0]):
+            for _, group in itertools.groupby(db.execute(query), key=lambda r: r[0]):
                 first = next(group)
-                yield Warned(url, first[1]), (Referrer(*r[2:])
-                                              for r in itertools.chain([first], group))
+                yield head(*first[:width]), (Referrer(*r[width:])
+                                             for r in itertools.chain([first], group))
         except sqlite3.Error as e:
             self._failure(e)
 
