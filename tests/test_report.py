@@ -71,8 +71,8 @@ def test_report_is_valid_html(report):
     assert doc.tag == "html" and doc.find("head/title") is not None
     assert doc.find("head/meta[@charset='utf-8']") is not None
     assert [h.text for h in doc.iter("h2")] == [
-        "Broken links", "Redirects", "Slowest pages", "Largest pages", "Status by section",
-        "Plots", "Seeds", "Stats", "Settings"]
+        "Broken links", "Warnings", "Redirects", "Slowest pages", "Largest pages",
+        "Status by section", "Plots", "Seeds", "Stats", "Settings"]
 
 
 def test_report_has_the_stats_table(report):

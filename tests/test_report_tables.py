@@ -166,7 +166,8 @@ def test_the_other_tables_redirects_slowest_largest_sections(site, tmp_path) -> 
     assert done.returncode == 1, done.stderr
     doc = lxml.html.document_fromstring(report.read_text(encoding="utf-8"))
     tables = {t.get("class").split()[0]: t for t in doc.iter("table")}
-    assert list(tables)[:5] == ["broken", "redirects", "slowest", "largest", "sections"]
+    assert list(tables)[:6] == ["broken", "warnings", "redirects", "slowest", "largest",
+                                "sections"]
     o = site.origin
     chains = {tuple(a.get("href") for a in row.iter("a")): row.findall("td")[0].text
               for row in tables["redirects"].iter("tr") if row.find(".//a") is not None}

@@ -1,6 +1,6 @@
 """The broken links of a crawl, grouped by target: a reader of the links' join
 (:class:`~minicrawl.records.links.LinkJoin`) for what ``--check-links`` prints and the report's
-first table.
+first two tables (the broken links, the warnings).
 
 :class:`BrokenLinks` is handed every row of the join's one pass. It counts them all (links,
 pages, links not checked) and keeps the broken ones — each with its target's outcome and where

@@ -92,7 +92,10 @@ def headline(counts: Counts, interrupted: bool = False) -> str:
 
 
 def warnings_headline(counts: Counts) -> str:
-    """"Warnings: 2 #fragments not found, linked 3 times from 2 pages"."""
+    """"Warnings: 2 #fragments not found, linked 3 times from 2 pages", or "Warnings: none
+    (…)" (the report says it; the printed list has no warnings' part then)."""
+    if not counts.warnings:
+        return "Warnings: none (every #fragment linked names a part of its page)"
     found = (f"{counts.warned_targets:,} #fragment{'' if counts.warned_targets == 1 else 's'}"
              " not found")
     return (f"Warnings: {found}, linked {_n(counts.warnings, 'time')} from "
@@ -100,11 +103,20 @@ def warnings_headline(counts: Counts) -> str:
 
 
 def warned_line(warned: Warned) -> str:
-    """``200  http://h/a.html#gone  (fragment #gone not found)``: its fragment cut as an href
-    is (it came from a page)."""
+    """``200  http://h/a.html#gone  (fragment #gone not found)``."""
+    return f"200  {warned_where(warned)}  ({warned_why(warned)})"
+
+
+def warned_where(warned: Warned) -> str:
+    """``http://h/a.html#gone``, printable: its fragment cut as an href is (it came from a
+    page, as written)."""
     url, _, fragment = warned.url.partition("#")
-    where = printable(f"{url}#{shortened(fragment, HREF)}")
-    return f"200  {where}  ({printable(shortened(warned.warning, ERROR))})"
+    return printable(f"{url}#{shortened(fragment, HREF)}")
+
+
+def warned_why(warned: Warned) -> str:
+    """``fragment #gone not found``, cut as an error is and printable."""
+    return printable(shortened(warned.warning, ERROR))
 
 
 def target_line(target: Target) -> str:

@@ -11,9 +11,13 @@ The tables, in this order:
    crawl found it on, and says how to get every link: recording them costs the walk of every
    page 1.2× to 2.2× its time (``bench/bench_extract.py --edges``), which a report alone does
    not pay.
-2. **Redirects**: each redirect chain, hop by hop, and how it ended.
-3. **Slowest** and **largest pages**.
-4. **Status by section**: pages by the first segment of their path (``/docs/``; a page at the
+2. **Warnings** (with ``--check-links``): each URL whose ``#fragment`` names nothing on its
+   page, with every link to it, as the list ``--check-links`` prints has them after the broken
+   links (the same reader's :meth:`~minicrawl.records.broken.BrokenLinks.warnings`); without
+   ``--check-links`` no fragment is checked, and the section says so.
+3. **Redirects**: each redirect chain, hop by hop, and how it ended.
+4. **Slowest** and **largest pages**.
+5. **Status by section**: pages by the first segment of their path (``/docs/``; a page at the
    top is in ``/``), per status class.
 
 Then the plots (pages per second, ToDo, depths, statuses, response times, Visited), drawn with
@@ -38,7 +42,7 @@ import logging
 import threading
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
@@ -51,14 +55,21 @@ from minicrawl.page import error_of
 from minicrawl.redact import redact
 from minicrawl.version import __version__
 from minicrawl.visit.robots import DISALLOWED, HOST_FULL
-from minicrawl.watch.broken import printable, why
+from minicrawl.watch.broken import (
+    headline,
+    printable,
+    warned_where,
+    warned_why,
+    warnings_headline,
+    why,
+)
 from minicrawl.watch.plots import plots, png_data_uri
 from minicrawl.watch.progress import Progress, ProgressReader, Watched
 from minicrawl.watch.summary import is_problem
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
-    from minicrawl.records.broken import BrokenLinks, Referrer
+    from minicrawl.records.broken import BrokenLinks, Referrer, Target, Warned
     from minicrawl.stats import StatsSnapshot
 
 log = logging.getLogger("minicrawl")
@@ -76,6 +87,7 @@ NOT_REQUESTED = (DISALLOWED, HOST_FULL)
 OTHER = "(other sections)"
 COLUMNS = ("2xx", "3xx", "4xx", "5xx", "failed", "not requested")  # status by section
 Row = TypeVar("Row", bound=tuple)  # a row of the slowest or largest pages' heaps
+_Head = TypeVar("_Head")  # what a group of the links' rows starts with (Target, Warned)
 
 
 @dataclass(frozen=True)
@@ -308,6 +320,7 @@ def _document(recorder: Recorder, stats: StatsSnapshot) -> Iterator[str]:
         f"{' (interrupted)' if stats.get('interrupted') else ''}; "
         f"{stats.get('problems', 0):,} problems.</p>",
         '<p class="contents"><a href="#broken">Broken links</a> · '
+        '<a href="#warnings">Warnings</a> · '
         '<a href="#redirects">Redirects</a> · <a href="#slowest">Slowest pages</a> · '
         '<a href="#largest">Largest pages</a> · <a href="#sections">Status by section</a> · '
         '<a href="#plots">Plots</a> · <a href="#stats">Stats</a></p>', ""])
@@ -315,6 +328,7 @@ def _document(recorder: Recorder, stats: StatsSnapshot) -> Iterator[str]:
         yield from _broken_links(recorder.broken)
     else:
         yield from _failed_pages(recorder)
+    yield from _warnings(recorder.broken if crawler.options.check_links else None)
     yield from _redirects(recorder)
     yield from _top_pages(recorder)
     yield from _sections(recorder)
@@ -339,39 +353,89 @@ def _document(recorder: Recorder, stats: StatsSnapshot) -> Iterator[str]:
 
 def _broken_links(broken: BrokenLinks) -> Iterator[str]:
     """The first table: every broken URL, each with every link to it."""
-    from minicrawl.watch.broken import headline
-
     counts = broken.counts
     e = html.escape
     yield '<h2 id="broken">Broken links</h2>\n'
     yield f'<p class="headline">{e(headline(counts))}.</p>\n'
     yield ('<table class="broken"><thead><tr><th>status</th><th>broken URL / linked from</th>'
            "<th>line</th><th>text</th><th>element</th></tr></thead>\n")
+    shown = yield from _grouped_rows(broken.groups(), _target_row)
+    if not counts.any:
+        yield ('<tbody><tr><td colspan="5">None: no link checked is broken.</td></tr>'
+               "</tbody>\n")
+    yield "</table>\n"
+    yield from _left_out(broken, counts.broken + counts.seeds, shown, "links to broken URLs")
+
+
+def _target_row(target: Target) -> str:
+    """A broken URL's row: its status, the URL, where its redirects ended, why."""
+    e = html.escape
+    ended = (f' → {_link(target.final_url)}'
+             if target.final_url and target.final_url != target.url else "")
+    status = "no answer" if target.status is None else str(target.status)
+    return (f'<tr class="target"><td class="status bad">{e(status)}</td>'
+            f'<td colspan="4">{_link(target.url)}{ended} '
+            f'<span class="why">({e(why(target))})</span></td></tr>\n')
+
+
+def _warnings(broken: BrokenLinks | None) -> Iterator[str]:
+    """The second table, with ``--check-links`` (``broken``: its reader, else None): every
+    URL#fragment that names nothing on its page, each with every link to it — the warnings
+    the printed list has after the broken links, read from the same reader."""
+    e = html.escape
+    yield '<h2 id="warnings">Warnings</h2>\n'
+    if broken is None:  # --links alone records the links, but only --check-links looks for
+        # each #fragment on its page: "none" would claim what nobody checked
+        yield ('<p class="headline">The #fragments were not checked: crawl with --check-links '
+               "to list each link whose #fragment names nothing on its page.</p>\n")
+        return
+    counts = broken.counts
+    yield f'<p class="headline">{e(warnings_headline(counts))}.</p>\n'
+    yield ('<table class="warnings"><thead><tr><th>status</th><th>URL#fragment / linked from'
+           "</th><th>line</th><th>text</th><th>element</th></tr></thead>\n")
+    shown = yield from _grouped_rows(broken.warnings(), _warned_row)
+    if not counts.warnings:
+        yield ('<tbody><tr><td colspan="5">None: every #fragment linked names a part of its '
+               "page.</td></tr></tbody>\n")
+    yield "</table>\n"
+    yield from _left_out(broken, counts.warnings, shown, "links to a missing #fragment")
+
+
+def _warned_row(warned: Warned) -> str:
+    """A URL#fragment's row: the page is fine (200), the fragment names nothing on it."""
+    # Linked in full (the page opens at its top); shown as the printed list shows it: the
+    # fragment is as written on a page, so it is cut and made printable as an href is
+    return (f'<tr class="target"><td class="status">200</td><td colspan="4">'
+            f"{_link(warned.url, warned_where(warned))} "
+            f'<span class="why">({html.escape(warned_why(warned))})</span></td></tr>\n')
+
+
+def _grouped_rows(groups: Iterator[tuple[_Head, Iterator[Referrer]]],
+                  head_row: Callable[[_Head], str]) -> Generator[str, None, int]:
+    """A ``<tbody>`` per group of ``groups`` (a :class:`BrokenLinks` reading): its head's row
+    (``head_row``), then a row per link to it, until ``MAX_LINK_ROWS`` links are shown (the
+    report stays readable); returns how many were."""
     shown = 0
-    for target, referrers in broken.groups():
+    for head, referrers in groups:
         if shown >= MAX_LINK_ROWS:
             break
-        ended = (f' → {_link(target.final_url)}'
-                 if target.final_url and target.final_url != target.url else "")
-        status = "no answer" if target.status is None else str(target.status)
-        yield (f'<tbody class="target"><tr class="target"><td class="status bad">{e(status)}'
-               f'</td><td colspan="4">{_link(target.url)}{ended} '
-               f'<span class="why">({e(why(target))})</span></td></tr>\n')
+        yield f'<tbody class="target">{head_row(head)}'
         for referrer in referrers:
             if shown >= MAX_LINK_ROWS:
                 break
             shown += 1
             yield _referrer_row(referrer)
         yield "</tbody>\n"
-    if not counts.any:
-        yield ('<tbody><tr><td colspan="5">None: no link checked is broken.</td></tr>'
-               "</tbody>\n")
-    yield "</table>\n"
-    every = counts.broken + counts.seeds
+    return shown
+
+
+def _left_out(broken: BrokenLinks, every: int, shown: int, what: str) -> Iterator[str]:
+    """Under a table of :func:`_grouped_rows`: how many of its ``every`` links (``what``) it
+    does not show, and whether the reader could keep them all."""
     if shown < every:
-        yield (f'<p class="more">… and {every - shown:,} more links to broken URLs, not '
-               f"shown here: every one is in the list --check-links prints, and in the "
-               f"--links file.</p>\n")
+        yield (f'<p class="more">… and {every - shown:,} more {html.escape(what)}, not shown '
+               "here: every one is in the list --check-links prints, and in the --links "
+               "file.</p>\n")
     if broken.failed or not broken.complete:
         yield ('<p class="more">The list is incomplete: the links could not all be kept (the '
                "crawl said why).</p>\n")
@@ -478,11 +542,13 @@ def is_bad(status: int | None, error: str | None) -> bool:
     return (status or 0) >= 400 or (bool(error) and error not in NOT_REQUESTED)
 
 
-def _link(url: str) -> str:
-    """``url`` as a link (an http(s) URL; anything else only shown), escaped."""
-    shown = html.escape(redact(url))
+def _link(url: str, text: str | None = None) -> str:
+    """``url`` as a link (an http(s) URL; anything else only shown), escaped; shown as
+    ``text`` if given (else as the URL)."""
+    target = html.escape(redact(url))
+    shown = target if text is None else html.escape(redact(text))
     if url.startswith(("http://", "https://")):
-        return f'<a href="{shown}" rel="noreferrer">{shown}</a>'
+        return f'<a href="{target}" rel="noreferrer">{shown}</a>'
     return shown
 
 
