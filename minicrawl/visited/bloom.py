@@ -176,8 +176,11 @@ class BloomFilter(SizedFilter):
         m = self._m
         view = self._view
         where = positions_many(urls, m)  # (n, 8): row j is URL j's
-        byte, mask = _byte_and_mask(where.ravel())
-        seen = ((view[byte] & mask) != 0).reshape(n, HASHES).all(axis=1)
+        # (8, n) layout, entry i·n + j bit i of URL j: the test reads each URL's 8 answers down
+        # a column (8 ns a URL against 20 along rows), and the set below takes it as it is.
+        flat = np.ascontiguousarray(where.T).ravel()
+        byte, mask = _byte_and_mask(flat)
+        seen = ((view[byte] & mask) != 0).reshape(HASHES, n).all(axis=0)
         rest = np.flatnonzero(~seen)
         r = rest.size
         if r < LARGE_BATCH:
@@ -194,9 +197,9 @@ class BloomFilter(SizedFilter):
                             new += 1
                     self._count += new
             return out
-        # (8, r) layout: entry i·r + j is bit i of the j-th URL left.
-        flat = np.ascontiguousarray((where if r == n else where[rest]).T).ravel()
-        byte, mask = _byte_and_mask(flat)
+        if r < n:  # (8, r) layout: entry i·r + j is bit i of the j-th URL left
+            flat = flat.reshape(HASHES, n)[:, rest].ravel()
+            byte, mask = _byte_and_mask(flat)
         earlier, ubytes, umasks = _plan_batch(flat, r, m)
         with self._lock:
             # Sequential semantics: a URL is old if each of its bits was set before the batch
