@@ -165,7 +165,7 @@ def bench_add_new(urls: list[str], p: float, repeat: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000, help="URLs (default 1,000,000)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement, best kept")
     ap.add_argument("--p", type=float, default=0.001, help="error rate of the filters")

@@ -167,7 +167,7 @@ def time_decode(name: str) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-counts", action="store_true")
     parser.add_argument("--skip-time", action="store_true")
     parser.add_argument("--encodings", default="", help="comma-separated names (default: all)")

@@ -179,7 +179,7 @@ def crawl(url: str, processes: int, pages: int = 2000, latency: float = 0.0) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     args = parser.parse_args()
     scale = 0.2 if args.quick else 1.0

@@ -88,7 +88,7 @@ def best_rate(n: int, run: Callable[[], object], repeat: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=1_000_000, help="URLs timed (default 1,000,000)")
     ap.add_argument("--fp-n", type=int, default=200_000, help="URLs added a hostile set")
     ap.add_argument("--fp-rate", type=float, default=0.01, help="error rate of those filters")

@@ -63,7 +63,7 @@ async def serve(cookie: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Start the server, fetch, print the CPU µs per request of each round and the min."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--set-cookie", action="store_true",

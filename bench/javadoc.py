@@ -118,7 +118,7 @@ class LoggedNginx(servers.Nginx):
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--site", choices=sorted(SITES), default="java",
                     help="the Java 17 API docs (java, the default) or the CPython docs (cpython)")
     ap.add_argument("--threads", type=run.int_list, default=[1, 4, 16],

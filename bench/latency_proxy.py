@@ -184,7 +184,7 @@ async def serve(listen: tuple[str, int], upstream: tuple[str, int], delay_ms: fl
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--listen", type=_addr, default=("127.0.0.1", 0),
                     help="HOST:PORT to listen on (port 0: any free port, printed)")
     ap.add_argument("--upstream", type=_addr, required=True, help="HOST:PORT of the server")

@@ -494,7 +494,7 @@ def command(checker: str, url: str, opts: argparse.Namespace, linkchecker: str |
 # -- main -----------------------------------------------------------------------------------
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkers", default=",".join(CHECKERS),
                     help=f"comma-separated, of {', '.join(CHECKERS)} (default: all)")
     ap.add_argument("--reps", type=int, default=3)

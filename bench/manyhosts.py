@@ -324,7 +324,7 @@ def check_server(opts: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--conc", default="16:2,64:8", help="connections:per-host, comma-separated")
     ap.add_argument("--peers", default="wget2,scrapy", help="wget2,scrapy or none")

@@ -117,7 +117,7 @@ def compare(ours: set[str], theirs: set[str]) -> tuple[list[str], list[str], int
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--timeout", type=float, default=600.0)

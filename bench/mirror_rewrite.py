@@ -49,7 +49,7 @@ def lay_out(kept: Path, into: Path) -> list[Saved]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("kept", type=Path, help="a folder bench/mirror.py --keep left")
     ap.add_argument("--reps", type=int, default=3)
     opts = ap.parse_args(argv)

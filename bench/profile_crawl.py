@@ -122,7 +122,7 @@ def profile_threads(timer: Any) -> tuple[list[cProfile.Profile], Any]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n")[1])
     ap.add_argument("--threads", type=int, default=1,

@@ -180,7 +180,7 @@ def minicrawl(urls: list[str], opts: argparse.Namespace, *extra: str) -> list[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("site", nargs="?", choices=["manyhosts", "tree"], default="manyhosts")
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--per-host", type=int, default=2)

@@ -115,7 +115,7 @@ def speeds(found: dict[str, Parser], repeat: int, rounds: int) -> dict[str, tupl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=500, help="can_fetch calls per round")
     parser.add_argument("--rounds", type=int, default=60, help="turns each parser takes")
     parser.add_argument("--misses", action="store_true", help="print each RFC case missed")

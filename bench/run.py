@@ -380,7 +380,8 @@ def float_list(text: str) -> list[float]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(__doc__.split("\n\n")[1:3]))
+        epilog="\n\n".join(__doc__.split("\n\n")[1:3]),
+        allow_abbrev=False)
     ap.add_argument("--threads", type=int_list, default=[1, 4, 16, 32],
                     help="minicrawl thread counts, comma-separated (default: 1,4,16,32)")
     ap.add_argument("--scrapy-concurrency", type=int_list, default=None,

@@ -37,7 +37,7 @@ class SiteSpider(CrawlSpider):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("url", nargs="+", help="start URLs: their hosts are the ones followed")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--per-domain", type=int, default=0,

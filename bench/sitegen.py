@@ -404,7 +404,7 @@ def write_expected(site: Site, path: str | os.PathLike[str]) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("dir", help="directory to write the site into (emptied first)")
     ap.add_argument("--origin", default="http://127.0.0.1:8080",
                     help="scheme://host:port the site will be crawled at (for absolute links)")

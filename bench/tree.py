@@ -161,7 +161,7 @@ def seeds_run(opts: argparse.Namespace, ng: TreeNginx, work: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--levels", type=run.int_list, default=[4, 5],
                     help="tree depths crawled by every crawler (default 4,5)")
     ap.add_argument("--caps", type=run.int_list, default=[10_000, 100_000],

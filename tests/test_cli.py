@@ -86,7 +86,7 @@ def test_the_default_pace_is_told_once_at_the_start(server):
     assert told.stderr.count(PACE_NOTE) == 1, told.stderr
     assert "--delay 0 --per-host 8" in told.stderr.splitlines()[0]  # first: at the start
     assert told.stdout.startswith("\nCrawl finished: 3 pages")  # (stdout: the summary alone)
-    for chosen in (["--delay", "0.25"], ["--per-host", "2"], ["--del", "0.1"], ["--quiet"]):
+    for chosen in (["--delay", "0.25"], ["--per-host", "2"], ["--delay=0.1"], ["--quiet"]):
         quiet = run(server.url("/"), *chosen)
         assert quiet.returncode == 0 and "pace per host" not in quiet.stderr, (chosen, quiet)
     demo = run("--demo", "--max-pages", "5")

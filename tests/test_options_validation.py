@@ -125,6 +125,29 @@ def test_run_py_exits_2_with_the_message_and_no_traceback(args):
     assert result.stdout == ""  # nothing crawled, no summary
 
 
+# (the program after ``python``, a command line with an option cut short, what stays unread)
+PREFIXES = [
+    ([str(ROOT / "run.py"), SEED, "--check-link"], "--check-link"),  # --check-links
+    ([str(ROOT / "run.py"), SEED, "--del", "0"], "--del 0"),  # --delay
+    ([str(ROOT / "run.py"), "bloom", "measure", "--ha", "blake2b"], "--ha blake2b"),  # --hash
+    (["-m", "minicrawl.core", SEED, "--thread", "2"], "--thread 2"),  # --threads
+    (["-m", "minicrawl.demo", "--po", "0"], "--po 0"),  # --port
+]
+
+
+@pytest.mark.parametrize(("program", "unread"), PREFIXES, ids=[p[1] for p in PREFIXES])
+def test_an_option_cut_short_is_a_usage_error_not_the_option_it_begins(program, unread):
+    """argparse took any unambiguous prefix, so ``--check-link`` ran as ``--check-links``
+    without a word (and a prefix that worked would break the day an option sharing it is
+    added): each command a user runs refuses it, exit status 2, naming what it did not read."""
+    result = subprocess.run([sys.executable, *program], capture_output=True, text=True,
+                            timeout=60, cwd=ROOT)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"error: unrecognized arguments: {unread}" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""  # nothing crawled, served or measured
+
+
 @pytest.mark.parametrize(("settings", "message"), [
     ({"threads": 2.5}, "--threads must be an integer, got 2.5"),
     ({"threads": True}, "--threads must be an integer, got True"),

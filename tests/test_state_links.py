@@ -28,10 +28,11 @@ KILL_AT = 14  # pages recorded when the first run is killed
 
 
 def command(site, state: Path | None, links: Path, *extra: str,
-            check: bool = True) -> list[str]:
+            check: bool = True, quiet: bool = True) -> list[str]:
     return [sys.executable, str(ROOT / "run.py"), site.url("/"), "--links", str(links),
             *(["--check-links"] if check else []),
-            *(["--state", str(state)] if state is not None else []), *FAST, *extra]
+            *(["--state", str(state)] if state is not None else []),
+            *(FAST if quiet else [a for a in FAST if a != "--quiet"]), *extra]
 
 
 def run(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -97,6 +98,20 @@ def lines_of(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def kill_9_midway(args: list[str], state: Path) -> None:
+    """Run ``args`` and kill it with SIGKILL once KILL_AT pages are recorded in ``state``."""
+    killed = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 60
+    while recorded(state) < KILL_AT:
+        assert killed.poll() is None, "the crawl ended before it was killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.communicate(timeout=30)
+    assert KILL_AT <= recorded(state) < PAGES
+
+
 @pytest.mark.parametrize("check", [True, False], ids=["check-links", "links"])
 def test_a_resume_after_kill_9_lists_what_an_uninterrupted_crawl_lists(server, tmp_path, check):
     fill(server)
@@ -109,17 +124,7 @@ def test_a_resume_after_kill_9_lists_what_an_uninterrupted_crawl_lists(server, t
             *(f"/missing-{i}" for i in range(0, PAGES, 6))}
     # The same crawl, killed with SIGKILL once KILL_AT pages are recorded, then resumed
     state, links = tmp_path / "state", tmp_path / "links.jsonl"
-    killed = subprocess.Popen(command(server, state, links, check=check), cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, text=True)
-    deadline = time.monotonic() + 60
-    while recorded(state) < KILL_AT:
-        assert killed.poll() is None, "the crawl ended before it was killed"
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
-    os.kill(killed.pid, signal.SIGKILL)
-    killed.communicate(timeout=30)
-    assert KILL_AT <= recorded(state) < PAGES
+    kill_9_midway(command(server, state, links, check=check), state)
     resumed = run(command(server, state, links, check=check))
     assert "resuming the crawl" in resumed.stderr
     assert "Traceback" not in resumed.stderr
@@ -140,6 +145,32 @@ def test_a_resume_after_kill_9_lists_what_an_uninterrupted_crawl_lists(server, t
     plain = run(command(server, None, tmp_path / "plain.jsonl", check=check))
     assert plain.stdout == whole.stdout
     assert sorted(map(str, lines_of(tmp_path / "plain.jsonl"))) == sorted(map(str, records))
+
+
+def test_a_resumed_run_s_summary_says_its_problems_are_this_run_s_and_the_broken_the_crawl_s(
+        server, tmp_path):
+    """Resumed, the summary said "Problems: 7" (this run's fetches) above "Broken links: 11"
+    (every run's links, joined from the state): read side by side, a contradiction. Each line
+    now says whose count it is."""
+    fill(server)
+    state, links, stats = tmp_path / "state", tmp_path / "links.jsonl", tmp_path / "stats.json"
+    kill_9_midway(command(server, state, links), state)
+    resumed = run(command(server, state, links, "--stats", str(stats), quiet=False))
+    assert resumed.returncode == 1, resumed.stderr
+    assert "resuming the crawl" in resumed.stderr
+    listed = len(broken_targets(resumed.stdout, server))  # the list: the whole crawl's
+    assert listed == 5 + len(range(0, PAGES, 6))
+    lines = resumed.stdout.splitlines()
+    summary = lines[lines.index("", 1):]  # after the list, from the blank line it begins with
+    assert len(summary) <= 12, resumed.stdout
+    problems = json.loads(stats.read_text())["problems"]  # this run's fetches only
+    assert 0 < problems < listed
+    assert summary[1].startswith("Crawl finished: ") and " pages this run in " in summary[1]
+    assert summary[2].startswith(f"Problems this run: {problems} — "), summary
+    assert summary[3].startswith(f"Broken links in the whole crawl (all runs): {listed} URLs, "
+                                 "linked "), summary
+    assert "Problems:" not in resumed.stdout
+    assert not any(line.startswith("Broken links: ") for line in summary)
 
 
 class Nightly:

@@ -321,10 +321,14 @@ def _cmd_measure(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog=PROG, description="Bloom filter sizing and experiments.")
+    # No prefix taken for an option (--ha for --hash), in each sub-command's parser too, as in
+    # minicrawl's (minicrawl.cli.main.build_parser)
+    p = OneLineParser(prog=PROG, description="Bloom filter sizing and experiments.",
+                      allow_abbrev=False)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("size", help="bits, hashes and bytes for n items at rate p")
+    s = sub.add_parser("size", help="bits, hashes and bytes for n items at rate p",
+                       allow_abbrev=False)
     s.add_argument("--n", type=_integer(1, MAX_ITEMS), required=True,
                    help=f"number of items (1 to {MAX_ITEMS:.0e})")
     s.add_argument("--p", type=_rate, required=True, help="false-positive rate, e.g. 0.001")
@@ -332,14 +336,17 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"also show the bits another k needs for p (1 to {MAX_HASHES})")
     s.set_defaults(func=_cmd_size)
 
-    t = sub.add_parser("table", help="classic table of f for m/n = 2..32 and k = 1..8")
+    t = sub.add_parser("table", help="classic table of f for m/n = 2..32 and k = 1..8",
+                       allow_abbrev=False)
     t.set_defaults(func=_cmd_table)
 
-    g = sub.add_parser("plot", help="plot f against m/n for k = 1..8 (needs matplotlib)")
+    g = sub.add_parser("plot", help="plot f against m/n for k = 1..8 (needs matplotlib)",
+                       allow_abbrev=False)
     g.add_argument("file", help="PNG file to write")
     g.set_defaults(func=_cmd_plot)
 
-    m = sub.add_parser("measure", help="measured vs theoretical f on synthetic URLs")
+    m = sub.add_parser("measure", help="measured vs theoretical f on synthetic URLs",
+                       allow_abbrev=False)
     m.add_argument("--hash", choices=sorted(FAMILIES), default=FAMILY,
                    help=f"hash family (default: {FAMILY}, the crawler's)")
     m.add_argument("--n", type=_integer(1, MAX_MEASURED), default=1_000_000,

@@ -52,11 +52,13 @@ class _Argument(TypedDict, total=False):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, options grouped as in :class:`Options`."""
+    # allow_abbrev=False: argparse would silently take --check-link for --check-links (and a
+    # prefix that works today is an "ambiguous option" error once an option shares it)
     parser = OneLineParser(
         prog="minicrawl",
         description="Crawl from seed URLs: a ToDo queue, worker threads and a Visited filter.",
         epilog="Also: 'minicrawl bloom --help' for the Bloom filter tools.",
-        formatter_class=HelpFormatter)
+        formatter_class=HelpFormatter, allow_abbrev=False)
     parser.add_argument("seeds", nargs="*", metavar="SEEDS",
                         help="seed URLs, or files with one URL per line (# starts a comment)")
     run = parser.add_argument_group("Run")
@@ -367,8 +369,8 @@ PACE_FIELDS = ("delay", "per_host")  # the options that set the pace per host
 
 
 def _given(argv: list[str], names: tuple[str, ...]) -> bool:
-    """Whether the command line gives any of the options ``names`` (abbreviated too, as
-    argparse takes them: ``--del 0``), whatever the value (the default's own too)."""
+    """Whether the command line gives any of the options ``names`` (in any spelling argparse
+    takes: ``--delay=0`` too), whatever the value (the default's own too)."""
     unset = object()
     probe = build_parser()
     probe.set_defaults(**dict.fromkeys(names, unset))

@@ -363,7 +363,7 @@ def serve(argv: list[str] | None = None) -> None:
     import threading
 
     parser = argparse.ArgumentParser(
-        prog="python -m minicrawl.demo",
+        prog="python -m minicrawl.demo", allow_abbrev=False,  # --po: an error, not --port
         description="Serve the demo site (the one 'minicrawl --demo' crawls) on 127.0.0.1 "
                     "until killed (Ctrl-C); its start URL is printed first.")
     parser.add_argument("--port", type=int, default=0,

@@ -260,11 +260,9 @@ class CrawlState(CrawlObserver):
         # A reader of its own (WAL: a snapshot), in chunks: the lock is not held meanwhile.
         rows = self._reader().execute("SELECT url, depth, referrer, attempt FROM todo "
                                       "ORDER BY seq, rowid")
-        while chunk := rows.fetchmany(10_000):  # (a check's row: its Visited name)
-            yield from (Item(url.removeprefix(CHECK), depth,
-                             referrer and referrer.removeprefix(CHECK), attempt,
-                             check=url.startswith(CHECK))
-                        for url, depth, referrer, attempt in chunk)
+        for url, depth, referrer, attempt in _rows(rows):  # (a check's row: its Visited name)
+            yield Item(url.removeprefix(CHECK), depth, referrer and referrer.removeprefix(CHECK),
+                       attempt, check=url.startswith(CHECK))
 
     def journal(self, items: list[Item]) -> None:
         """Journal items about to enter ToDo outside a page (the seeds); returns once durable."""
@@ -287,9 +285,7 @@ class CrawlState(CrawlObserver):
         """Every recorded content digest and the URL first recorded with it, in the digests'
         order, read as they are iterated (a million need not fit in memory) — before the crawl
         writes to the state, as :meth:`start`'s items."""
-        rows = self._conn.execute("SELECT digest, url FROM digests")
-        while batch := rows.fetchmany(10_000):
-            yield from batch
+        yield from _rows(self._conn.execute("SELECT digest, url FROM digests"))
 
     def recorded_pages(self) -> Iterator[tuple[str, int | None, str | None, str, int,
                                                str | None]]:
@@ -298,17 +294,14 @@ class CrawlState(CrawlObserver):
         before the crawl writes to the state, as :meth:`start`'s items."""
         rows = self._reader().execute(
             "SELECT url, status, error, final_url, depth, referrer FROM pages")
-        while chunk := rows.fetchmany(10_000):
-            yield from ((url.removeprefix(CHECK), status, error, final.removeprefix(CHECK),
-                         depth, referrer)
-                        for url, status, error, final, depth, referrer in chunk)
+        for url, status, error, final, depth, referrer in _rows(rows):
+            yield url.removeprefix(CHECK), status, error, final.removeprefix(CHECK), depth, referrer
 
     def recorded_hops(self) -> Iterator[list[str]]:
         """Each recorded redirect chain's URLs after its first, to where it ended (a link to
         one leads there), as :meth:`recorded_pages`."""
         rows = self._reader().execute("SELECT hops FROM edges WHERE hops IS NOT NULL")
-        while chunk := rows.fetchmany(10_000):
-            yield from (json.loads(hops) for (hops,) in chunk)
+        yield from (json.loads(hops) for (hops,) in _rows(rows))
 
     def recorded_anchors(self) -> Iterator[tuple[str, str]]:
         """Each recorded page's anchors (packed), with its final URL: read through a connection
@@ -323,10 +316,8 @@ class CrawlState(CrawlObserver):
 
     def _read_links(self, query: str) -> Iterator[tuple[str, str]]:
         db = sqlite3.connect(self.db_path)
-        try:
-            rows = db.execute(query)
-            while chunk := rows.fetchmany(1_000):
-                yield from chunk
+        try:  # (a row holds every link of a page, packed: fewer rows at a time)
+            yield from _rows(db.execute(query), 1_000)
         finally:
             db.close()
 
@@ -504,3 +495,10 @@ class CrawlState(CrawlObserver):
         except (sqlite3.Error, OSError) as e:
             raise StateError(f"cannot checkpoint {self.filter_path}: {e}") from e
         self._filter_seq = self._seq
+
+
+def _rows(rows: sqlite3.Cursor, batch: int = 10_000) -> Iterator[tuple]:
+    """The rows of a query, read ``batch`` at a time as they are iterated: a table of millions
+    (the journal, the pages, their links) is never held in memory whole."""
+    while chunk := rows.fetchmany(batch):
+        yield from chunk

@@ -143,7 +143,10 @@ def short_summary(stats: StatsSnapshot, first: Sequence[Problem], written: Seque
     ``this_run``: the counts are this run's of a crawl kept in ``--state``. ``broken``: with
     ``--check-links``, the broken links' counts: their list was printed just before, so the
     summary says how many and where they are instead of listing the first problems
-    (``fail_on``: whether they fail the exit status)."""
+    (``fail_on``: whether they fail the exit status); with ``this_run`` they are the whole
+    crawl's, every run's links joined from the state, and each of the two lines says whose
+    count it is ("Problems this run: 28" above "Broken links in the whole crawl (all runs):
+    31" read as a contradiction when both said only "Problems:" and "Broken links:")."""
     pages, problems = _int(stats.get("pages")), _int(stats.get("problems"))
     elapsed = stats.get("elapsed_s")
     rate = stats.get("pages_per_s")
@@ -157,10 +160,11 @@ def short_summary(stats: StatsSnapshot, first: Sequence[Problem], written: Seque
     if left := _int(stats.get("todo_left")):
         line += f"; {left:,} left in ToDo"
     lines = ["", line]
-    said = "Problems: " + problems_text(problems, _int(stats.get("status_4xx")),
-                                        _int(stats.get("status_5xx")), failed_kinds(stats))
+    said = (f"Problems{' this run' if this_run else ''}: "
+            + problems_text(problems, _int(stats.get("status_4xx")),
+                            _int(stats.get("status_5xx")), failed_kinds(stats)))
     if broken is not None:  # their list came just before: counted here, not listed again
-        lines += [said, _broken_said(broken, fail_on)]
+        lines += [said, _broken_said(broken, fail_on, across_runs=this_run)]
         first = []
     else:
         if first:
@@ -198,20 +202,22 @@ def _copies(written: Written, stats: StatsSnapshot) -> str:
     return f": {files:,} file{'s' if files != 1 else ''}, {size:,} B{gone}"
 
 
-def _broken_said(broken: Counts, fail_on: str) -> str:
+def _broken_said(broken: Counts, fail_on: str, across_runs: bool = False) -> str:
     """The summary's line on the broken links (``--check-links``): how many, where they are
-    listed, what they do to the exit status."""
+    listed, what they do to the exit status. ``across_runs``: the counts are the whole crawl's,
+    every run of a ``--state``, which the line says (the problems above it are this run's)."""
+    head = "Broken links in the whole crawl (all runs)" if across_runs else "Broken links"
     warned = ""
     if broken.warnings:
         warned = (f"; {broken.warnings:,} warning{'s' if broken.warnings != 1 else ''} "
                   "(a #fragment not found), listed above")
     if not broken.any:
         checked = broken.links - broken.unchecked
-        said = f"Broken links: none ({checked:,} of {broken.links:,} links checked){warned}"
+        said = f"{head}: none ({checked:,} of {broken.links:,} links checked){warned}"
         if broken.warnings and fail_on == "warnings":
             said += ": exit status 1 (--fail-on warnings)"
         return said
-    said = f"Broken links: {broken.targets:,} URL{'s' if broken.targets != 1 else ''}"
+    said = f"{head}: {broken.targets:,} URL{'s' if broken.targets != 1 else ''}"
     if broken.broken:
         said += f", linked {broken.broken:,} time{'s' if broken.broken != 1 else ''}"
     said += " — listed above, each with every page linking to it" + warned + "; "
