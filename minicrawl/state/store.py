@@ -257,10 +257,12 @@ class CrawlState(CrawlObserver):
                         written, output.path)
 
     def _journaled(self) -> Iterator[Item]:
-        # A reader of its own (WAL: a snapshot), in chunks: the lock is not held meanwhile.
+        # A reader of its own (WAL: a snapshot), the lock not held meanwhile. A cursor is read as
+        # it is iterated, so no table of millions (the journal, the pages, their links) is ever
+        # in memory whole: the readers below iterate theirs too.
         rows = self._reader().execute("SELECT url, depth, referrer, attempt FROM todo "
                                       "ORDER BY seq, rowid")
-        for url, depth, referrer, attempt in _rows(rows):  # (a check's row: its Visited name)
+        for url, depth, referrer, attempt in rows:  # (a check's row: its Visited name)
             yield Item(url.removeprefix(CHECK), depth, referrer and referrer.removeprefix(CHECK),
                        attempt, check=url.startswith(CHECK))
 
@@ -285,7 +287,7 @@ class CrawlState(CrawlObserver):
         """Every recorded content digest and the URL first recorded with it, in the digests'
         order, read as they are iterated (a million need not fit in memory) — before the crawl
         writes to the state, as :meth:`start`'s items."""
-        yield from _rows(self._conn.execute("SELECT digest, url FROM digests"))
+        yield from self._conn.execute("SELECT digest, url FROM digests")
 
     def recorded_pages(self) -> Iterator[tuple[str, int | None, str | None, str, int,
                                                str | None]]:
@@ -294,14 +296,14 @@ class CrawlState(CrawlObserver):
         before the crawl writes to the state, as :meth:`start`'s items."""
         rows = self._reader().execute(
             "SELECT url, status, error, final_url, depth, referrer FROM pages")
-        for url, status, error, final, depth, referrer in _rows(rows):
+        for url, status, error, final, depth, referrer in rows:
             yield url.removeprefix(CHECK), status, error, final.removeprefix(CHECK), depth, referrer
 
     def recorded_hops(self) -> Iterator[list[str]]:
         """Each recorded redirect chain's URLs after its first, to where it ended (a link to
         one leads there), as :meth:`recorded_pages`."""
         rows = self._reader().execute("SELECT hops FROM edges WHERE hops IS NOT NULL")
-        yield from (json.loads(hops) for (hops,) in _rows(rows))
+        yield from (json.loads(hops) for (hops,) in rows)
 
     def recorded_anchors(self) -> Iterator[tuple[str, str]]:
         """Each recorded page's anchors (packed), with its final URL: read through a connection
@@ -316,8 +318,8 @@ class CrawlState(CrawlObserver):
 
     def _read_links(self, query: str) -> Iterator[tuple[str, str]]:
         db = sqlite3.connect(self.db_path)
-        try:  # (a row holds every link of a page, packed: fewer rows at a time)
-            yield from _rows(db.execute(query), 1_000)
+        try:
+            yield from db.execute(query)
         finally:
             db.close()
 
@@ -496,9 +498,3 @@ class CrawlState(CrawlObserver):
             raise StateError(f"cannot checkpoint {self.filter_path}: {e}") from e
         self._filter_seq = self._seq
 
-
-def _rows(rows: sqlite3.Cursor, batch: int = 10_000) -> Iterator[tuple]:
-    """The rows of a query, read ``batch`` at a time as they are iterated: a table of millions
-    (the journal, the pages, their links) is never held in memory whole."""
-    while chunk := rows.fetchmany(batch):
-        yield from chunk
