@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from minicrawl.page import Page
 
 FORMAT = 1  # bump when the tables or the filter checkpoint change incompatibly
+# The meta row that marks a crawl of the demo site (``--demo``), its value the port the demo
+# served the site on: the demo resumes such a state on that port, and only such a state; a run
+# without --demo refuses it (nothing would serve the site at its seed).
+DEMO_KEY = "demo"
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -4,8 +4,9 @@ Files in DIR:
 
 ``crawl.db``
     SQLite in WAL mode: ``meta`` (format version, the crawl's configuration, the checkpoint's
-    position), ``pages`` (one record per fetched URL: status, ETag, Last-Modified, MD5 and size of
-    the body, fetched_at, depth, change, saved file), ``todo``, the ToDo journal (one row per
+    position; for a crawl of the demo site, ``--demo``, its mark: ``demo``, the port),
+    ``pages`` (one record per fetched URL: status, ETag, Last-Modified, MD5 and size of the
+    body, fetched_at, depth, change, saved file), ``todo``, the ToDo journal (one row per
     URL put in ToDo and not yet recorded — queued *or* in flight) and ``outbox`` (the ``--out``
     lines of records committed but not yet known to be in a file, point 4).
     ``digests`` maps each 200 HTML body's MD5 to the URL first recorded with it (duplicate
@@ -112,9 +113,11 @@ log = logging.getLogger("minicrawl")
 CHECKPOINT_SECONDS = 2.0
 
 
-def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | NoState:
+def open_state(options: Options, seeds: Iterable[str],
+               demo: int | None = None) -> CrawlState | NoState:
     """The state the options ask for (:class:`NoState` without ``--state``); raises
-    :class:`StateError` if it is unusable."""
+    :class:`StateError` if it is unusable. ``demo``: the crawl is of the demo site served on
+    this port (``--demo``): its state is marked so (see :func:`~.opening.check_demo`)."""
     if not options.state:
         if options.recrawl or options.forget_gone:
             raise StateError("--recrawl and --forget-gone need --state DIR (the earlier crawl)")
@@ -122,7 +125,7 @@ def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | NoState:
     if options.redis:
         raise StateError("--state keeps the crawl of one process; a shared crawl (--redis) "
                          "keeps its ToDo and Visited in Redis — give one or the other")
-    return CrawlState(options.state, options, crawl_config(options, seeds))
+    return CrawlState(options.state, options, crawl_config(options, seeds), demo=demo)
 
 
 class CrawlState(CrawlObserver):
@@ -137,7 +140,7 @@ class CrawlState(CrawlObserver):
     existed = False  # True when the directory held a crawl already (a resume, a recrawl)
 
     def __init__(self, directory: str | os.PathLike[str], options: Options,
-                 config: JSON) -> None:
+                 config: JSON, demo: int | None = None) -> None:
         self.dir = Path(directory)
         self.db_path = self.dir / DB_NAME
         self.filter_path = self.dir / FILTER_NAME
@@ -157,7 +160,7 @@ class CrawlState(CrawlObserver):
             self._lock_fd = claim_directory(self.dir, self.db_path)
             self.existed = self.db_path.exists()
             self._db = open_db(self.db_path)
-            self._filter_seq, self._seq = check_meta(self._conn, self.dir, config)
+            self._filter_seq, self._seq = check_meta(self._conn, self.dir, config, demo)
             self._outbox = Outbox(self._conn, self._transaction)
             self.visited, self._shadow = self._load_visited(options)
             self._had_pages = self._conn.execute(
