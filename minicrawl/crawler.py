@@ -427,9 +427,14 @@ class Crawler:
         if out is not None and out.regular and self.shared is None:
             from minicrawl.records.linksin import LinksIn
 
+            # A state that keeps each page's links has those of the runs before: counted
+            kept = self.state if isinstance(self.state, CrawlState) \
+                and self.state.counts_links else None
             untrue = ("the state holds pages of earlier runs (a resume, a recrawl), whose "
-                      "links this run has not" if self.state.existed else None)
-            observers.append(LinksIn(out, state=bool(opts.state), untrue=untrue))
+                      "links this run has not (a crawl with --links or --check-links from its "
+                      "first run keeps them in its state)"
+                      if self.state.existed and kept is None else None)
+            observers.append(LinksIn(out, state=bool(opts.state), untrue=untrue, kept=kept))
         return observers
 
     def _put_seeds(self) -> None:

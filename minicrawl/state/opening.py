@@ -21,6 +21,7 @@ from minicrawl.state.db import (
     DIGESTS_TABLE,
     EDGES_TABLE,
     FORMAT,
+    LINKS_IN_TABLE,
     SCHEMA,
     StateError,
     Transaction,
@@ -98,7 +99,8 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON,
         raise StateError(f"state dir {directory} belongs to a crawl with another "
                          f"configuration ({diffs}); rerun with the same seeds and options, "
                          f"or use another --state dir")
-    for name, table in (("digests", DIGESTS_TABLE), ("edges", EDGES_TABLE)):
+    for name, table in (("digests", DIGESTS_TABLE), ("edges", EDGES_TABLE),
+                        ("linksin", LINKS_IN_TABLE)):
         if name not in tables:  # (added after format 1 first shipped)
             with Transaction(db):
                 db.execute(table)
