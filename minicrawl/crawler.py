@@ -93,12 +93,13 @@ class Crawler:
     :class:`Page` as it is fetched; ``on_page`` is called (from worker threads) for each page.
     ``visited_filter`` replaces the Visited filter the options would build (one of
     :data:`minicrawl.visited.make.Visited`, e.g. a shared or pre-filled filter: the crawl
-    calls its ``add_new``).
+    calls its ``add_new``). ``demo``: the seeds are the demo site's, served on this port
+    (``--demo``): a ``--state`` is marked a demo crawl's, and refuses any other crawl.
     """
 
     def __init__(self, seeds: Iterable[str] | str, options: Options | None = None, *,
                  on_page: Callable[[Page], None] | None = None,
-                 visited_filter: Visited | None = None,
+                 visited_filter: Visited | None = None, demo: int | None = None,
                  **settings: OptionValue) -> None:
         if options is not None and not isinstance(options, Options):
             raise TypeError(f"options must be an Options (or give the settings as keywords: "
@@ -130,7 +131,8 @@ class Crawler:
         try:
             # With --state, Visited and the ToDo journal come from (and go to) the state dir;
             # without, a state that remembers nothing.
-            self.state = open_state(opts, self.seed_input.binding() if opts.state else ())
+            self.state = open_state(opts, self.seed_input.binding() if opts.state else (),
+                                    demo)
             self._open_the_rest(opts, visited_filter)
         except BaseException:  # refused after all: leave no state bound to this configuration
             if isinstance(getattr(self, "state", None), CrawlState):
@@ -425,9 +427,14 @@ class Crawler:
         if out is not None and out.regular and self.shared is None:
             from minicrawl.records.linksin import LinksIn
 
+            # A state that keeps each page's links has those of the runs before: counted
+            kept = self.state if isinstance(self.state, CrawlState) \
+                and self.state.counts_links else None
             untrue = ("the state holds pages of earlier runs (a resume, a recrawl), whose "
-                      "links this run has not" if self.state.existed else None)
-            observers.append(LinksIn(out, state=bool(opts.state), untrue=untrue))
+                      "links this run has not (a crawl with --links or --check-links from its "
+                      "first run keeps them in its state)"
+                      if self.state.existed and kept is None else None)
+            observers.append(LinksIn(out, state=bool(opts.state), untrue=untrue, kept=kept))
         return observers
 
     def _put_seeds(self) -> None:

@@ -1,6 +1,8 @@
 """``python run.py --demo`` and ``python -m minicrawl.demo`` as a newcomer runs them (README's
-Quick start): a refused run keeps the one-line contract, ``--state`` resumes, ``--check-links``
-stays offline, ``--quiet`` leaves stdout to the results, ``--help`` helps."""
+Quick start): a refused run keeps the one-line contract, ``--state`` resumes (a demo crawl's
+state is marked so, with its port: the demo resumes only such a state, or one from before the
+mark, and a run without ``--demo`` refuses it), ``--check-links`` stays offline, ``--quiet``
+leaves stdout to the results, ``--help`` helps."""
 
 from __future__ import annotations
 
@@ -42,10 +44,30 @@ def test_a_refused_demo_is_one_line_and_exit_2(tmp_path):
         assert run(server.url("/a"), "--state", str(state), "--quiet").returncode == 0
         other = tmp_path / "other"  # the demo's seed, another site's pages
         assert run(server.url("/"), "--state", str(other), "--quiet").returncode == 0
+        seed = server.url("/a")
     finally:
         server.stop()
-    one_line(run("--demo", "--state", str(state)), "belongs to a crawl with another")
+    # no demo mark, and not a demo crawl from before the mark (its seed is not the demo's)
+    one_line(run("--demo", "--state", str(state)), f"its crawl is not a demo crawl (seeds: "
+             f"{seed}); give another --state dir, or run it without --demo")
+    # the demo's seed (a demo crawl's from before the mark, by its seed), another site's pages
     one_line(run("--demo", "--state", str(other)), "not the demo's (it has /elsewhere)")
+    for refused in (state, other):  # and left as they were: no mark
+        assert demo_mark(refused) is None
+
+
+def demo_mark(state: Path) -> str | None:
+    """The state's demo mark (the port its demo crawl served the site on), or None."""
+    with sqlite3.connect(state / "crawl.db") as db:
+        row = db.execute("SELECT value FROM meta WHERE key = 'demo'").fetchone()
+    return row[0] if row else None
+
+
+def seed_port(state: Path) -> int:
+    with sqlite3.connect(state / "crawl.db") as db:
+        seeds = json.loads(db.execute("SELECT value FROM meta WHERE key = 'config'")
+                           .fetchone()[0])["seeds"]
+    return int(re.fullmatch(r"http://127\.0\.0\.1:(\d+)/", seeds[0])[1])
 
 
 def recorded(state: Path) -> int:
@@ -72,6 +94,15 @@ def test_demo_with_state_resumes_after_kill_9(tmp_path):
         first.wait()
     assert first.returncode == -signal.SIGKILL  # killed midway, not finished
     assert 0 < recorded(state) < DEMO_URLS
+    # Marked a demo crawl's from its first commit, with its port (its seed's)
+    port = seed_port(state)
+    assert demo_mark(state) == str(port)
+    # Without --demo nothing serves the site at its seed: the same seed is refused, naming
+    # --demo, and the state is left as it was
+    pages = recorded(state)
+    one_line(run(f"http://127.0.0.1:{port}/", "--state", str(state), "--quiet"),
+             f"holds a crawl of the demo site (on port {port}): resume it with --demo")
+    assert recorded(state) == pages
     second = run("--demo", "--state", str(state))
     assert second.returncode == 0, second.stdout + second.stderr
     assert "resuming the crawl in" in second.stderr
@@ -94,15 +125,33 @@ def test_demo_with_state_resumes_after_kill_9(tmp_path):
 def test_demo_state_whose_port_is_taken_is_one_line(tmp_path):
     state = tmp_path / "state"
     assert run("--demo", "--state", str(state), "--max-depth", "1", "--quiet").returncode == 0
-    with sqlite3.connect(state / "crawl.db") as db:
-        seeds = json.loads(db.execute("SELECT value FROM meta WHERE key = 'config'")
-                           .fetchone()[0])["seeds"]
-    port = int(re.fullmatch(r"http://127\.0\.0\.1:(\d+)/", seeds[0])[1])
+    port = int(demo_mark(state))  # the port the demo's crawl served the site on
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", port))
         taken.listen()
         one_line(run("--demo", "--state", str(state), "--max-depth", "1"),
                  f"port {port}, which is in use now")
+
+
+def test_a_demo_state_from_before_the_mark_resumes_and_is_marked(tmp_path):
+    """A demo crawl's state made before the demo mark (recognised by its seed, the demo's, and
+    its pages, all the demo's) resumes on its port, and is marked from then on."""
+    state = tmp_path / "state"
+    capped = run("--demo", "--state", str(state), "--max-pages", "40", "--quiet")
+    assert capped.returncode == 0, capped.stderr
+    port = seed_port(state)
+    with sqlite3.connect(state / "crawl.db") as db:  # as a minicrawl before the mark left it
+        db.execute("DELETE FROM meta WHERE key = 'demo'")
+    assert demo_mark(state) is None and 0 < recorded(state) < DEMO_URLS
+    resumed = run("--demo", "--state", str(state))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming the crawl in" in resumed.stderr
+    assert re.search(r"recorded by earlier runs \d+, missed 0, fetched twice 0, unreachable "
+                     r"fetched 0", resumed.stdout), resumed.stdout
+    assert demo_mark(state) == str(port)
+    with sqlite3.connect(state / "crawl.db") as db:  # complete
+        assert db.execute("SELECT count(*) FROM todo").fetchone()[0] == 0
+    one_line(run(f"http://127.0.0.1:{port}/", "--state", str(state)), "resume it with --demo")
 
 
 def test_demo_check_links_needs_no_internet():

@@ -290,3 +290,143 @@ def test_a_state_without_the_edges_table_resumes(server, tmp_path):
     third = run(command(server, state, links))
     assert third.returncode == 1 and "Traceback" not in third.stderr
     assert {r["page"].replace(server.origin, "") for r in lines_of(links)} >= kept
+
+
+def links_in(path: Path, server) -> dict[str, int | None]:
+    """Each --out record's links_in, by its URL's path (one record a URL; a URL only checked
+    has its own, its path and " check": the nofollow link's target here is both)."""
+    records = lines_of(path)
+    counts = {r["url"].replace(server.origin, "") + (" check" if r.get("check") else ""):
+              r["links_in"] for r in records}
+    assert len(counts) == len(records)
+    return counts
+
+
+def fill_for_links_in(server) -> None:
+    """``fill``'s site, its home page with links the crawl does not follow (a <link
+    rel=author>, a nofollow link) to pages linked from one page besides."""
+    fill(server)
+    server.pages["/"] = page(
+        '<a href="/p0">start</a>', '<img src="/logo.png" alt="Logo">',
+        '<a href="/r1">redirected</a>', '<a href="/private">private</a>',
+        '<link rel="author" href="/p5">', '<a href="/p7" rel="nofollow">not followed</a>')
+    # A late link to the end of the chain /r1 starts (not to its middle hop, /r2: a resumed
+    # crawl whose Visited is rebuilt from the state fetches a hop of a chain recorded before it
+    # again, and records it: not these tests' matter)
+    server.pages[f"/p{PAGES - 2}"] = slow(page(
+        f'<a href="/p{PAGES - 1}">next</a>', '<a href="/r3">the end of a chain</a>'))
+
+
+@pytest.mark.parametrize("check", [True, False], ids=["check-links", "links"])
+def test_links_in_of_a_crawl_killed_and_resumed_is_that_of_one_never_stopped(server, tmp_path,
+                                                                             check):
+    """With --check-links or --links the state keeps each page's links: links_in is counted
+    from there, over every run, as links_in counts — the links the crawl follows (not a
+    nofollow one, not a <link rel=author>, though the --links file has both), and to every URL
+    a redirect chain requested — so a crawl killed with kill -9 and resumed has the counts of
+    one never stopped, with a state or without."""
+    fill_for_links_in(server)
+
+    def crawl(state: Path | None, out: Path, *extra: str) -> list[str]:
+        return command(server, state, out.with_suffix(".links"), "--out", str(out), *extra,
+                       check=check)
+
+    plain = tmp_path / "plain.jsonl"
+    done = run(crawl(None, plain))
+    assert done.returncode == check and "links_in left null" not in done.stderr, done.stderr
+    want = links_in(plain, server)
+    assert want["/p5"] == want["/p7"] == 1  # from /p4, /p6: not from / (author, nofollow)
+    if check:  # (the URLs only checked: the same URLs' records)
+        assert want["/p5 check"] == want["/p7 check"] == 1
+    assert want["/r1"] == 2  # from / (its start) and /p34 (its end, /r3)
+    assert want["/p0"] == 1 and want["/"] == 1 and None not in want.values()
+    whole = tmp_path / "whole.jsonl"  # never stopped, with a state
+    done = run(crawl(tmp_path / "whole", whole))
+    assert done.returncode == check and "links_in left null" not in done.stderr, done.stderr
+    assert links_in(whole, server) == want
+
+    state, out = tmp_path / "state", tmp_path / "pages.jsonl"
+    killed = subprocess.Popen(crawl(state, out), cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while recorded(state) < KILL_AT:
+        assert killed.poll() is None, "the crawl ended before it was killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=30)
+    assert KILL_AT <= recorded(state) < PAGES
+    assert set(links_in(out, server).values()) == {None}  # (killed: never written)
+    resumed = run(crawl(state, out))
+    assert resumed.returncode == check, resumed.stderr
+    assert "resuming the crawl" in resumed.stderr and "links_in left null" not in resumed.stderr
+    assert links_in(out, server) == want  # every line, the first run's too
+
+    # A recrawl of the same site: its pages unchanged keep their links. (It revisits the end
+    # of the chain under its own URL, first: the chain stops there, and the link to it is its)
+    again = tmp_path / "again.jsonl"
+    recrawl = run(crawl(state, again, "--recrawl"))
+    assert recrawl.returncode == check, recrawl.stderr
+    assert "links_in left null" not in recrawl.stderr, recrawl.stderr
+    assert links_in(again, server) == {**want, "/r1": 1, "/r3": 1}
+
+
+def test_links_in_of_runs_that_stop_at_a_cap_is_of_the_crawl_so_far(server, tmp_path):
+    """A run that ends at --max-pages writes the counts of the crawl so far (the links of the
+    pages recorded); the run that goes on with the same --out writes the file again, every line,
+    with the counts of the whole crawl."""
+    fill_for_links_in(server)
+    plain = tmp_path / "plain.jsonl"
+    assert run(command(server, None, tmp_path / "plain.links", "--out", str(plain))
+               ).returncode == 1
+    want = links_in(plain, server)
+    state, out = tmp_path / "state", tmp_path / "pages.jsonl"
+    capped = run(command(server, state, tmp_path / "links.jsonl", "--out", str(out),
+                         "--max-pages", "12"))
+    assert capped.returncode == 1 and "links_in left null" not in capped.stderr, capped.stderr
+    so_far = links_in(out, server)
+    assert None not in so_far.values() and len(so_far) < len(want)
+    assert so_far["/p0"] == 1 and so_far["/r1"] == 1  # (/p34, which links to /r3: not yet)
+    done = run(command(server, state, tmp_path / "links.jsonl", "--out", str(out)))
+    assert done.returncode == 1 and "links_in left null" not in done.stderr, done.stderr
+    assert links_in(out, server) == want
+
+
+def test_links_in_stays_null_when_the_state_has_pages_without_their_links(server, tmp_path):
+    """A state whose first run did not record links: a run with --check-links that resumes it
+    has not the links of the pages before it, so links_in stays null, said in one line."""
+    fill(server)
+    state, out = tmp_path / "state", tmp_path / "pages.jsonl"
+    first = run([sys.executable, str(ROOT / "run.py"), server.url("/"), "--state", str(state),
+                 "--out", str(out), "--max-pages", "5", *FAST])  # no --links, no --check-links
+    assert first.returncode == 0, first.stderr
+    resumed = run(command(server, state, tmp_path / "links.jsonl", "--out", str(out)))
+    assert resumed.returncode == 1, resumed.stderr
+    said = [line for line in resumed.stderr.splitlines() if "links_in left null" in line]
+    assert len(said) == 1 and "links_in left null: the state holds pages of earlier runs" in \
+        said[0] and "--check-links from its first run" in said[0], resumed.stderr
+    assert set(links_in(out, server).values()) == {None}
+
+
+def test_a_state_from_before_the_linksin_table_resumes(server, tmp_path):
+    """A state made with --check-links by a minicrawl before the state kept what links_in
+    counts: the table is made, the crawl resumes with its links, and links_in stays null (the
+    pages before it have not theirs), said in one line."""
+    fill(server)
+    state, out = tmp_path / "state", tmp_path / "pages.jsonl"
+    first = run(command(server, state, tmp_path / "links.jsonl", "--max-pages", "5"))
+    assert first.returncode == 1, first.stderr
+    with sqlite3.connect(state / "crawl.db") as db:  # as that minicrawl left it
+        db.execute("DELETE FROM meta WHERE key = 'links_in'")
+        db.execute("DROP TABLE linksin")
+    resumed = run(command(server, state, tmp_path / "links.jsonl", "--out", str(out)))
+    assert resumed.returncode == 1 and "Traceback" not in resumed.stderr, resumed.stderr
+    assert "resuming the crawl" in resumed.stderr
+    assert resumed.stdout.startswith("Broken links: ")
+    said = [line for line in resumed.stderr.splitlines() if "links_in left null" in line]
+    assert len(said) == 1 and "the state holds pages of earlier runs" in said[0], said
+    assert set(links_in(out, server).values()) == {None}
+    with sqlite3.connect(state / "crawl.db") as db:
+        kept = db.execute("SELECT count(*) FROM linksin").fetchone()[0]
+        marked = db.execute("SELECT 1 FROM meta WHERE key = 'links_in'").fetchone()
+    assert kept == 0 and marked is None  # (never: the pages before have none)

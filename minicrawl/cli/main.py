@@ -137,12 +137,14 @@ def options_from_args(args: argparse.Namespace) -> Options:
 def crawl_and_report(seeds: list[str], quiet: bool = False,
                      options: Options | None = None, verbose: bool = False,
                      pace_note: bool = False, on_start: Callable[[], None] | None = None,
+                     demo: int | None = None,
                      **settings: OptionValue) -> tuple[int, Crawler | None]:
     """Crawl ``seeds`` with a live view (on a terminal) and print the summary (``verbose``:
     every statistic); (exit code, the crawler that ran, or None if it could not start or
     failed). ``pace_note``: say at the start how the default pace per host bounds the crawl.
     ``on_start``: called once the crawl could start (its options, seeds and state accepted),
-    before anything is printed (the demo's banner).
+    before anything is printed (the demo's banner). ``demo``: the port the demo's site is
+    served on (``--demo``), for its state's mark.
     ``settings`` change ``options`` as keywords of :class:`Options` (``threads=4``)."""
     from minicrawl.crawler import Crawler  # here: a usage error need not load the crawler
     from minicrawl.errors import RedisUnavailable
@@ -155,7 +157,7 @@ def crawl_and_report(seeds: list[str], quiet: bool = False,
     try:
         if settings:  # what Crawler(seeds, options, **settings) would do with them
             options = (options or Options()).replace(**settings)
-        crawler = Crawler(seeds, options)
+        crawler = Crawler(seeds, options, demo=demo)
     except StateUnwritable as e:  # a full disk as the state opens: a failure, not a usage error
         fail(e)
         return EXIT_FAILED, None
@@ -330,10 +332,11 @@ def _main(argv: list[str]) -> int:
     if args.demo:
         from minicrawl.demo import DemoRefused, run_demo
 
-        def crawl(seeds: list[str], started: Callable[[], None]
+        def crawl(seeds: list[str], started: Callable[[], None], port: int
                   ) -> tuple[int, Visited | None]:
             code, crawler = crawl_and_report(seeds, quiet=args.quiet, options=options,
-                                             verbose=args.verbose, on_start=started)
+                                             verbose=args.verbose, on_start=started,
+                                             demo=port)
             return code, crawler.visited if crawler else None
 
         try:  # the demo's lines go where the summary goes (stderr when an output has stdout)

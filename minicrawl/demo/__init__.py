@@ -202,15 +202,16 @@ class DemoRefused(Exception):
     """The demo cannot be served as asked: a usage error (one line, exit status 2)."""
 
 
-def run_demo(crawl: Callable[[list[str], Callable[[], None]],
+def run_demo(crawl: Callable[[list[str], Callable[[], None], int],
                              tuple[int, Container[str] | None]],
              pages: int = 300, sitemaps: bool = False, max_depth: int | None = None,
              capped: bool = False, state: str | None = None, quiet: bool = False,
              out: TextIO | None = None, recrawl: bool = False) -> int:
     """Serve the demo site on loopback, ``crawl`` it, and print what the server saw.
 
-    ``crawl`` is the command line's crawl, given the seeds and a function to call once the
-    crawl could start (its options and state accepted): it returns an exit code and the
+    ``crawl`` is the command line's crawl, given the seeds, a function to call once the
+    crawl could start (its options and state accepted) and the port the site is served on
+    (its state's demo mark): it returns an exit code and the
     crawl's Visited, or None if the crawl could not start or failed. A crawl refused before it
     starts prints nothing here: its code is returned, its one line said. Returns an exit code:
     the crawl's, or 1 if a reachable URL was missed, fetched twice, or an unreachable one
@@ -218,19 +219,19 @@ def run_demo(crawl: Callable[[list[str], Callable[[], None]],
     the sitemap lists is expected too), ``max_depth``, and ``capped`` (a cap on pages: which
     ones it leaves out is not foreseen, so none counts as missed).
 
-    With ``state`` (``--state DIR``) holding a demo crawl, the site is served on the port that
-    crawl used, so its seed is the same and it resumes (:class:`DemoRefused` if the port is
-    taken, or the state holds another site's crawl there); the pages the state recorded count
-    as fetched, and once more as fetched twice (unless ``recrawl``: then each is fetched
-    again, once). The demo's lines go to ``out`` (standard output by default); with ``quiet``,
-    the banner and the server log are left out and what went wrong (missed, fetched twice)
-    goes to stderr, as a warning does."""
+    With ``state`` (``--state DIR``) holding a demo crawl (its demo mark says so, and on which
+    port), the site is served on the port that crawl used, so its seed is the same and it
+    resumes (:class:`DemoRefused` if the port is taken, or the state holds a crawl that is not
+    the demo's); the pages the state recorded count as fetched, and once more as fetched
+    twice (unless ``recrawl``: then each is fetched again, once). The demo's lines go to
+    ``out`` (standard output by default); with ``quiet``, the banner and the server log are
+    left out and what went wrong (missed, fetched twice) goes to stderr, as a warning does."""
     out = out or sys.stdout
     told = sys.stderr if quiet else out
     # The site is this process's, on loopback, and the crawl stays on it: a proxy the
     # environment names could not reach it, so none is used (and none is checked: "*").
     os.environ["no_proxy"] = "*"
-    port = _state_port(state)
+    port, unmarked = _state_port(state)
     server = LocalSite(port=port)
     try:
         server.start()
@@ -249,12 +250,8 @@ def run_demo(crawl: Callable[[list[str], Callable[[], None]],
         expected = {p for p in reached if site.allowed(p)}
         unreachable = len(set(site.pages) - set(reached) - {"/robots.txt", "/sitemap.xml"})
         before = _recorded_paths(state, server.origin)  # by earlier runs of the state's crawl
-        strangers = sorted(before - set(site.pages) - {t for ts in site.graph.values()
-                                                       for t in ts})
-        if strangers:  # a crawl of another site on the same loopback origin
-            raise DemoRefused(f"--state {state}: its crawl is of another site at "
-                              f"{server.origin}/, not the demo's (it has "
-                              f"{_some(strangers, 3)}); give another --state dir")
+        if unmarked and state:  # a demo crawl's state from before the mark, if its pages are
+            _mark_old_state(state, port, before, site)
         started = False
 
         def start() -> None:  # the crawl could start: the banner comes first
@@ -271,7 +268,7 @@ def run_demo(crawl: Callable[[list[str], Callable[[], None]],
                   + ("" if sitemaps else " (--sitemaps reads it)")
                   + (f"; served on the port of the crawl in {state}" if port else ""), file=out)
 
-        code, visited = crawl([server.url("/")], start)
+        code, visited = crawl([server.url("/")], start, server.port)
         if not started:  # refused (its one line said): nothing was served, nothing to check
             return code
         counts = server.fetch_counts(exclude=("/robots.txt", "/sitemap.xml"))
@@ -302,20 +299,48 @@ def run_demo(crawl: Callable[[list[str], Callable[[], None]],
         server.stop()
 
 
-DEMO_SEED = re.compile(r"http://127\.0\.0\.1:(\d+)/")
+DEMO_SEED = re.compile(r"http://127\.0\.0\.1:(\d+)/")  # (the seed of every demo crawl)
 
 
-def _state_port(state: str | None) -> int:
-    """The port the demo crawl in ``state`` served its site on (its one seed's), or 0 (a free
-    one): no state, a new one, or another crawl's (opening it refuses it, as without
-    ``--demo``)."""
+def _state_port(state: str | None) -> tuple[int, bool]:
+    """(the port the demo crawl in ``state`` served its site on, or 0 for a free one: no state
+    or a new one; whether the state is unmarked: a demo crawl's from before the demo mark, as
+    its one seed says, to be marked once its pages are found to be the demo's). A state that
+    holds another crawl is refused (:class:`DemoRefused`); one that cannot be read is left to
+    the crawl, which refuses it as without ``--demo``."""
     from minicrawl.state.opening import peek  # (here: a test's site needs no state)
 
     held = peek(state) if state else None
-    if held is None or len(held[0]) != 1:
-        return 0
-    seed = DEMO_SEED.fullmatch(held[0][0])
-    return int(seed[1]) if seed and 0 < int(seed[1]) < 65536 else 0
+    if held is None:
+        return 0, False
+    if held.demo is not None:  # the mark: a demo crawl's, and its port
+        return held.demo, False
+    # Before the mark, a demo crawl was known by its seed: resumed, and marked, if it is one
+    seed = DEMO_SEED.fullmatch(held.seeds[0]) if len(held.seeds) == 1 else None
+    if seed and 0 < int(seed[1]) < 65536:
+        return int(seed[1]), True
+    seeds = _some(held.seeds, 2) or "none"
+    raise DemoRefused(f"--state {state}: its crawl is not a demo crawl (seeds: {seeds}); give "
+                      f"another --state dir, or run it without --demo")
+
+
+def _mark_old_state(state: str, port: int, recorded: set[str], site: Site) -> None:
+    """Mark the state of a demo crawl made before the demo mark (its seed the demo's) the
+    demo's, if the pages it ``recorded`` are all the demo ``site``'s (else refused: a crawl of
+    another site at the demo's seed)."""
+    from minicrawl.state.db import StateError
+    from minicrawl.state.opening import mark_demo
+
+    strangers = sorted(recorded - set(site.pages) - {t for ts in site.graph.values()
+                                                     for t in ts})
+    if strangers:
+        raise DemoRefused(f"--state {state}: its crawl is of another site at {site.origin}/, "
+                          f"not the demo's (it has {_some(strangers, 3)}); give another "
+                          f"--state dir")
+    try:
+        mark_demo(state, port)
+    except StateError as e:
+        raise DemoRefused(f"--state {state}: {e}") from None
 
 
 def _recorded_paths(state: str | None, origin: str) -> set[str]:
@@ -323,7 +348,7 @@ def _recorded_paths(state: str | None, origin: str) -> set[str]:
     from minicrawl.state.opening import peek
 
     held = peek(state) if state else None
-    return {url[len(origin):] for url in held[1] if url.startswith(origin + "/")} if held \
+    return {url[len(origin):] for url in held.urls if url.startswith(origin + "/")} if held \
         else set()
 
 

@@ -69,6 +69,12 @@ def pack_anchors(anchors: Set[str]) -> str:
     return _pack(sorted(anchors))
 
 
+def pack_urls(urls: Sequence[str]) -> str:
+    """URLs (a page's links the crawl follows, the URLs its redirect chain requested) as the one
+    row they are kept in."""
+    return _pack(list(urls))
+
+
 def pack_hops(page: Page) -> str | None:
     """The URLs of ``page``'s redirect chain after its first (the record's own), to where it
     ended — each leads to the next, so a link to one leads where the chain ended — as one row;

@@ -15,17 +15,29 @@ its URLs' counts), line for line in the same order, through a temporary file ren
 one pass over the file, ~35 µs a line (a million-line file ≈ 35 s; twice its size on disk
 while it is written).
 
+With ``--state``, a state that keeps each page's links (``kept``: one whose first page was
+recorded by a run with ``--links`` or ``--check-links``, after which every run keeps them,
+:attr:`CrawlState.counts_links`) has the same two things of every page of every run of the
+crawl, kept in the transaction of the page's record (its ``linksin`` row, ``links`` and
+``requested``: :mod:`minicrawl.state.db`), those of the page's last fetch that read its links
+(a page unchanged in a recrawl keeps those). The counts and URLs are then read from there when
+the crawl ends, not heard page by page (this run's pages are there too): the same rule over
+the whole crawl, so a crawl killed and resumed has the counts of one never stopped.
+
 While the crawl runs, and wherever the count would not be true, ``links_in`` is null: the
-count must be of every page of the crawl, read by this process, for every record of the file.
-So it is written only when the crawl ended by itself (its ToDo empty, or a cap: not a Ctrl-C)
-into a regular file this run made, and: not in a shared crawl (``--redis``: each process sees
-its own pages' links only); with ``--state``, only in a first run that finished the crawl (a
-resumed run, a recrawl, never had the links of the pages of the runs before; a run that stops
-early leaves them to a run that will not have these). Each time it is not written the crawl
-says why in one line. A page whose links are not read (not a 200 HTML page, a duplicate, one
-unchanged in a recrawl) gives none; ``rel=nofollow`` links are not counted (they are not in
-``links``: the sum of ``links_in`` over a crawl's records is that of ``links``, less those to
-no page of it).
+count must be of every page of the crawl, for every record of the file. So it is written only
+when the crawl ended by itself (its ToDo empty, or a cap: not a Ctrl-C) into a regular file
+this run made, and: not in a shared crawl (``--redis``: each process sees its own pages' links
+only); with a ``--state`` that does not keep each page's links, only in a first run that
+finished the crawl (a resumed run, a recrawl, never had the links of the pages of the runs
+before; a run that stops early leaves them to a run that will not have these). With one that
+keeps them, a run that ends at a cap writes the counts of the crawl so far, and the run that
+goes on writes its file again (the same ``--out``: every line). Each time it is not written
+the crawl says why in one line. A page whose links are not read (not a 200 HTML page, a
+duplicate, a URL only checked) gives none; ``rel=nofollow`` links are not counted
+(they are not in ``links``: the sum of ``links_in`` over a crawl's records is that of
+``links``, less those to no page of it), nor are the links a page has that the crawl does
+not follow (requisites, a ``<link rel=author>``: the ``--links`` file's edges hold them).
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ from minicrawl.redact import redact
 if TYPE_CHECKING:
     from minicrawl.page import Page
     from minicrawl.records.output import Output
+    from minicrawl.state.store import CrawlState
     from minicrawl.stats import StatsSnapshot
 
 log = logging.getLogger("minicrawl")
@@ -72,15 +85,17 @@ _json = json.JSONEncoder(ensure_ascii=False).encode  # (json.dumps's, made once)
 
 class LinksIn(CrawlObserver):
     """The ``links_in`` of the records of ``output`` (see the module's doc); ``state``: the
-    crawl keeps a state (it may go on in a later run); ``untrue``: why no count of this crawl
-    can be true (a shared crawl, a resumed one), known from the start: then nothing is counted,
-    and that is said at the end. The scratch file goes under ``temp_dir`` (default:
-    ``TMPDIR``). Thread-safe."""
+    crawl keeps a state (it may go on in a later run); ``kept``: that state, if it keeps each
+    page's links (then they are read from it at the end, not counted as pages come);
+    ``untrue``: why no count of this crawl can be true (a shared crawl, a resumed one), known
+    from the start: then nothing is counted, and that is said at the end. The scratch file goes
+    under ``temp_dir`` (default: ``TMPDIR``). Thread-safe."""
 
     def __init__(self, output: Output, *, state: bool = False, untrue: str | None = None,
-                 temp_dir: str | None = None) -> None:
+                 temp_dir: str | None = None, kept: CrawlState | None = None) -> None:
         self.output = output
         self.state = state
+        self.kept = kept
         self.untrue = untrue
         self._temp_dir = temp_dir
         self._lock = threading.Lock()
@@ -100,7 +115,9 @@ class LinksIn(CrawlObserver):
         with self._lock:
             if self.finished or self.count_failed:
                 return
-            if not page.sitemap:  # (a sitemap's URLs are no links of a page)
+            # (a sitemap's URLs are no links of a page; a state's kept links are read at the
+            # end: this page's are among them)
+            if not page.sitemap and self.kept is None:
                 self._counts.update(page.links)  # (distinct: one per page and URL)
             self._records.update((key, url) for url in urls)
             if len(self._counts) + len(self._records) >= BATCH:
@@ -112,6 +129,8 @@ class LinksIn(CrawlObserver):
             self._flush()
         try:
             why = self._not_true(stats)
+            if why is None and self.kept is not None:
+                why = self._read_kept(self.kept)
             if why is None:
                 try:
                     write_text(self.output.real_path, self._lines())
@@ -133,15 +152,37 @@ class LinksIn(CrawlObserver):
             return "the file could not be written"
         if stats.get("interrupted"):
             return "the crawl was interrupted"
-        if self.state and stats.get("todo_left"):
+        if self.state and self.kept is None and stats.get("todo_left"):
             return ("the crawl is not over (a later run would not have this run's links); "
-                    "links_in is given by a crawl that ends in its first run")
+                    "links_in is given by a crawl that ends in its first run, or by one with "
+                    "--links or --check-links from its first run (its state keeps the links)")
         try:
             if not stat.S_ISREG(os.stat(self.output.real_path).st_mode):
                 return "the file is not a regular file"
         except OSError as e:
             return f"the file is gone ({e.strerror})"
         return None
+
+    def _read_kept(self, state: CrawlState) -> str | None:
+        """Every page's links and every record's URLs from the ``state`` that keeps them, into
+        the scratch file as this run's would go (see the module's doc); why not, or None."""
+        try:
+            with self._lock:
+                for packed in state.recorded_links():
+                    self._counts.update(json.loads(packed))
+                    if len(self._counts) >= BATCH:
+                        self._flush()
+                for url, requested in state.recorded_urls():
+                    key = redact(url)  # as the line shows it
+                    self._records.add((key, url))
+                    if requested is not None:
+                        self._records.update((key, hop) for hop in json.loads(requested))
+                    if len(self._records) >= BATCH:
+                        self._flush()
+                self._flush()
+        except (sqlite3.Error, ValueError) as e:  # (ValueError: a row that is not JSON)
+            return f"the state's links could not be read: {e}"
+        return "its count could not be kept" if self.count_failed else None
 
     # -- the scratch file ---------------------------------------------------------------------
 

@@ -12,13 +12,16 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.state.db import (
+    DEMO_KEY,
     DIGESTS_TABLE,
     EDGES_TABLE,
     FORMAT,
+    LINKS_IN_TABLE,
     SCHEMA,
     StateError,
     Transaction,
@@ -64,22 +67,26 @@ def claim_directory(directory: Path, db_path: Path) -> int | None:
     return fd
 
 
-def check_meta(db: sqlite3.Connection, directory: Path, config: JSON) -> tuple[int, int]:
+def check_meta(db: sqlite3.Connection, directory: Path, config: JSON,
+               demo: int | None = None) -> tuple[int, int]:
     """Create the tables of a new database, or check an old one is this crawl's (same format,
-    same configuration); (the checkpoint's ``seq``, the highest ``seq`` written)."""
+    same configuration, a demo crawl's if and only if ``demo``: the port of the demo site this
+    run crawls); (the checkpoint's ``seq``, the highest ``seq`` written)."""
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     if "meta" not in tables:
         with Transaction(db):  # not executescript: it would commit on its own
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+            # (the demo's mark in the same transaction: no demo state is ever without it)
             db.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("format", str(FORMAT)), ("config", json.dumps(config, sort_keys=True)),
-                ("filter_seq", "0")])
+                ("filter_seq", "0"), *([(DEMO_KEY, str(demo))] if demo is not None else [])])
     meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     if meta.get("format") != str(FORMAT):
         raise StateError(f"state dir {directory} has format {meta.get('format')!r}; this "
                          f"minicrawl reads format {FORMAT} — use a new state dir")
+    check_demo(directory, meta.get(DEMO_KEY), demo)
     try:
         saved = json.loads(meta["config"])
         filter_seq = int(meta["filter_seq"])
@@ -92,7 +99,8 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON) -> tuple[i
         raise StateError(f"state dir {directory} belongs to a crawl with another "
                          f"configuration ({diffs}); rerun with the same seeds and options, "
                          f"or use another --state dir")
-    for name, table in (("digests", DIGESTS_TABLE), ("edges", EDGES_TABLE)):
+    for name, table in (("digests", DIGESTS_TABLE), ("edges", EDGES_TABLE),
+                        ("linksin", LINKS_IN_TABLE)):
         if name not in tables:  # (added after format 1 first shipped)
             with Transaction(db):
                 db.execute(table)
@@ -100,6 +108,23 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON) -> tuple[i
         f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]  # noqa: S608
         for table in ("pages", "todo")))
     return filter_seq, seq
+
+
+def check_demo(directory: Path, marked: str | None, demo: int | None) -> None:
+    """Refuse a run that is not the demo's on a demo crawl's state (``marked``: its demo mark,
+    the port) and the demo's on a state without the mark (:func:`mark_demo` marks a demo
+    state made before the mark first); ``demo``: the port of the demo site this run crawls."""
+    if marked is not None and demo is None:
+        raise StateError(f"state dir {directory} holds a crawl of the demo site (on port "
+                         f"{marked}): resume it with --demo (python run.py --demo --state "
+                         f"{directory}), or give another --state dir")
+    if demo is not None and marked is None:
+        raise StateError(f"state dir {directory} holds a crawl that is not a demo crawl (it "
+                         f"has no demo mark): give another --state dir, or run it without "
+                         f"--demo")
+    if demo is not None and marked != str(demo):
+        raise StateError(f"state dir {directory} holds the demo crawl of port {marked}, not "
+                         f"of port {demo}: give another --state dir")
 
 
 def load_checkpoint(options: Options, path: Path, filter_seq: int
@@ -159,25 +184,51 @@ def crawl_config(options: Options, seeds: Iterable[str]) -> JSON:
     }
 
 
-def peek(directory: str | os.PathLike[str]) -> tuple[list[str], set[str]] | None:
+class Held(NamedTuple):
+    """What a state holds, as :func:`peek` reads it."""
+
+    seeds: list[str]  # the seeds its configuration is bound to
+    urls: set[str]  # every URL it has a record of: each record's URL and final URL
+    demo: int | None  # the port of the demo site, for a demo crawl's state (its mark)
+
+
+def peek(directory: str | os.PathLike[str]) -> Held | None:
     """What the state in ``directory`` holds, read without claiming it or changing what it
-    holds: (the seeds its configuration is bound to, every URL it has a record of: each
-    record's URL and final URL); None when there is no readable state there (opening it for a
-    crawl says why). The demo reads it to serve its site where the state's crawl found it
-    (``--demo --state``)."""
+    holds; None when there is no readable state there (opening it for a crawl says why). The
+    demo reads it to serve its site where the state's crawl found it (``--demo --state``)."""
     path = Path(directory) / DB_NAME
     if not path.is_file():
         return None
     try:  # mode=rw: an existing database only, never a new one
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)
         try:
-            config = db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('config', ?)",
+                                   (DEMO_KEY,)).fetchall())
             rows = db.execute("SELECT url, final_url FROM pages").fetchall()
         finally:
             db.close()
-        seeds = json.loads(config[0])["seeds"] if config else None
+        seeds = json.loads(meta["config"])["seeds"] if "config" in meta else None
+        demo = int(meta[DEMO_KEY]) if DEMO_KEY in meta else None
     except (sqlite3.Error, ValueError, KeyError, TypeError):
         return None
     if not isinstance(seeds, list):
         return None
-    return [s for s in seeds if isinstance(s, str)], {url for row in rows for url in row}
+    return Held([s for s in seeds if isinstance(s, str)], {url for row in rows for url in row},
+                demo)
+
+
+def mark_demo(directory: str | os.PathLike[str], port: int) -> None:
+    """Mark the state in ``directory`` a demo crawl's, on ``port``: for a demo crawl's state made
+    before the mark, which the demo recognised by its seed (it is then the demo's from here on);
+    :class:`StateError` if it cannot be written."""
+    path = Path(directory) / DB_NAME
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True,
+                             isolation_level=None)
+        try:
+            db.execute("PRAGMA busy_timeout = 5000")  # (a crawl's writer may hold it a moment)
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (DEMO_KEY, str(port)))
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise StateError(f"cannot mark {path} as the demo's: {e}") from None

@@ -4,15 +4,18 @@ Files in DIR:
 
 ``crawl.db``
     SQLite in WAL mode: ``meta`` (format version, the crawl's configuration, the checkpoint's
-    position), ``pages`` (one record per fetched URL: status, ETag, Last-Modified, MD5 and size of
-    the body, fetched_at, depth, change, saved file), ``todo``, the ToDo journal (one row per
+    position; for a crawl of the demo site, ``--demo``, its mark: ``demo``, the port),
+    ``pages`` (one record per fetched URL: status, ETag, Last-Modified, MD5 and size of the
+    body, fetched_at, depth, change, saved file), ``todo``, the ToDo journal (one row per
     URL put in ToDo and not yet recorded — queued *or* in flight) and ``outbox`` (the ``--out``
     lines of records committed but not yet known to be in a file, point 4).
     ``digests`` maps each 200 HTML body's MD5 to the URL first recorded with it (duplicate
     content, :mod:`minicrawl.records.digests`), written in the transaction of the page that
     claimed it. ``edges``: with ``--links`` or ``--check-links``, each page's links (its edges,
     anchors, redirect hops: :mod:`minicrawl.records.links` joins them with their targets at the
-    end), written in the transaction of the page's record, replacing those of its last fetch.
+    end), written in the transaction of the page's record, replacing those of its last fetch;
+    ``linksin`` beside it, in a crawl that recorded links from its first page on (meta
+    ``links_in``): what ``links_in`` counts of each page (:mod:`minicrawl.records.linksin`).
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename). The
     file of an older minicrawl (format 1, other positions) is not read but rebuilt from the
@@ -77,16 +80,24 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from minicrawl.core.door import CHECK, visited_key
 from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
-from minicrawl.records.edges import pack_anchors, pack_edges
+from minicrawl.records.edges import pack_anchors, pack_edges, pack_urls
 from minicrawl.records.output import Outbox, Output
-from minicrawl.state.db import StateError, Transaction, open_db, record_links, record_page
+from minicrawl.state.db import (
+    LINKS_IN_KEY,
+    PageLinks,
+    StateError,
+    Transaction,
+    open_db,
+    record_links,
+    record_page,
+)
 from minicrawl.state.nostate import NoState
 from minicrawl.state.opening import (
     DB_NAME,
@@ -112,9 +123,11 @@ log = logging.getLogger("minicrawl")
 CHECKPOINT_SECONDS = 2.0
 
 
-def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | NoState:
+def open_state(options: Options, seeds: Iterable[str],
+               demo: int | None = None) -> CrawlState | NoState:
     """The state the options ask for (:class:`NoState` without ``--state``); raises
-    :class:`StateError` if it is unusable."""
+    :class:`StateError` if it is unusable. ``demo``: the crawl is of the demo site served on
+    this port (``--demo``): its state is marked so (see :func:`~.opening.check_demo`)."""
     if not options.state:
         if options.recrawl or options.forget_gone:
             raise StateError("--recrawl and --forget-gone need --state DIR (the earlier crawl)")
@@ -122,7 +135,7 @@ def open_state(options: Options, seeds: Iterable[str]) -> CrawlState | NoState:
     if options.redis:
         raise StateError("--state keeps the crawl of one process; a shared crawl (--redis) "
                          "keeps its ToDo and Visited in Redis — give one or the other")
-    return CrawlState(options.state, options, crawl_config(options, seeds))
+    return CrawlState(options.state, options, crawl_config(options, seeds), demo=demo)
 
 
 class CrawlState(CrawlObserver):
@@ -137,7 +150,7 @@ class CrawlState(CrawlObserver):
     existed = False  # True when the directory held a crawl already (a resume, a recrawl)
 
     def __init__(self, directory: str | os.PathLike[str], options: Options,
-                 config: JSON) -> None:
+                 config: JSON, demo: int | None = None) -> None:
         self.dir = Path(directory)
         self.db_path = self.dir / DB_NAME
         self.filter_path = self.dir / FILTER_NAME
@@ -157,14 +170,15 @@ class CrawlState(CrawlObserver):
             self._lock_fd = claim_directory(self.dir, self.db_path)
             self.existed = self.db_path.exists()
             self._db = open_db(self.db_path)
-            self._filter_seq, self._seq = check_meta(self._conn, self.dir, config)
+            self._filter_seq, self._seq = check_meta(self._conn, self.dir, config, demo)
             self._outbox = Outbox(self._conn, self._transaction)
             self.visited, self._shadow = self._load_visited(options)
             self._had_pages = self._conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM pages)").fetchone()[0] == 1
+            self.counts_links = self._counts_links()
             # A run that does not record links still drops those of a page fetched again:
             # they would be another fetch's
-            self._keeps_links = self.records_links or self._conn.execute(
+            self._keeps_links = self.records_links or self.counts_links or self._conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM edges)").fetchone()[0] == 1
         except BaseException:
             self.close(checkpoint=False)
@@ -191,6 +205,20 @@ class CrawlState(CrawlObserver):
         if forgotten or self.forget_gone:
             live = ForgettingVisited(live, forgotten)
         return live, shadow
+
+    def _counts_links(self) -> bool:
+        """Whether every page this state records has what ``links_in`` counts kept with it
+        (its ``linksin`` row): a state marked so (LINKS_IN_KEY), or one with no page yet opened
+        by a run that records links, marked now. A state whose earlier runs kept no links is
+        never marked: its pages' links are not known."""
+        db = self._conn
+        if db.execute("SELECT 1 FROM meta WHERE key = ?", (LINKS_IN_KEY,)).fetchone():
+            return True
+        if not self.records_links or self._had_pages:
+            return False
+        with self._transaction():
+            db.execute("INSERT INTO meta VALUES (?, '1')", (LINKS_IN_KEY,))
+        return True
 
     # -- the crawl's calls -----------------------------------------------------------------
 
@@ -316,7 +344,21 @@ class CrawlState(CrawlObserver):
         yield from self._read_links(
             "SELECT page, edges FROM edges WHERE edges IS NOT NULL ORDER BY id")
 
-    def _read_links(self, query: str) -> Iterator[tuple[str, str]]:
+    def recorded_links(self) -> Iterator[str]:
+        """Each recorded page's links as ``links_in`` counts them (packed: those it follows),
+        as :meth:`recorded_anchors`; all of the crawl's if :attr:`counts_links`."""
+        for (links,) in self._read_links("SELECT links FROM linksin WHERE links IS NOT NULL"):
+            yield links
+
+    def recorded_urls(self) -> Iterator[tuple[str, str | None]]:
+        """Each record's URL (a check's too, as its ``--out`` line has it) and the other URLs
+        its redirect chain requested (packed, or None), as :meth:`recorded_anchors`."""
+        for url, requested in self._read_links(
+                "SELECT pages.url, linksin.requested FROM pages "
+                "LEFT JOIN linksin ON linksin.url = pages.url"):
+            yield url.removeprefix(CHECK), requested
+
+    def _read_links(self, query: str) -> Iterator[tuple[Any, ...]]:  # (a row: its columns)
         db = sqlite3.connect(self.db_path)
         try:
             yield from db.execute(query)
@@ -358,12 +400,19 @@ class CrawlState(CrawlObserver):
                            forget=self.forget_gone and page.change == GONE,
                            links=self._links_of(page) if self._keeps_links else None))
 
-    def _links_of(self, page: Page) -> tuple[str | None, str | None]:
-        """``page``'s edges and anchors as this worker heard them (packed), if it did."""
+    def _links_of(self, page: Page) -> PageLinks:
+        """``page``'s edges and anchors as this worker heard them (packed), if it did; and if
+        the state counts links, those ``links_in`` counts (packed here, outside the writer)."""
         pending = self._pending.__dict__
         edges, anchors = pending.pop("edges", None), pending.pop("anchors", None)
-        return (edges[1] if edges is not None and edges[0] is page else None,
-                anchors[1] if anchors is not None and anchors[0] is page else None)
+        links = requested = None
+        if self.counts_links:
+            links = pack_urls(page.links) if page.links else None
+            others = [url for url in getattr(page, "requested", ()) if url != page.url]
+            requested = pack_urls(others) if others else None
+        return PageLinks(edges[1] if edges is not None and edges[0] is page else None,
+                         anchors[1] if anchors is not None and anchors[0] is page else None,
+                         self.counts_links, links, requested)
 
     def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
         """Links recorded: ``page``'s edges, kept with its record at its commit (next, from
@@ -439,7 +488,7 @@ class CrawlState(CrawlObserver):
                     if write.page is not None:
                         record_page(db, write.page, write.forget, seq)
                         if write.links is not None:
-                            record_links(db, write.page, *write.links)
+                            record_links(db, write.page, write.links)
                     if write.replaces is not None:
                         db.execute("DELETE FROM todo WHERE url = ?", (write.replaces,))
                 db.executemany(

@@ -20,6 +20,7 @@ from minicrawl.state.db import StateError
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
     from minicrawl.page import Page
+    from minicrawl.state.db import PageLinks
 
 BATCH = 1024  # writes in one transaction at the most
 
@@ -34,8 +35,8 @@ class Write:
     forget: bool = False
     replaces: str | None = None  # a journal row this write removes (a redirect hop's source)
     chain: str | None = None  # the items are hops of the chain recorded under this URL
-    links: tuple[str | None, str | None] | None = None  # the page's edges and anchors, packed
-    # (None: not read); None: its recorded links are left as they are
+    links: PageLinks | None = None  # the page's links, packed; None: its recorded links are
+    # left as they are
     done: threading.Event = field(default_factory=threading.Event)
     error: StateError | None = None
 
