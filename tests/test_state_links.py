@@ -346,16 +346,7 @@ def test_links_in_of_a_crawl_killed_and_resumed_is_that_of_one_never_stopped(ser
     assert links_in(whole, server) == want
 
     state, out = tmp_path / "state", tmp_path / "pages.jsonl"
-    killed = subprocess.Popen(crawl(state, out), cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while recorded(state) < KILL_AT:
-        assert killed.poll() is None, "the crawl ended before it was killed"
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
-    os.kill(killed.pid, signal.SIGKILL)
-    killed.wait(timeout=30)
-    assert KILL_AT <= recorded(state) < PAGES
+    kill_9_midway(crawl(state, out), state)
     assert set(links_in(out, server).values()) == {None}  # (killed: never written)
     resumed = run(crawl(state, out))
     assert resumed.returncode == check, resumed.stderr

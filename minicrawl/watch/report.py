@@ -357,14 +357,25 @@ def _broken_links(broken: BrokenLinks) -> Iterator[str]:
     e = html.escape
     yield '<h2 id="broken">Broken links</h2>\n'
     yield f'<p class="headline">{e(headline(counts))}.</p>\n'
-    yield ('<table class="broken"><thead><tr><th>status</th><th>broken URL / linked from</th>'
+    yield from _grouped_table(broken, "broken", "broken URL", broken.groups(), _target_row,
+                              counts.broken + counts.seeds, "no link checked is broken",
+                              "links to broken URLs")
+
+
+def _grouped_table(broken: BrokenLinks, kind: str, head: str,
+                   groups: Iterator[tuple[_Head, Iterator[Referrer]]],
+                   row: Callable[[_Head], str], counted: int, none: str,
+                   what: str) -> Iterator[str]:
+    """A table of ``groups`` (the broken links', the warnings'), each a head ``row`` then every
+    link to it; ``none``: what its one row says when ``counted`` is 0; ``what``: its rows, in
+    the note of any left out."""
+    yield (f'<table class="{kind}"><thead><tr><th>status</th><th>{head} / linked from</th>'
            "<th>line</th><th>text</th><th>element</th></tr></thead>\n")
-    shown = yield from _grouped_rows(broken.groups(), _target_row)
-    if not counts.any:
-        yield ('<tbody><tr><td colspan="5">None: no link checked is broken.</td></tr>'
-               "</tbody>\n")
+    shown = yield from _grouped_rows(groups, row)
+    if not counted:
+        yield f'<tbody><tr><td colspan="5">None: {none}.</td></tr></tbody>\n'
     yield "</table>\n"
-    yield from _left_out(broken, counts.broken + counts.seeds, shown, "links to broken URLs")
+    yield from _left_out(broken, counted, shown, what)
 
 
 def _target_row(target: Target) -> str:
@@ -391,14 +402,10 @@ def _warnings(broken: BrokenLinks | None) -> Iterator[str]:
         return
     counts = broken.counts
     yield f'<p class="headline">{e(warnings_headline(counts))}.</p>\n'
-    yield ('<table class="warnings"><thead><tr><th>status</th><th>URL#fragment / linked from'
-           "</th><th>line</th><th>text</th><th>element</th></tr></thead>\n")
-    shown = yield from _grouped_rows(broken.warnings(), _warned_row)
-    if not counts.warnings:
-        yield ('<tbody><tr><td colspan="5">None: every #fragment linked names a part of its '
-               "page.</td></tr></tbody>\n")
-    yield "</table>\n"
-    yield from _left_out(broken, counts.warnings, shown, "links to a missing #fragment")
+    yield from _grouped_table(broken, "warnings", "URL#fragment", broken.warnings(),
+                              _warned_row, counts.warnings,
+                              "every #fragment linked names a part of its page",
+                              "links to a missing #fragment")
 
 
 def _warned_row(warned: Warned) -> str:
