@@ -30,9 +30,11 @@ class PoliteFrontier(Protocol):
     the same contract) that also holds items back until a time, and takes back an item it handed
     out that could not be fetched yet.
 
-    Contract: ``put(item, not_before)`` holds ``item`` until ``not_before`` (``time.monotonic()``;
-    a retry's backoff) without a worker sleeping on it. ``put_back(item, not_before)`` gives back
-    an item ``take`` handed out and its worker did not fetch (politeness said wait): it is handed
+    Contract: ``put`` and ``put_many`` hold an item whose ``not_before`` (``time.monotonic()``; a
+    retry's backoff, put back through the door) is still ahead until then, without a worker
+    sleeping on it; ``take`` hands it out with ``not_before`` 0.0, as any other item (equal and
+    hashed as one that never waited). ``put_back(item, not_before)`` gives back an item ``take``
+    handed out and its worker did not fetch (politeness said wait: the host rests): it is handed
     out again, once, not before ``not_before`` — a local ToDo puts it at the head of its host's
     line when its worker calls ``done``. ``len`` counts the items waiting (delayed too), not those
     in flight; ``unfinished``, those put and not yet done (waiting and in flight); ``stopped`` is
@@ -40,7 +42,7 @@ class PoliteFrontier(Protocol):
     items are (``todo_in_memory``, ``todo_on_disk``, …: the ``todo_*`` stats), what it knows of it.
     """
 
-    def put(self, item: Item, not_before: float | None = None) -> None: ...
+    def put(self, item: Item) -> None: ...
     def put_many(self, items: list[Item]) -> int: ...
     def put_back(self, item: Item, not_before: float | None = None) -> None: ...
     def take(self) -> Item | None: ...

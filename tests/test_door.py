@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 import minicrawl
 from minicrawl import Crawler
 from minicrawl.core.door import Door, Entry
-from minicrawl.demo.site import LocalSite, Resource
+from minicrawl.core.interfaces import Item
+from minicrawl.demo.site import LocalSite, Resource, sequence
 
 PACKAGE = Path(minicrawl.__file__).parent
 
@@ -112,18 +114,43 @@ def test_a_resumed_crawl_takes_its_journal_through_the_door(site: LocalSite, tmp
     assert not set(first) & set(later)  # nothing fetched twice across the runs
 
 
-def test_only_the_door_puts_new_urls_in_todo() -> None:
-    """Outside the door, the ToDos and their wrappers, a ToDo is only given back an item it
-    handed out: a retry (``put`` with ``not_before``) or a wait (``put_back``)."""
+def test_only_the_door_puts_in_todo() -> None:
+    """Outside the door, the ToDos and their wrappers, nothing puts in a ToDo (``put``,
+    ``put_many``): a new URL enters through ``Door.enter`` or ``Door.seed``, an item that passed
+    the door before (a retry, its backoff in ``Item.not_before``; a redirect back into its
+    chain; a resumed journal) through ``Door.back``. A ToDo is only given back an item it
+    handed out and that was not fetched (``put_back``: politeness said wait)."""
     calls = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in ("put", "put_many") \
+                    and node.func.attr in ("put", "put_many", "put_back") \
                     and "todo" in ast.unparse(node.func.value).lower():
-                given_back = any(k.arg == "not_before" for k in node.keywords)
-                calls.append((str(path.relative_to(PACKAGE)), node.func.attr, given_back))
+                calls.append((str(path.relative_to(PACKAGE)), node.func.attr))
     wrappers = {"frontier/disk.py", "frontier/turns.py", "seeds.py", "redis/todo.py"}
     outside = [c for c in calls if c[0] not in wrappers and c[0] != "core/door.py"]
-    assert all(given_back for _, _, given_back in outside), outside
-    assert ("core/door.py", "put_many", False) in calls
+    assert outside and all(method == "put_back" for _, method in outside), outside
+    assert ("core/door.py", "put_many") in calls
+
+
+def test_a_retry_goes_back_through_the_door_with_its_wait(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """A page that answers 503, then 200: its retry is put back by ``Door.back``, the item
+    carrying its attempt and its ``not_before``; the server sees it no sooner than that."""
+    backed: list[tuple[Item, float]] = []
+    back = Door.back
+
+    def watched_back(door: Door, items: list[Item]) -> int:
+        backed.extend((item, time.monotonic()) for item in items)
+        return back(door, items)
+
+    monkeypatch.setattr(Door, "back", watched_back)
+    pages = {"/": html("/flaky"), "/flaky": sequence(Resource(status=503), html())}
+    with LocalSite(pages) as site:
+        Crawler([site.url("/")], threads=2, delay=0, retries=1, retry_backoff=0.4).run()
+        flaky = [r.time for r in site.requests if r.path == "/flaky"]
+        url = site.url("/flaky")
+    [(item, when)] = backed
+    assert (item.url, item.attempt) == (url, 1)
+    assert 0.2 - 0.01 <= item.not_before - when <= 0.4 + 0.01  # the backoff: 0.2-0.4 s
+    assert len(flaky) == 2 and flaky[1] >= item.not_before

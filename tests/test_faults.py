@@ -7,7 +7,12 @@ each good page exactly once, record every failure with a reason and lose no work
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import uuid
 import zlib
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -30,6 +35,7 @@ from minicrawl.demo.site import (
 from minicrawl.http.fetch import Fetcher
 from minicrawl.options import Options
 
+ROOT = Path(__file__).resolve().parent.parent
 MiB = 1 << 20
 # Small timeouts and backoffs keep the whole file a few seconds long (a timeout of 1 s, not
 # less: on a loaded machine a good page must not time out and be fetched twice).
@@ -218,6 +224,35 @@ def test_a_retry_does_not_hold_the_worker(server):
         assert next(p for p in pages if p.url.endswith("/busy")).status == 200
     finally:
         other.stop()
+
+
+@pytest.mark.parametrize("todo", ["memory", "spilling", "redis"])
+def test_run_py_fetches_a_retried_page_after_its_backoff(server, request, tmp_path, todo):
+    """From outside: ``python run.py`` against a page that answers 503 twice, then 200. No
+    Retry-After, so the host is not paused: the wait is the retry's own (--retry-backoff 0.4:
+    0.2-0.4 s before the second request, 0.4-0.8 s before the third), held by ToDo — in memory,
+    spilling to disk, or in Redis — while the worker goes on. The server sees the gaps."""
+    server.pages.update({
+        "/": html("/flaky", *[f"/p{i}" for i in range(3)]),
+        "/flaky": sequence(Resource(b"", 503), Resource(b"", 503), html()),
+        **{f"/p{i}": html() for i in range(3)},
+    })
+    where = ["--redis", request.getfixturevalue("redis_server").url, "--crawl",
+             "t" + uuid.uuid4().hex[:8]] if todo == "redis" else \
+        ["--frontier-memory", "0"] if todo == "spilling" else []
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run(
+        [sys.executable, "run.py", server.url("/"), "--retries", "2", "--retry-backoff", "0.4",
+         "--delay", "0", "--threads", "2", "--quiet", "--out", str(out), *where],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    flaky = [r.time for r in server.requests if r.path == "/flaky"]
+    assert len(flaky) == 3, server.fetch_counts()
+    # (the server's arrival times: the first answer left after it, the wait began later still)
+    assert flaky[1] - flaky[0] >= 0.2 and flaky[2] - flaky[1] >= 0.4, flaky
+    assert all(server.fetch_counts()[f"/p{i}"] == 1 for i in range(3))
+    records = {r["url"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert records[server.url("/flaky")]["status"] == 200
 
 
 def test_a_redirect_chain_is_one_record_and_each_hop_is_paced(server):

@@ -36,7 +36,7 @@ def test_get_returns_none_only_when_empty_and_no_worker_busy():
 
 def test_delayed_items_wait_without_blocking_ready_ones():
     todo = ToDo()
-    todo.put(Item("later", 0), not_before=time.monotonic() + 0.3)
+    todo.put(Item("later", 0, not_before=time.monotonic() + 0.3))
     todo.put(Item("now", 0))
     assert (now := todo.take()).url == "now"
     todo.done(now)
@@ -45,6 +45,21 @@ def test_delayed_items_wait_without_blocking_ready_ones():
     assert time.monotonic() - started >= 0.25
     todo.done(later)
     assert todo.take() is None
+
+
+def test_a_retry_is_handed_out_as_any_item_and_done_finds_it():
+    """Held by its time, queued with ``not_before`` 0.0: the item taken is the item ``done``
+    and ``put_back`` look up by value (``_taken`` is keyed by the item)."""
+    todo = ToDo()
+    todo.put_many([Item("http://a.test/r", attempt=1, not_before=time.monotonic() + 0.1)])
+    taken = todo.take()
+    assert taken == Item("http://a.test/r", attempt=1)
+    todo.put_back(Item("http://a.test/r", attempt=1))  # an equal item, not the same one
+    assert len(todo) == 0  # found as taken: back in line only once its worker is done
+    todo.done(taken)
+    assert todo.take() == taken
+    todo.done(taken)
+    assert todo.take() is None and todo.unfinished == 0
 
 
 def test_stop_wakes_every_waiting_worker():

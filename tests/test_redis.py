@@ -277,11 +277,36 @@ def test_todo_heartbeat_keeps_a_slow_item(redis_server):
 def test_delayed_items_wait_for_their_time(redis_server):
     shared = SharedRedis(redis_server.url, crawl_name())
     todo = RedisToDo(shared)
-    todo.put(Item("later", 0), not_before=time.monotonic() + 0.3)
+    todo.put(Item("later", 0, not_before=time.monotonic() + 0.3))
     start = time.monotonic()
     assert (later := todo.take()).url == "later"
     assert time.monotonic() - start >= 0.25
     todo.done(later)
+    assert todo.take() is None
+
+
+def test_a_retrys_wait_is_stored_as_redis_time_not_as_this_process_clock(redis_server):
+    """``not_before`` is this process's ``time.monotonic()``, which another process (another
+    machine) does not share: it is put as a delay, due on Redis's clock, and the payload holds
+    the item's four fields and a nonce, never the monotonic number. Another process takes it
+    with ``not_before`` 0.0, after the wait."""
+    shared = SharedRedis(redis_server.url, crawl_name())
+    todo = RedisToDo(shared)
+    not_before = time.monotonic() + 0.5
+    assert todo.put_many([Item("http://a.test/r", 1, "http://a.test/", attempt=2,
+                               not_before=not_before)]) == 1
+    client = shared.client
+    seconds, micros = client.time()
+    [(payload, due)] = client.zrange(shared.key("todo:delayed"), 0, -1, withscores=True)
+    fields = json.loads(payload)
+    assert fields[:4] == ["http://a.test/r", 1, "http://a.test/", 2] and len(fields) == 5
+    assert isinstance(fields[4], str)  # the nonce: no number beyond the four fields
+    assert 400 <= due - (seconds * 1000 + micros // 1000) <= 500  # Redis's ms, 0.5 s ahead
+    other = RedisToDo(SharedRedis(redis_server.url, shared.name))
+    taken = other.take()
+    assert taken == Item("http://a.test/r", 1, "http://a.test/", attempt=2)
+    assert time.monotonic() >= not_before - 0.01  # (Redis's ms: rounded)
+    other.done(taken)
     assert todo.take() is None
 
 

@@ -281,13 +281,15 @@ def test_a_retry_waits_in_memory_and_keeps_its_time(spill_dir: str) -> None:
     todo = SpillingToDo(ToDo(), 0, temp_dir=spill_dir)
     todo.put_many([Item("http://a.test/0"), Item("http://a.test/1")])
     first = todo.take()
-    todo.put(Item("http://a.test/0", attempt=1), not_before=time.monotonic() + 0.3)
+    todo.put_many([Item("http://a.test/0", attempt=1, not_before=time.monotonic() + 0.3)])
+    assert todo.figures()["todo_on_disk"] == 0  # (the disk keeps no time)
     todo.done(first)
     assert (second := todo.take()).url == "http://a.test/1"  # the retry is not due yet
     todo.done(second)
     started = time.monotonic()
     retry = todo.take()
-    assert retry.attempt == 1 and time.monotonic() - started >= 0.2
+    assert retry == Item("http://a.test/0", attempt=1)  # (its not_before 0.0 again)
+    assert time.monotonic() - started >= 0.2
     todo.done(retry)
     assert todo.take() is None
     todo.close()

@@ -52,7 +52,8 @@ class Door:
 
     def back(self, items: list[Item]) -> int:
         """Put ``items`` that passed the door before (a resumed crawl's journal; a redirect back
-        into its own chain) in ToDo as they are: Visited holds them already. How many ToDo took."""
+        into its own chain; a retry, whose ``not_before`` run.py's ToDo keeps: the core never sets
+        it) in ToDo as they are: Visited holds them already. How many ToDo took."""
         return self.todo.put_many(items)
 
     def _put(self, entry: Entry, keep: Callable[[Entry], None] | None) -> Entry:

@@ -16,6 +16,7 @@ class Item:
     referrer: str | None = None  # the page that linked here (None for a seed)
     attempt: int = 0  # fetches of it that failed so far (a crawler that retries counts them)
     check: bool = False  # to check, not crawl: only its answer is wanted (run.py's hooks)
+    not_before: float = 0.0  # a retry's backoff: run.py's ToDo holds it till this time.monotonic()
 
 
 @dataclass(slots=True)

@@ -161,18 +161,14 @@ class SpillingToDo:
 
     # -- putting ---------------------------------------------------------------------------
 
-    def put(self, item: Item, not_before: float | None = None) -> None:
-        """Add ``item`` (to memory or disk); with ``not_before`` it is held in memory until then
-        (a retry: few, and the polite ToDo keeps its time)."""
-        if not_before is not None:
-            with self._lock:
-                self._count_in(host_of(item.url), item)
-                self.todo.put(item, not_before)
-            return
+    def put(self, item: Item) -> None:
+        """Add ``item`` (to memory or disk: see :meth:`put_many`)."""
         self.put_many([item])
 
     def put_many(self, items: Sequence[Item]) -> int:
-        """Add several items (a page's new links) under one lock; how many (all of them)."""
+        """Add several items (a page's new links) under one lock; how many (all of them). One
+        with a ``not_before`` (a retry) is held in memory until then: few, and the polite ToDo
+        keeps its time (the disk keeps none)."""
         if not items:
             return 0
         to_memory: list[Item] = []
@@ -181,7 +177,7 @@ class SpillingToDo:
             spilling: set[str] = set()  # hosts of this batch going to disk
             for item in items:
                 host = host_of(item.url)
-                if not self._closed and self.failure is None and (
+                if not item.not_before and not self._closed and self.failure is None and (
                         host in spilling or self._on_disk.get(host)  # after its host's on disk
                         or self._memory_bytes + item_bytes(item) > self.budget  # memory full
                         and self._in_memory.get(host)  # (but a host's first item stays)

@@ -14,8 +14,10 @@ when a host it was waiting for may have become READY.
   being fetched, or its host's gap runs): the slot it was given is handed back unused (a URL
   that made no request costs its host no gap), and when its worker calls ``done`` it goes back
   to the *head* of its host's line, in its old turn.
-* ``put(item, not_before=t)`` holds an item back until time ``t`` (a retry with backoff)
-  without any worker sleeping on it; it then joins the tail of its host's line.
+* An item put with a ``not_before`` time ahead (a retry with backoff: ``Item.not_before``) is
+  held back until then without any worker sleeping on it; it then joins the tail of its host's
+  line, its ``not_before`` reset to 0.0: the item handed out is the one ``done`` is told of,
+  equal and hashed as any other.
 * ``take()`` returns ``None`` when the crawl is over: nothing is queued *and* no worker is busy
   (every item handed out has been marked ``done``), or ``stop()`` was called.
 
@@ -30,7 +32,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from minicrawl.core.interfaces import Item
 from minicrawl.core.urls import host_of
@@ -66,7 +68,7 @@ class ToDo:
         self._lines: dict[str, _Line] = {}  # hosts with URLs waiting
         self._due: list[tuple[int, int, str]] = []  # (head seq, epoch, host): READY
         self._timed: list[tuple[float, int, str]] = []  # (next_start, epoch, host): RESTING
-        self._later: list[tuple[float, int, Item]] = []  # heap of (not_before, seq, item)
+        self._later: list[tuple[float, int, Item]] = []  # retries held: (due, seq, item)
         self._taken: dict[Item, int] = {}  # handed out, not yet done: its turn (seq)
         self._returning: dict[Item, int] = {}  # put back, back in line when done
         self._seq = itertools.count()
@@ -79,25 +81,25 @@ class ToDo:
 
     # -- putting -----------------------------------------------------------------------------
 
-    def put(self, item: Item, not_before: float | None = None) -> None:
-        """Add ``item``; with ``not_before`` (a ``time.monotonic()`` value) hold it until then."""
-        with self._cond:
-            self._unfinished += 1
-            if not_before is None or not_before <= time.monotonic():
-                self._enqueue(next(self._seq), item)
-            else:
-                heapq.heappush(self._later, (not_before, next(self._seq), item))
-            self._cond.notify()
+    def put(self, item: Item) -> None:
+        """Add ``item`` (one with a ``not_before`` ahead is held until then)."""
+        self.put_many([item])
 
     def put_many(self, items: list[Item]) -> int:
-        """Add several ready items under one lock acquisition (all the new links of a page);
-        how many were queued (all of them, here)."""
+        """Add several items under one lock acquisition (all the new links of a page); one with
+        a ``not_before`` ahead (a retry) is held until then. How many (all of them, here)."""
         if not items:
             return 0
         with self._cond:
             self._unfinished += len(items)
             for item in items:
+                if item.not_before:  # a retry: held in ``_later`` by its time, queued as 0.0
+                    due, item = item.not_before, replace(item, not_before=0.0)
+                    if due > time.monotonic():
+                        heapq.heappush(self._later, (due, next(self._seq), item))
+                        continue
                 self._enqueue(next(self._seq), item)
+            # (one held too: a taker waiting for an earlier time must see the new one)
             self._cond.notify(len(items))
         return len(items)
 

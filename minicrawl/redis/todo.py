@@ -34,8 +34,10 @@ putting its seeds (``todo:starting``: each process registers there until its fir
 process started a moment after another cannot see an empty crawl before the first one's seeds are
 in and quit).
 
-Delayed items (``put(item, not_before=t)``) wait in the sorted set ``todo:delayed`` by due time
-(Redis's clock, one for all machines) and are moved into the stream when due. If the crawl's keys
+Delayed items (a retry: its ``Item.not_before``, a time on this process's ``time.monotonic()``,
+which no other process shares) are put as a delay from now: they wait in the sorted set
+``todo:delayed`` by due time (Redis's clock, one for all machines) and are moved into the stream
+when due; a payload never holds ``not_before`` (a taken item's is 0.0). If the crawl's keys
 vanish (Redis restarted without persistence) every process stops with :class:`RedisUnavailable`
 instead of taking the empty queue for a finished crawl.
 """
@@ -165,6 +167,7 @@ return redis.call('XLEN', KEYS[1]) - pending + redis.call('ZCARD', KEYS[2])
 """
 
 def _encode(item: Item, nonce: str | None = None) -> str:
+    # (not ``not_before``: a monotonic time means nothing to another process; it is a delay)
     fields: list[str | int | None] = [item.url, item.depth, item.referrer, item.attempt]
     if nonce is not None:  # delayed items are sorted-set members, which must be unique
         fields.append(nonce)
@@ -214,24 +217,32 @@ class RedisToDo:
 
     # ----------------------------------------------------------------- putting
 
-    def put(self, item: Item, not_before: float | None = None) -> None:
-        """Add ``item``; with ``not_before`` (a ``time.monotonic()`` value) hold it until then."""
-        delay = 0 if not_before is None else max(0, round((not_before - time.monotonic()) * 1000))
-        payload = _encode(item, uuid.uuid4().hex[:8]) if delay else _encode(item)
-        self._put([payload], delay, [item.url])
+    def put(self, item: Item) -> None:
+        """Add ``item`` (one with a ``not_before`` ahead is held until then)."""
+        self.put_many([item])
 
     def put_back(self, item: Item, not_before: float | None = None) -> None:
         """Give back an item that could not be fetched yet (its host's slot is booked in the
         host gate, which keeps its turn): it returns at ``not_before``."""
-        self.put(item, not_before)
+        self._put_later(item, 0.0 if not_before is None else not_before)
 
     def put_many(self, items: list[Item]) -> int:
-        """Add several ready items: one script call for all the new links of a page. How many
-        were queued: none when the put is a replay (another process seeded the same URLs, or
-        this page's links were put before its worker was killed)."""
-        if not items:
-            return 0
-        return self._put([_encode(item) for item in items], 0, [item.url for item in items])
+        """Add several items: one script call for all the new links of a page (and one for each
+        held until its ``not_before``: a retry). How many were queued: none when the put is a
+        replay (another process seeded the same URLs, or this page's links were put before its
+        worker was killed)."""
+        ready = [item for item in items if not item.not_before]
+        queued = self._put([_encode(item) for item in ready], 0,
+                           [item.url for item in ready]) if ready else 0
+        return queued + sum(self._put_later(item, item.not_before)
+                            for item in items if item.not_before)
+
+    def _put_later(self, item: Item, not_before: float) -> int:
+        """Put ``item`` to be taken at ``not_before`` (this process's ``time.monotonic()``),
+        written as the delay from now: Redis's clock makes it a due time."""
+        delay = max(0, round((not_before - time.monotonic()) * 1000))
+        payload = _encode(item, uuid.uuid4().hex[:8]) if delay else _encode(item)
+        return self._put([payload], delay, [item.url])
 
     def _put(self, payloads: list[str], delay_ms: int, urls: list[str]) -> int:
         shared = self._shared

@@ -202,16 +202,16 @@ class CrawlHooks:
             self.crawl.door.back([item])  # (it passed the door: Visited is not asked again)
             return None
         if is_retryable(response):
-            # Later, from ToDo: this worker goes on meanwhile. Not Door.back: the item passed the
-            # door once, and only run.py's ToDo can hold it until its backoff is over.
+            # Later, from ToDo: this worker goes on meanwhile. Back through the door (it passed it
+            # once: not asked again), its wait in the item: run.py's ToDo holds it until then.
             if item.attempt < opts.retries:
                 wait = wait_before_retry(response, item.attempt, opts.retry_backoff,
                                          opts.max_backoff)
                 counts["retries"] = 1
                 self.crawl.stats.add(counts)
                 self.crawl.events.retrying(self.n, item, opts.retries + 1, wait)
-                self.crawl.todo.put(replace(item, attempt=item.attempt + 1),
-                                    not_before=time.monotonic() + wait)
+                self.crawl.door.back([replace(item, attempt=item.attempt + 1,
+                                              not_before=time.monotonic() + wait)])
                 return None
             error = failure_reason(response, item.attempt + 1)
         chain.urls.append(item.url)
