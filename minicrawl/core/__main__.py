@@ -39,9 +39,8 @@ class PrintPages:
 
 def main(argv: list[str] | None = None) -> int:
     """Crawl as the command line ``argv`` says; the exit status (see the module's docstring)."""
-    ap = argparse.ArgumentParser(prog="python -m minicrawl.core",
-                                 description=__doc__.split("\n")[0],
-                                 allow_abbrev=False)  # --thread is a usage error, as in run.py
+    ap = argparse.ArgumentParser(prog="python -m minicrawl.core", allow_abbrev=False,
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("seeds", nargs="+", metavar="URL")
     ap.add_argument("--threads", type=int, default=8, help="worker threads (8)")
     ap.add_argument("--delay", type=float, default=0.0,
