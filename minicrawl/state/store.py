@@ -95,6 +95,7 @@ from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
+from minicrawl.page import CrawledPage, Page
 from minicrawl.records.edges import pack_anchors, pack_edges, pack_urls
 from minicrawl.records.output import Outbox, Output
 from minicrawl.state.db import (
@@ -123,9 +124,6 @@ from minicrawl.visited.make import Visited
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from minicrawl.page import Page
-    from minicrawl.records.edges import LinkEdge
 
 log = logging.getLogger("minicrawl")
 CHECKPOINT_SECONDS = 2.0
@@ -165,7 +163,6 @@ class CrawlState(CrawlObserver):
         self.forget_gone = options.forget_gone
         self.records_links = options.records_links  # each page's edges kept with its record
         self._keeps_links = self.records_links  # or those of earlier runs replaced (below)
-        self._pending = threading.local()  # a worker's page's packed edges and anchors
         self._lock = threading.Lock()  # the write connection: writer thread vs start/close
         self._lock_fd: int | None = None
         self._db: sqlite3.Connection | None = None
@@ -416,6 +413,8 @@ class CrawlState(CrawlObserver):
 
     def commit(self, page: Page, items: list[Item]) -> None:
         """Record ``page``, drop its journal row and journal ``items``: all in one transaction.
+        With links recorded, the page's edges and anchors (``CrawledPage.edges``, ``.anchors``)
+        go with its record.
 
         Returns once committed — call it *before* putting ``items`` in ToDo. Raises
         :class:`StateError` if the database refuses.
@@ -426,29 +425,20 @@ class CrawlState(CrawlObserver):
                            links=self._links_of(page) if self._keeps_links else None))
 
     def _links_of(self, page: Page) -> PageLinks:
-        """``page``'s edges and anchors as this worker heard them (packed), if it did; and if
-        the state counts links, those ``links_in`` counts (packed here, outside the writer)."""
-        pending = self._pending.__dict__
-        edges, anchors = pending.pop("edges", None), pending.pop("anchors", None)
-        links = requested = None
+        """``page``'s links as the state keeps them, packed here, on the committing worker's
+        thread (not the writer's, which every worker waits on): if links are recorded, the
+        edges and anchors the page carries (its own, whatever thread commits it and whatever
+        was told before); if the state counts links, those ``links_in`` counts."""
+        crawled = page if isinstance(page, CrawledPage) else None
+        edges = anchors = links = requested = None
+        if self.records_links and crawled is not None:
+            edges = pack_edges(crawled.edges) if crawled.edges else None
+            anchors = pack_anchors(crawled.anchors) if crawled.anchors is not None else None
         if self.counts_links:
             links = pack_urls(page.links) if page.links else None
-            others = [url for url in getattr(page, "requested", ()) if url != page.url]
+            others = [url for url in (crawled.requested if crawled else ()) if url != page.url]
             requested = pack_urls(others) if others else None
-        return PageLinks(edges[1] if edges is not None and edges[0] is page else None,
-                         anchors[1] if anchors is not None and anchors[0] is page else None,
-                         self.counts_links, links, requested)
-
-    def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
-        """Links recorded: ``page``'s edges, kept with its record at its commit (next, from
-        the same worker: :meth:`page_kept`), packed here, outside the writer."""
-        if self.records_links and edges:
-            self._pending.edges = (page, pack_edges(edges))
-
-    def page_anchors(self, page: Page, anchors: frozenset[str]) -> None:
-        """``page``'s anchors, kept with its record as its edges are."""
-        if self.records_links:
-            self._pending.anchors = (page, pack_anchors(anchors))
+        return PageLinks(edges, anchors, self.counts_links, links, requested)
 
     def attach_output(self, output: Output) -> None:
         """Have the writer write each record's ``--out`` line to ``output`` after its commit,
