@@ -19,12 +19,12 @@ point                  who hears it (today)
 ``refused``            trace (robots.txt, a host cap: not fetched); the links' join
 ``gave_up``            trace (a redirect chain that ended in an error)
 ``links_decided``      trace (every link of a page, and its fate)
-``page_edges``         the state (``--state``: kept with the page's record at ``page_kept``);
-                       the links' join: the ``--links`` file, ``--check-links`` (every link
+``page_edges``         the links' join: the ``--links`` file, ``--check-links`` (every link
                        of a page as written: its line, text, element, kind, and the URL it
-                       leads to)
-``page_anchors``       ``--check-links``: the state, as ``page_edges``; the links' join (the
-                       ids and ``<a name>``s of a page: what a link's ``#fragment`` may name)
+                       leads to; the page carries them too, ``CrawledPage.edges``: the
+                       state reads them there at ``page_kept``)
+``page_anchors``       ``--check-links``: the links' join (the ids and ``<a name>``s of a
+                       page: what a link's ``#fragment`` may name; ``CrawledPage.anchors``)
 ``duplicate_found``    trace (a page's body is one recorded before: ``page.duplicate_of``)
 ``sitemap_read``       trace (``--sitemaps``: one sitemap file read; its record follows)
 ``sitemap_queued``     trace (the sitemaps' URLs Visited had not seen, into ToDo)

@@ -13,10 +13,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from minicrawl.core.interfaces import Page
 from minicrawl.records.facts import Facts
+
+if TYPE_CHECKING:
+    from minicrawl.records.edges import LinkEdge
 
 __all__ = ["CrawledPage", "Facts", "Page", "PageRecord", "error_of", "now", "record"]
 
@@ -32,6 +35,11 @@ class CrawledPage(Page):
     redirects: list[Hop] = field(default_factory=list)  # the answers that redirected, in order
     requested: list[str] = field(default_factory=list)  # every URL its chain requested (the
     # redirects', and the last one's if it was requested): the URLs whose links lead here
+    # Its links as written, when the hooks read them (--links, --check-links, --mirror): they
+    # travel with the page to whoever keeps them (the state packs them at its commit), and go
+    # with it — a page lives for its trip only. None: not read.
+    edges: list[LinkEdge] | None = None  # every link, resolved (records/edges.py)
+    anchors: frozenset[str] | None = None  # --check-links: what a #fragment of it may name
 
 
 class RedirectHop(TypedDict):

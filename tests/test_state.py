@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -396,3 +397,125 @@ def test_a_state_that_cannot_record_an_internal_error_page_stops_the_crawl(serve
                       ignore_robots=True)
     with pytest.raises(StateError, match="disk full"):
         crawler.run()
+
+
+# -- a redirect chain's hops after a kill -9: Visited holds every URL the crawl requested ----
+
+
+def chain_site(server) -> None:
+    """A site whose redirect chain /r1 → /r2 → /t is reached early, and whose page /d, four
+    links deep, links the chain's middle hop /r2 (and its start /r1) late."""
+    html = {"Content-Type": "text/html; charset=utf-8"}
+
+    def page(*paths: str) -> Resource:
+        return Resource("".join(f'<a href="{p}">{p}</a>' for p in paths).encode(), 200, html)
+
+    server.pages.update({
+        "/": page("/r1", "/a"), "/a": page("/b"), "/b": page("/c"), "/c": page("/d"),
+        "/d": page("/r2", "/r1", "/t"), "/t": page("/"),
+        "/r1": Resource(b"", 302, {"Location": "/r2"}),
+        "/r2": Resource(b"", 302, {"Location": "/t"})})
+
+
+def slowly(resource: Resource, seconds: float = 0.5) -> Callable[[object], Resource]:
+    """``resource``, answered after ``seconds``: a page in flight when a run is killed."""
+    def handler(request: object) -> Resource:
+        time.sleep(seconds)
+        return resource
+    return handler
+
+
+def kill_9_once(args: list[str], ready: Callable[[], bool]) -> None:
+    """Run ``args`` and kill it with SIGKILL as soon as ``ready()`` says so."""
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 60
+    while not ready():
+        assert proc.poll() is None, f"the crawl ended before it was killed: {proc.stderr}"
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+
+
+def recorded_urls(state: Path) -> set[str]:
+    """The URLs ``state`` has a record of (none while its database is being made)."""
+    try:
+        with sqlite3.connect(f"file:{state / 'crawl.db'}?mode=ro", uri=True) as db:
+            return {row[0] for row in db.execute("SELECT url FROM pages")}
+    except sqlite3.Error:
+        return set()
+
+
+def out_records(path: Path) -> list[tuple]:
+    """The ``--out`` file's records, as an uninterrupted crawl must have them too (not when,
+    how fast, in which commit)."""
+    keys = ("url", "final_url", "status", "depth", "referrer", "links", "new", "redirects",
+            "error", "change")
+    return sorted(tuple(json.dumps(record[k]) for k in keys)
+                  for record in map(json.loads, path.read_text().splitlines()))
+
+
+@pytest.mark.parametrize("visited", [[], CHECKPOINTED], ids=["default", "bloom"])
+def test_a_link_to_a_middle_hop_of_a_chain_recorded_before_a_kill_fetches_nothing(
+        server, tmp_path, visited):
+    """The chain /r1 → /r2 → /t is recorded by the first run (under /r1, ending at /t), which is
+    then killed; a page the resumed run crawls links /r2. A crawl never stopped has /r2 in
+    Visited since its hop was put in ToDo, so the link is seen and nothing is fetched. The resume
+    did not: the hop's journal row had gone with the chain's record, which names only /r1 and
+    /t, so the rebuilt Visited (or a Bloom filter killed before its checkpoint) lacked /r2 and
+    the resumed run fetched it again and gave it a record of its own."""
+    chain_site(server)
+    server.pages["/c"] = slowly(server.pages["/c"])
+    one = ["--delay", "0", "--threads", "1", "--quiet", *visited]  # one worker: a known order
+
+    def crawl(name: str) -> list[str]:
+        return [sys.executable, str(ROOT / "run.py"), server.url("/"), *one,
+                "--state", str(tmp_path / name), "--out", str(tmp_path / f"{name}.jsonl")]
+
+    whole = run(*crawl("whole")[2:])
+    assert whole.returncode == 0, whole.stderr
+    expected = server.fetch_counts()
+    # an uninterrupted crawl: the link to the middle hop is seen (Visited has its hop item)
+    assert expected == {p: 1 for p in ("/", "/a", "/b", "/c", "/d", "/t", "/r1", "/r2")}
+    server.requests.clear()
+    state = tmp_path / "state"
+    kill_9_once(crawl("state"), lambda: server.url("/r1") in recorded_urls(state))
+    assert "/d" not in server.fetch_counts()  # the link to the middle hop: the resume's
+    if visited:  # killed before the filter's first checkpoint: rebuilt from the database
+        assert not (state / FILTER_NAME).exists()
+    resumed = run(*crawl("state")[2:])
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming the crawl" in resumed.stderr
+    counts = server.fetch_counts()
+    assert counts["/r2"] == 1  # not fetched again
+    # each URL as often as by the uninterrupted crawl; /c again if it was in flight at the kill
+    assert counts["/c"] in (1, 2)
+    assert {**counts, "/c": 1} == expected
+    assert out_records(tmp_path / "state.jsonl") == out_records(tmp_path / "whole.jsonl")
+
+
+def test_the_hops_of_a_chain_in_flight_at_a_kill_are_not_fetched_again(server, tmp_path):
+    """A kill while the chain /r1 → /r2 → /r3 → /t is at /r3: the resumed run carries it on at
+    /r3 (recorded under /r3, as the README says), and is killed in turn; a page of the third
+    run links /r1 and /r2. Neither is fetched again: /r2 had left the journal for /r3's row,
+    and /r1 was named only by that row, gone with /r3's record."""
+    chain_site(server)
+    server.pages.update({"/r2": Resource(b"", 302, {"Location": "/r3"}),
+                         "/r3": slowly(Resource(b"", 302, {"Location": "/t"})),  # in flight at
+                         "/d": slowly(server.pages["/d"])})  # the first kill, at the second
+    state = tmp_path / "state"
+    args = [sys.executable, str(ROOT / "run.py"), server.url("/"), "--delay", "0",
+            "--threads", "1", "--quiet", "--state", str(state)]
+    kill_9_once(args, lambda: "/r3" in server.fetch_counts())
+    assert server.url("/r1") not in recorded_urls(state)  # the chain was under way
+    kill_9_once(args, lambda: server.url("/r3") in recorded_urls(state))
+    assert server.url("/d") not in recorded_urls(state)  # its links: the third run's
+    final = run(*args[2:])
+    assert final.returncode == 0, final.stderr
+    counts = server.fetch_counts()
+    assert counts["/r1"] == counts["/r2"] == 1
+    # the rest as a crawl never stopped, but for the pages in flight at the kills
+    assert counts["/r3"] == 2 and counts["/d"] in (1, 2)
+    assert {**counts, "/r3": 1, "/d": 1} == {
+        p: 1 for p in ("/", "/a", "/b", "/c", "/d", "/t", "/r1", "/r2", "/r3")}

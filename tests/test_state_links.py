@@ -421,3 +421,45 @@ def test_a_state_from_before_the_linksin_table_resumes(server, tmp_path):
         kept = db.execute("SELECT count(*) FROM linksin").fetchone()[0]
         marked = db.execute("SELECT 1 FROM meta WHERE key = 'links_in'").fetchone()
     assert kept == 0 and marked is None  # (never: the pages before have none)
+
+
+def test_the_state_keeps_the_links_its_page_carries_whoever_commits_it(tmp_path):
+    """A page's edges and anchors travel with it (``CrawledPage.edges``, ``.anchors``) and the
+    state packs them at the page's commit. They were a stash of the worker thread, filled at
+    ``page_edges``/``page_anchors`` and taken by that thread's next commit: a page committed on
+    another thread than the one that told its links, or two pages whose points interleave on
+    one thread, lost theirs."""
+    from threading import Thread
+
+    from minicrawl.core.interfaces import Item
+    from minicrawl.events import Events
+    from minicrawl.options import Options
+    from minicrawl.page import CrawledPage
+    from minicrawl.records.edges import PAGE, LinkEdge
+    from minicrawl.state.store import CrawlState, crawl_config
+
+    seed = "http://site.test/"
+    options = Options(state=str(tmp_path / "s"), check_links=True)
+    state = CrawlState(options.state, options, crawl_config(options, [seed]))
+    events = Events([state])
+
+    def page(path: str) -> CrawledPage:
+        url = seed + path
+        edge = LinkEdge(url, seed, None, "/", f"home from {path}", "a", "href", 3, PAGE, False)
+        return CrawledPage(url, 1, seed, url, status=200, edges=[edge],
+                           anchors=frozenset({f"part-{path}"}))
+
+    a, b = page("a"), page("b")
+    state.journal([Item(a.url, 1, seed), Item(b.url, 1, seed)])
+    for told in (a, b):  # both pages' points first, on this thread
+        events.page_edges(told, told.edges)
+        events.page_anchors(told, told.anchors)
+    other = Thread(target=events.page_kept, args=(a, []))  # a's commit on another thread
+    other.start()
+    other.join()
+    events.page_kept(b, [])
+    state.close()
+    edges = {page: json.loads(packed)[0][3] for page, packed in state.recorded_edges()}
+    anchors = {page: json.loads(packed) for page, packed in state.recorded_anchors()}
+    assert edges == {a.url: "home from a", b.url: "home from b"}
+    assert anchors == {a.url: ["part-a"], b.url: ["part-b"]}

@@ -3,7 +3,8 @@
 it is on and the URL it leads to, as the crawl resolved it.
 
 run.py's hooks make them (:func:`link_edges`) from the walk's edges of each page whose links
-they resolve, and tell the observers at ``page_edges`` (:mod:`minicrawl.events`); the
+they resolve, put them on the page (``CrawledPage.edges``: the state packs them from there at
+its commit) and tell the observers at ``page_edges`` (:mod:`minicrawl.events`); the
 ``--links`` file (:mod:`minicrawl.records.links`) joins them with what became of each target.
 A page's edges are kept as one row, :func:`pack_edges`'s (a JSON array of arrays: a row an edge
 cost ~10× the CPU), in the join's scratch file or, with ``--state``, in the state's ``edges``
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from minicrawl.core.interfaces import Page  # (not minicrawl.page's: it imports this)
     from minicrawl.html.edges import Edge
-    from minicrawl.page import Page
 
 PAGE, REQUISITE, EXTERNAL = "page", "requisite", "external"  # the kinds of edge
 OUT_OF_SCOPE = "out_of_scope"  # the scope's reason (minicrawl.scope): a link leaving the site

@@ -21,6 +21,7 @@ from minicrawl.state.db import (
     DIGESTS_TABLE,
     EDGES_TABLE,
     FORMAT,
+    HOPS_TABLE,
     LINKS_IN_TABLE,
     SCHEMA,
     StateError,
@@ -100,13 +101,13 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON,
                          f"configuration ({diffs}); rerun with the same seeds and options, "
                          f"or use another --state dir")
     for name, table in (("digests", DIGESTS_TABLE), ("edges", EDGES_TABLE),
-                        ("linksin", LINKS_IN_TABLE)):
+                        ("linksin", LINKS_IN_TABLE), ("hops", HOPS_TABLE)):
         if name not in tables:  # (added after format 1 first shipped)
             with Transaction(db):
                 db.execute(table)
     seq = max(filter_seq, *(db.execute(
         f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]  # noqa: S608
-        for table in ("pages", "todo")))
+        for table in ("pages", "todo", "hops")))
     return filter_seq, seq
 
 

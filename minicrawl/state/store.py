@@ -16,6 +16,8 @@ Files in DIR:
     end), written in the transaction of the page's record, replacing those of its last fetch;
     ``linksin`` beside it, in a crawl that recorded links from its first page on (meta
     ``links_in``): what ``links_in`` counts of each page (:mod:`minicrawl.records.linksin`).
+    ``hops``: the URLs redirect chains requested that neither a record nor the journal names
+    (point 2), in every state.
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename). The
     file of an older minicrawl (format 1, other positions) is not read but rebuilt from the
@@ -33,9 +35,15 @@ Why a ``kill -9`` at any moment loses nothing and re-fetches at most the pages i
 2. On resume every journaled row goes back into ToDo: the URLs that were queued, and the ≤
    ``threads`` that were in flight (the only pages fetched twice). A redirect hop replaces the
    URL it came from in the journal (:meth:`CrawlState.hop`), so a chain waiting in ToDo — which
-   holds no thread — resumes at its last hop instead of adding to the re-fetches.
-3. Visited must come back holding every journaled and recorded URL (or they would be found again
-   and fetched twice) and **nothing else** that matters: a URL in the filter but in neither table
+   holds no thread — resumes at its last hop instead of adding to the re-fetches. The URL it
+   replaces, unless it is the chain's start, goes to ``hops`` in the same transaction: the
+   chain's record names only its start and its end, so a middle hop would otherwise be in no
+   table once its chain is recorded. A chain resumed at its hop goes on as a page of its own
+   (recorded under the hop's URL): its start, which only the hop's row names, goes to ``hops``
+   as the resume begins.
+3. Visited must come back holding every journaled, recorded and hop URL (or they would be found
+   again and fetched twice: so a crawl never stopped finds them, in Visited since they entered
+   ToDo) and **nothing else** that matters: a URL in the filter but in none of those tables
    would be dropped as seen when its page is re-fetched, and never crawled. The live filter does
    hold such URLs — links of pages still in flight, not yet committed — so it is never saved.
    What is saved is a *shadow* filter that receives URLs only after their transaction committed
@@ -87,6 +95,7 @@ from minicrawl.core.interfaces import Item
 from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
+from minicrawl.page import CrawledPage, Page
 from minicrawl.records.edges import pack_anchors, pack_edges, pack_urls
 from minicrawl.records.output import Outbox, Output
 from minicrawl.state.db import (
@@ -115,9 +124,6 @@ from minicrawl.visited.make import Visited
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from minicrawl.page import Page
-    from minicrawl.records.edges import LinkEdge
 
 log = logging.getLogger("minicrawl")
 CHECKPOINT_SECONDS = 2.0
@@ -157,7 +163,6 @@ class CrawlState(CrawlObserver):
         self.forget_gone = options.forget_gone
         self.records_links = options.records_links  # each page's edges kept with its record
         self._keeps_links = self.records_links  # or those of earlier runs replaced (below)
-        self._pending = threading.local()  # a worker's page's packed edges and anchors
         self._lock = threading.Lock()  # the write connection: writer thread vs start/close
         self._lock_fd: int | None = None
         self._db: sqlite3.Connection | None = None
@@ -190,18 +195,27 @@ class CrawlState(CrawlObserver):
     def _load_visited(self, options: Options) -> tuple[Visited, Visited | None]:
         """Visited as the database says (see the module doc), and the shadow to checkpoint."""
         live, shadow, since = load_checkpoint(options, self.filter_path, self._filter_seq)
-        replay = self._conn.execute(
+        db = self._conn
+        # A recrawl about to start (start(): nothing journaled) follows each redirect chain
+        # again, as one never stopped does: the hops of the crawl before are not its own
+        # (start() deletes them). Any other run goes on with the crawl whose hops they are.
+        recrawl = options.recrawl and db.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM todo)").fetchone()[0] == 1
+        replay = db.execute(
             "SELECT url FROM todo WHERE seq > ?1 UNION ALL "
             "SELECT chain FROM todo WHERE seq > ?1 AND chain IS NOT NULL UNION ALL "
             "SELECT url FROM pages WHERE seq > ?1 AND forgotten = 0 UNION ALL "
-            "SELECT final_url FROM pages WHERE seq > ?1 AND forgotten = 0 AND final_url != url",
+            "SELECT final_url FROM pages WHERE seq > ?1 AND forgotten = 0 AND final_url != url"
+            + ("" if recrawl else " UNION ALL SELECT url FROM hops WHERE seq > ?1"),
             (since,))
         while batch := [row[0] for row in replay.fetchmany(50_000)]:
             live.add_many(batch)
             if shadow is not None:
                 shadow.add_many(batch)
-        forgotten = {row[0] for row in self._conn.execute(
-            "SELECT url FROM pages WHERE forgotten = 1 AND url NOT IN (SELECT url FROM todo)")}
+        # (a page forgotten, then requested as a hop of this crawl: seen, as it was then)
+        forgotten = {row[0] for row in db.execute(
+            "SELECT url FROM pages WHERE forgotten = 1 AND url NOT IN (SELECT url FROM todo)"
+            + ("" if recrawl else " AND url NOT IN (SELECT url FROM hops)"))}
         if forgotten or self.forget_gone:
             live = ForgettingVisited(live, forgotten)
         return live, shadow
@@ -246,6 +260,11 @@ class CrawlState(CrawlObserver):
                 else:
                     log.warning("resuming the %s in %s: %d URLs still to do",
                                 "recrawl" if recrawling else "crawl", self.dir, waiting)
+                # A chain's start named by its hop's row alone: the hop goes on as a page of its
+                # own, and once recorded its row is gone (point 2 above)
+                with self._transaction():
+                    db.execute("INSERT OR IGNORE INTO hops SELECT chain, seq FROM todo "
+                               "WHERE chain IS NOT NULL AND chain != url")
                 return self._journaled(), {"state_resumed": waiting}
             if recrawling:  # the recrawl that left it ended: its queue is done
                 with self._transaction():
@@ -259,6 +278,7 @@ class CrawlState(CrawlObserver):
             self._seq += 1
             with self._transaction():  # its queue, and that it is a recrawl's (a resume says)
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('recrawling', '1')")
+                db.execute("DELETE FROM hops")  # the crawl before's (see _load_visited)
                 db.execute("INSERT INTO todo (url, depth, referrer, attempt, seq) "
                            "SELECT url, depth, referrer, 0, ? FROM pages WHERE forgotten = 0 "
                            "ORDER BY depth, seq", (self._seq,))
@@ -305,7 +325,9 @@ class CrawlState(CrawlObserver):
 
         After a crash the chain thus resumes at its last hop (recorded under that URL) instead
         of starting again from ``chain``: a chain waiting in ToDo holds no thread, so re-fetching
-        its start would add duplicates beyond the pages in flight.
+        its start would add duplicates beyond the pages in flight. A ``done`` that is not
+        ``chain`` is kept in ``hops`` (point 2 of the module doc): requested, it stays in
+        Visited across runs.
         """
         done, chain = visited_key(done, hop.check), visited_key(chain, hop.check)
         self._submit(Write(None, [hop], [visited_key(hop.url, hop.check), done, chain],
@@ -391,6 +413,8 @@ class CrawlState(CrawlObserver):
 
     def commit(self, page: Page, items: list[Item]) -> None:
         """Record ``page``, drop its journal row and journal ``items``: all in one transaction.
+        With links recorded, the page's edges and anchors (``CrawledPage.edges``, ``.anchors``)
+        go with its record.
 
         Returns once committed — call it *before* putting ``items`` in ToDo. Raises
         :class:`StateError` if the database refuses.
@@ -401,29 +425,20 @@ class CrawlState(CrawlObserver):
                            links=self._links_of(page) if self._keeps_links else None))
 
     def _links_of(self, page: Page) -> PageLinks:
-        """``page``'s edges and anchors as this worker heard them (packed), if it did; and if
-        the state counts links, those ``links_in`` counts (packed here, outside the writer)."""
-        pending = self._pending.__dict__
-        edges, anchors = pending.pop("edges", None), pending.pop("anchors", None)
-        links = requested = None
+        """``page``'s links as the state keeps them, packed here, on the committing worker's
+        thread (not the writer's, which every worker waits on): if links are recorded, the
+        edges and anchors the page carries (its own, whatever thread commits it and whatever
+        was told before); if the state counts links, those ``links_in`` counts."""
+        crawled = page if isinstance(page, CrawledPage) else None
+        edges = anchors = links = requested = None
+        if self.records_links and crawled is not None:
+            edges = pack_edges(crawled.edges) if crawled.edges else None
+            anchors = pack_anchors(crawled.anchors) if crawled.anchors is not None else None
         if self.counts_links:
             links = pack_urls(page.links) if page.links else None
-            others = [url for url in getattr(page, "requested", ()) if url != page.url]
+            others = [url for url in (crawled.requested if crawled else ()) if url != page.url]
             requested = pack_urls(others) if others else None
-        return PageLinks(edges[1] if edges is not None and edges[0] is page else None,
-                         anchors[1] if anchors is not None and anchors[0] is page else None,
-                         self.counts_links, links, requested)
-
-    def page_edges(self, page: Page, edges: Sequence[LinkEdge]) -> None:
-        """Links recorded: ``page``'s edges, kept with its record at its commit (next, from
-        the same worker: :meth:`page_kept`), packed here, outside the writer."""
-        if self.records_links and edges:
-            self._pending.edges = (page, pack_edges(edges))
-
-    def page_anchors(self, page: Page, anchors: frozenset[str]) -> None:
-        """``page``'s anchors, kept with its record as its edges are."""
-        if self.records_links:
-            self._pending.anchors = (page, pack_anchors(anchors))
+        return PageLinks(edges, anchors, self.counts_links, links, requested)
 
     def attach_output(self, output: Output) -> None:
         """Have the writer write each record's ``--out`` line to ``output`` after its commit,
@@ -491,6 +506,9 @@ class CrawlState(CrawlObserver):
                             record_links(db, write.page, write.links)
                     if write.replaces is not None:
                         db.execute("DELETE FROM todo WHERE url = ?", (write.replaces,))
+                    if write.replaces not in (None, write.chain):  # a middle hop (point 2)
+                        db.execute("INSERT OR IGNORE INTO hops VALUES (?, ?)",
+                                   (write.replaces, seq))
                 db.executemany(
                     "INSERT OR REPLACE INTO todo (url, depth, referrer, attempt, seq, chain) "
                     "VALUES (?, ?, ?, ?, ?, ?)",

@@ -106,8 +106,6 @@ class CrawlHooks:
         self.robot = crawl.politeness.token  # our name to robots <meta>s and X-Robots-Tag
         self.counts: dict[str, int] = {}  # the item's stats, added at ``keep``
         self.decisions: LinkDecisions | None = None  # what became of its links
-        self.edges: list[LinkEdge] | None = None  # links recorded: every link of it, as written
-        self.anchors: frozenset[str] | None = None  # with --check-links: its ids, <a name>s
         self.chain: Chain | None = None
         self.holding: Item | None = None  # the item whose slot on its host is held (GO)
         self.method = "GET"  # how the item in hand is asked for (a check: maybe HEAD)
@@ -115,8 +113,7 @@ class CrawlHooks:
 
     def before(self, item: Item) -> Go | Page | None:
         """Robots.txt and the host's turn, the page cap; a conditional GET with a state."""
-        self.counts, self.decisions, self.holding, self.edges = {}, None, None, None
-        self.anchors = None
+        self.counts, self.decisions, self.holding = {}, None, None
         # A redirect target waiting in ToDo carries on the chain (and the record) that led to it.
         self.chain = chain = self.crawl.chains.waiting_at(visited_key(item.url, item.check))
         if chain is None and not item.check and self.crawl.pages_full.is_set():
@@ -237,7 +234,7 @@ class CrawlHooks:
                            redirects=chain.redirects, requested=chain.urls)
         if item.check and self._kept_whole() \
                 and (edges := stylesheet_edges(page, self.crawl.resolver)):
-            self.edges = edges  # what a stylesheet of the site loads: checked, against it
+            page.edges = edges  # what a stylesheet of the site loads: checked, against it
             page.checks = (checks_of(edges, (), False, self.crawl.scope.excludes)
                            if self.crawl.options.check_links else
                            requisites_of(edges, self._mirrored))
@@ -271,12 +268,13 @@ class CrawlHooks:
                 canonical = self.crawl.resolver.judge([found.canonical], base,
                                                       links.encoding)[0][0] or found.canonical
             page.facts.read(found, canonical)
+        edges: list[LinkEdge] | None = None
         if opts.walks_edges and isinstance(walked, EdgeWalk):  # every link, resolved
-            edges = walked.edges
-            judged = self.crawl.resolver.judge([edge.href for edge in edges], base,
+            judged = self.crawl.resolver.judge([edge.href for edge in walked.edges], base,
                                                links.encoding)  # every link, resolved
-            self.edges = link_edges(page.final_url, edges, judged, links.nofollow)
-            self.anchors = walked.anchors()
+            edges = link_edges(page.final_url, walked.edges, judged, links.nofollow)
+            if isinstance(page, CrawledPage):  # (every page whose links are read: after())
+                page.edges, page.anchors = edges, walked.anchors()  # carried to its keepers
         counts["links_extracted"] = len(links.hrefs)
         nofollow = []
         if len(followed) < len(links.hrefs):  # the page says not to follow some
@@ -285,11 +283,11 @@ class CrawlHooks:
             counts["links_nofollow"] = len(nofollow)
         depth = page.depth + 1
         too_deep = opts.max_depth is not None and depth > opts.max_depth
-        if opts.check_links and self.edges is not None:
-            page.checks = checks_of(self.edges, [u for u, why in candidates.items() if not why],
+        if opts.check_links and edges is not None:
+            page.checks = checks_of(edges, [u for u, why in candidates.items() if not why],
                                     too_deep, self.crawl.scope.excludes)
-        elif opts.mirror and self.edges is not None:  # what the page needs, to save it
-            page.checks = requisites_of(self.edges, self._mirrored)
+        elif opts.mirror and edges is not None:  # what the page needs, to save it
+            page.checks = requisites_of(edges, self._mirrored)
         if opts.mirror:  # and what its own CSS loads (a style attribute, a <style>)
             # (the mirror's modules and tinycss2: imported by a crawl that mirrors, issue 49)
             from minicrawl.mirror.rewrite import css_urls_in_html
@@ -306,13 +304,16 @@ class CrawlHooks:
 
     def keep(self, page: Page, entry: Entry) -> None:
         """Between Visited and ToDo: count the links' fates, keep the page, journal the new
-        links with it (the state's commit), so a URL is in ToDo only once journaled."""
+        links with it (the state's commit), so a URL is in ToDo only once journaled. Its edges
+        and anchors are the page's own (the state reads them there at ``page_kept``); they are
+        told too, to those that hear them (the links' join without a state)."""
         if self.decisions is not None:
             self._decided(page, self.decisions, entry, self.counts)
-        if self.edges is not None:
-            self.crawl.events.page_edges(page, self.edges)
-        if self.anchors is not None:
-            self.crawl.events.page_anchors(page, self.anchors)
+        if isinstance(page, CrawledPage):
+            if page.edges is not None:
+                self.crawl.events.page_edges(page, page.edges)
+            if page.anchors is not None:
+                self.crawl.events.page_anchors(page, page.anchors)
         self.crawl.stats.add(self.counts)
         self.crawl.events.page_kept(page, entry.new)
 
