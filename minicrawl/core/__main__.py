@@ -38,7 +38,7 @@ class PrintPages:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Crawl as the command line ``argv`` says; the exit status (see the module's docstring)."""
+    """Crawl as ``argv`` says: the exit status (see the module), or ``ap.error``'s SystemExit(2)."""
     ap = argparse.ArgumentParser(prog="python -m minicrawl.core", allow_abbrev=False,
                                  description=__doc__.split("\n")[0])
     ap.add_argument("seeds", nargs="+", metavar="URL")
@@ -53,12 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ignore-nofollow", action="store_true", help="follow the links a page "
                     "says not to follow (rel=nofollow, robots <meta>, X-Robots-Tag)")
     ap.print_usage = lambda file=None: None  # type: ignore[method-assign] # one line: the error
-    printer = PrintPages(on_closed=(todo := ToDo()).stop)  # --help's too: argparse would pass
-    ap.print_help = lambda file=None: printer.out.write(ap.format_help())  # over a failed write
+    # The pages' printer writes --help too: argparse would pass over a failed write
+    printer = PrintPages(on_closed=(todo := ToDo()).stop)
+    ap.print_help = lambda file=None: printer.out.write(ap.format_help())
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:  # --help, or a wrong option (told by argparse)
-        return printer.out.flush() or int(e.code or 0)
+        return 1 if printer.out.flush() else int(e.code or 0)
     try:  # run.py's bounds, the environment's proxies and CA bundle: one line, exit status 2
         check_core_options(args, USER_AGENT, os.environ)
     except ValueError as e:

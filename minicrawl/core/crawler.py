@@ -1,6 +1,5 @@
 """The crawler: seeds in, N worker threads, a summary out. Seeds enter ToDo through the door
-links take (:mod:`minicrawl.core.door`); the workers run until ToDo says the crawl is over
-(nothing queued, no worker busy) or the page cap stops it."""
+links take (:mod:`minicrawl.core.door`); the workers run until ToDo says the crawl is over."""
 
 import threading
 import time
@@ -71,7 +70,6 @@ class Crawler:
         self.pace = pace if pace is not None else Politeness(delay) if delay > 0 else None
         # The page cap: a permit per page, never given back; the worker that finds none stops ToDo.
         self.budget = threading.Semaphore(max_pages) if max_pages is not None else None
-        # The parsing slot, shared by the workers' trips: one parses at a time (Trip.links_of)
         self.parsing = threading.Lock()
         self.make_fetcher, self.ignore_nofollow = fetcher, ignore_nofollow
         self.make_trip = trip if trip is not None else self.trip
@@ -88,7 +86,7 @@ class Crawler:
         raises it), or an observer raises (the crawl stops so, then run raises it)."""
         start = time.monotonic()
         keep_heaps_small()
-        self.door.seed(self.seeds)  # the door every link takes (no fetcher needed to enter)
+        self.door.seed(self.seeds)
         workers = [Worker(self.todo, self.make_trip(n), self.observers, self.budget)
                    for n in range(1, self.threads + 1)]
         try:

@@ -1,19 +1,19 @@
-"""The door: the one way a new URL enters ToDo — seeds, links, redirects, sitemaps, checks.
+"""The door: the one way a new URL enters ToDo — seeds, links, redirects; run.py's sitemaps, checks.
 
 Three questions, in this order: may it be crawled at all (the admission rules; a seed is not
-asked)? was it ever put in ToDo (Visited's test-and-set, atomic per URL: of two workers offering
-one link, one is told "new")? for the new ones, is the crawl's record written (``keep``: run.py
-journals them)? Then ToDo. A refused URL takes no room in Visited; an item that goes back (to
-wait, be retried, a resumed journal: :meth:`Door.back`) is not asked again. A URL to *check* (an
-image, a link out: run.py's) is wanted for its answer alone: no rule asks, and Visited knows it
-by another name (:func:`visited_key`): a URL checked (a nofollow link's) is crawled yet, once.
+asked)? was it ever put in ToDo (Visited's atomic test-and-set)? for the new ones, is the crawl's
+record written (``keep``: run.py journals them)? Then ToDo. A refused URL takes no room in
+Visited; an item that goes back (to wait, be retried, a resumed journal: :meth:`Door.back`) is
+not asked again. A URL to *check* (an image, a link out: run.py's) is wanted for its answer
+alone: no rule asks, and Visited knows it by another name (:func:`visited_key`), so a URL
+checked (a nofollow link's) is still crawled, once, if a followed link leads to it.
 """
 
 from collections.abc import Callable, Sequence
 
 from minicrawl.core.interfaces import Admission, Entry, Frontier, Item, SeenSet
 
-CHECK = "check "  # Visited's key for a URL to check is this + the URL
+CHECK = "check "
 
 
 def visited_key(url: str, check: bool) -> str:
@@ -22,8 +22,6 @@ def visited_key(url: str, check: bool) -> str:
 
 
 class Door:
-    """The one way into ``todo``: ``admission`` rules, then ``visited``, then ToDo."""
-
     def __init__(self, todo: Frontier, visited: SeenSet,
                  admission: Sequence[Admission] = ()) -> None:
         self.todo, self.visited, self.admission = todo, visited, admission

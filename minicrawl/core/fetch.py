@@ -7,8 +7,9 @@ its ``Location`` goes through the door like any link, so no page is crawled twic
 A server is never trusted: the body is read in pieces and cut at ``max_bytes`` *after*
 decompression (a 10 KB gzip bomb can inflate to gigabytes: :mod:`minicrawl.http.answer` reads it);
 connecting and each read wait at most ``timeout`` seconds; the body must come within
-``deadline`` seconds of the request's start, checked as each piece arrives (a byte a second
-never trips a read time-out; a stalled read can add one ``timeout``; the head is not checked so).
+``deadline`` seconds of the request's start, checked as each piece arrives: a byte a second,
+which never trips ``timeout``, is cut; a stalled read may overrun the deadline by one ``timeout``;
+the head (status line, headers) is bounded by ``timeout`` per read alone.
 """
 
 import os
@@ -28,7 +29,7 @@ CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE")  # the 
 
 
 class Fetcher:
-    """One worker's HTTP client: ``fetch(url)`` → :class:`Response`, never an exception."""
+    """One worker's HTTP client: ``fetch(url)`` → :class:`Response`, a network or HTTP error too."""
 
     def __init__(self, user_agent: str = USER_AGENT, timeout: float = 10.0,
                  deadline: float = 60.0, max_bytes: int = 10 * 2**20) -> None:

@@ -13,7 +13,7 @@ class Item:
 
     url: str
     depth: int = 0  # hops from a seed
-    referrer: str | None = None  # the page that linked here (None for a seed)
+    referrer: str | None = None  # the page linking here, or the URL redirecting here (None: a seed)
     attempt: int = 0  # fetches of it that failed so far (a crawler that retries counts them)
     check: bool = False  # to check, not crawl: only its answer is wanted (run.py's hooks)
     not_before: float = 0.0  # a retry's backoff: run.py's ToDo holds it till this time.monotonic()
@@ -49,11 +49,11 @@ class Page:
     body: bytes = b""
     links: list[str] = field(default_factory=list)  # distinct canonical links (or the target)
     checks: list[str] = field(default_factory=list)  # URLs it leads to, to check, not crawl
-    new: int = 0  # of links and checks, how many the door let in (new to Visited: to ToDo)
+    new: int = 0  # of links and checks, how many were new to Visited (a stopped ToDo drops them)
     elapsed_ms: float = 0.0
     error: str | None = None
     redirect: str | None = None  # a 3xx answer's Location, made absolute (the page's one link)
-    noindex: bool = False  # the page asks robots not to index it (it is crawled all the same)
+    noindex: bool = False  # its Links.noindex
     # The core leaves these empty, run.py fills them: one record, so its observers are the core's
     fetched_at: str = ""  # when the fetch began (ISO 8601, UTC)
     worker: int = 0  # which worker (1…N)
@@ -107,7 +107,8 @@ class Go:
 
 class Client(Protocol):
     """A worker's HTTP client: the core's ``fetch.Fetcher``, or run.py's around it. Contract:
-    ``fetch`` GETs ``url`` (or HEADs), follows no redirect, never raises: a failure is the error."""
+    ``fetch`` GETs ``url`` (or HEADs), follows no redirect, and a network or HTTP failure never
+    raises: it is the Response's ``error``."""
 
     def fetch(self, url: str, headers: Mapping[str, str] | None = None,
               method: str = "GET") -> Response: ...
@@ -163,7 +164,7 @@ class Admission(Protocol):
     Contract: the door asks ``refuses`` before Visited, for each URL but a seed or a check: it
     says why the rule refuses ``url`` at ``depth`` — what a refusal counts as: "out_of_scope",
     "trap", … — or None: admitted. It must not block for long and must be safe to call from
-    many threads. A refused URL is not remembered in Visited, so another rule set could take it.
+    many threads. A refused URL is not remembered in Visited: offered again, it is asked again.
     """
 
     def refuses(self, url: str, depth: int) -> str | None: ...

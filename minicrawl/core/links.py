@@ -4,7 +4,7 @@ says about following them. :func:`extract_links` does it in three steps:
 1. **Decode** the page as a browser does (:mod:`minicrawl.html.encoding`: a byte order mark,
    the Content-Type's charset, a ``<meta>``, else windows-1252; a later ``<meta>`` naming
    another encoding has 1–3 done again in it).
-2. **Parse** it with lxml: libxml2 builds the tree as the HTML standard says, without the GIL.
+2. **Parse** it with lxml: libxml2 reads the bytes as the HTML standard says, without the GIL.
 3. **Walk** the elements that can be links (:mod:`minicrawl.html.walk`: ``<a href>``,
    ``<area href>``, frames, ``<link rel=next>``…, a refresh), mending where libxml2's tree is no
    browser's (a ``<template>``'s content, an ``<a>`` in MathML, a frame outside a frameset).
@@ -29,8 +29,7 @@ def follows_links(page: Page) -> bool:
     HTML (:func:`is_html`), and its body is the page as sent, its coding undone — whole or cut
     short (the size cap, a slow drip, a lost connection: the links up to the cut are real, as a
     browser shows a page cut short). A body kept as received (br without brotli) or empty (over
-    the cap by its Content-Length: not read) gives none. run.py adds, outside this rule: a page
-    its state finds unchanged (recrawl) or a duplicate of one recorded gives none."""
+    the cap by its Content-Length: not read) gives none."""
     return page.status == 200 and bool(page.body) and is_html(page.content_type, page.body) \
         and undone(page.headers.get("content-encoding", ""))
 
@@ -42,7 +41,7 @@ def extract_links(body: bytes, headers: Mapping[str, str] | None = None,
     and X-Robots-Tag (besides ``robots``)."""
     said = [(name.lower(), value) for name, value in (headers or {}).items()]  # repeats too
     encoding, certain = sniff(body, next((v for n, v in said if n == "content-type"), None))
-    page = walk(body, encoding, robot)  # parsed and walked
+    page = walk(body, encoding, robot)
     if not certain and page.declared not in (None, encoding):
         # A <meta> the prescan did not see (past 1024 bytes): the browser decodes again.
         encoding = page.declared

@@ -33,8 +33,7 @@ class ToDo:
         return len(items)
 
     def take(self) -> Item | None:
-        """The oldest item, waiting for one while another worker is busy; None when the crawl
-        is over (nothing queued, nobody busy) or stopped."""
+        """The oldest item, waiting while another worker is busy; None once the crawl is over."""
         with self._changed:
             while not self._items and self._busy and not self._stopped:
                 self._changed.wait()

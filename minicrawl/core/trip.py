@@ -12,10 +12,8 @@ from minicrawl.html.meta import ROBOT
 
 
 class Trip:
-    """What a worker does with each item it takes: fetch it, find its links, through the crawl's
-    ``door`` into ToDo, with a crawler's ``hooks`` at its points (none: :class:`CoreHooks`). The
-    ``pace`` is the crawl's, the ``client`` this worker's own. ``parsing``: the crawl's parsing
-    slot (a lock: one worker parses at a time), or None for no limit."""
+    """One worker's trips, with a crawler's ``hooks`` (none: :class:`CoreHooks`). The ``door``,
+    ``pace`` and ``parsing`` slot (None: no limit) are the crawl's, the ``client`` this worker's."""
 
     def __init__(self, door: Door, client: Client, pace: Pace | None = None,
                  hooks: Hooks | None = None,
@@ -26,8 +24,7 @@ class Trip:
 
     def visit(self, item: Item) -> Page | None:
         """One URL's trip: may it go (``before``), fetch it, its page (``after``), its links
-        (``follows_links``: the one rule of both crawlers) through the door. The page, once its
-        new links are in ToDo; None if it has none to give (see :class:`Hooks`)."""
+        through the door. The page, once its new links are in ToDo, or None (see :class:`Hooks`)."""
         try:
             return self._visit(item)
         except Exception as exc:  # a bug costs one page, not the worker
@@ -51,7 +48,7 @@ class Trip:
         """Ask for the item's URL as ``go`` says once its host's pace allows (http, https alike)."""
         if self.pace is None:
             return self.client.fetch(item.url, go.headers, go.method)
-        host = host_of(item.url)  # "host[:port]": either scheme, without user:password@
+        host = host_of(item.url)
         while (wait := self.pace.take(item, host)) > 0:
             time.sleep(wait)
         try:
@@ -62,8 +59,8 @@ class Trip:
     def links_of(self, page: Page) -> list[str]:
         """The canonical URLs ``page``'s links lead to (the hooks resolve those it follows)."""
         # One worker parses at a time: libxml2 needs no GIL, but the walk and resolving after it
-        # are Python, one thread at a time anyway, so all workers at once only add switches (the
-        # Java docs measured twice the CPU); the others fetch meanwhile (bench/README.md).
+        # are Python, one thread at a time anyway, so all workers at once only add switches (twice
+        # the CPU on bench/README.md's site, the Java 17 API docs); the others fetch meanwhile.
         with self.parsing:
             links = extract_links(page.body, page.headers, self.hooks.robot)
             page.noindex = links.noindex
@@ -74,7 +71,7 @@ class CoreHooks:
     """The core's own :class:`Hooks`, the plain trip: every item fetched as it is, each answer its
     page (a redirect's: its target), its links followed as it says (all if ``ignore_nofollow``)."""
 
-    robot = ROBOT  # our name to robots <meta>s
+    robot = ROBOT
 
     def __init__(self, ignore_nofollow: bool = False) -> None:
         self.ignore_nofollow = ignore_nofollow
@@ -93,7 +90,7 @@ class CoreHooks:
         return True
 
     def resolve(self, page: Page, links: Links) -> list[str]:
-        base = base_url(page.final_url, links)  # whose answer it is (run.py: a chain's end)
+        base = base_url(page.final_url, links)
         return list(dict.fromkeys(url for href in links.followed(self.ignore_nofollow)
                                   if (url := resolve(base, href, links.encoding))))
 

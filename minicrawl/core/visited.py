@@ -1,13 +1,11 @@
 """Visited: was this URL ever offered to ToDo? A Bloom filter answers in a fixed amount of memory.
 
 A Bloom filter is m bits, all 0 at first, and k = 8 seeded hashes (the 8 words of one salted BLAKE2b
-digest). Adding a URL sets the 8 bits they name; it was seen before only if all 8 were set. An
-unseen URL may find its bits set by others: a *false positive*, and that page is never crawled. For
-n URLs at rate p, m = -8n / ln(1 - p^(1/8)) bits (past n, p climbs, unannounced): 1.8 MB for a
-million at p = 0.001; a ``set`` of 70-character ones, ~150 MB.
-
-Check and insert are one step under one lock: of two workers finding one link at once, only one
-is told "new" (else the page would be fetched twice)."""
+digest: independent, so eight hashes for one call). Adding a URL sets the 8 bits they name; it was
+seen before only if all 8 were set. An unseen URL may find its bits set by others: a *false
+positive*, and that page is never crawled. For n URLs at rate p, m = -8n / ln(1 - p^(1/8)) bits
+(past n, p climbs, unannounced): 1.8 MB for a million at p = 0.001; a ``set`` of 70-character ones,
+~150 MB. Check and insert are one step, under one lock (as :class:`SeenSet` asks)."""
 
 import math
 import struct
@@ -30,15 +28,12 @@ def bits_for(expected: int, error_rate: float) -> int:
 
 
 def positions(url: str, size: int, seed: bytes = SEED) -> list[int]:
-    """The 8 bit positions of ``url`` among ``size``: words of one seeded BLAKE2b digest, which
-    are independent — eight seeded hashes for one call (a lone surrogate hashes as 3 bytes)."""
+    """The 8 bit positions of ``url`` among ``size`` (a lone surrogate hashes as 3 bytes)."""
     digest = blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8 * HASHES, salt=seed)
     return [word % size for word in struct.unpack("<8Q", digest.digest())]
 
 
 class BloomVisited:
-    """Visited as a Bloom filter over a ``bitarray``, eight seeded hashes, guarded by a lock."""
-
     def __init__(self, expected: int = 1_000_000, error_rate: float = 0.001,
                  seed: bytes = SEED) -> None:
         self.size = bits_for(expected, error_rate)

@@ -8,8 +8,8 @@ from minicrawl.core.trip import Trip
 
 
 class Worker:
-    """Visits items from ``todo`` until the crawl is over, on its own ``trip``; ToDo, the
-    observers and the page cap are shared by all workers of a crawl."""
+    """Visits items from ``todo`` on its own ``trip``; ToDo, the observers and the page cap
+    (``budget``) are shared by all workers of a crawl."""
 
     def __init__(self, todo: Frontier, trip: Trip, observers: Sequence[Observer] = (),
                  budget: threading.Semaphore | None = None) -> None:
@@ -17,7 +17,7 @@ class Worker:
         self.failure: Exception | None = None  # an observer's: it stops the crawl (run raises)
 
     def run(self) -> None:
-        """Take → visit → tell the observers → done, until ToDo says the crawl is over."""
+        """The loop, in the calling thread; it returns once ToDo says the crawl is over."""
         while (item := self.todo.take()) is not None:
             try:
                 if self.budget is not None and not self.budget.acquire(blocking=False):
