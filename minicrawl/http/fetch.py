@@ -44,7 +44,8 @@ class Wire:
 
 
 class Fetcher:
-    """One worker's fetcher: ``fetch(url)`` → the core's :class:`Response`, never an exception."""
+    """One worker's fetcher: ``fetch(url)`` → the core's :class:`Response`; a network or HTTP
+    failure is its ``error``, not an exception."""
 
     def __init__(self, options: Options,
                  on_exchange: Callable[[Response, Wire | None], None] | None = None,
