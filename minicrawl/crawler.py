@@ -454,6 +454,8 @@ class Crawler:
             self.events.seeds_queued([item.url for item in entry.new],
                                      [url for url in urls if url not in fresh])
             self.state.journal(entry.new)
+            if self._feed is not None:  # (a seed file's head too: seeds that wait in ToDo)
+                self._feed.entering(entry.new)
 
         entry = self.door.seed(urls, keep=journal)
         # Counted as queued: a process joining a shared crawl with the same seeds queues none.
@@ -495,7 +497,8 @@ class Crawler:
                 chunk, found = seed_credentials(chunk)
                 for origin, authorization in found.items():  # the first seed of an origin's
                     self.credentials.setdefault(origin, authorization)
-                self._feed.fed(self._queue_seeds(chunk))
+                self._queue_seeds(chunk)
+                self._feed.fed()
         except StateError as e:
             self._fail(e)
         except Exception as e:  # a bug: never silent, and the crawl must still end

@@ -208,7 +208,14 @@ class SeedFeed:
         self._changed = threading.Condition(lock)  # workers wait here for seeds
         self._room = threading.Condition(lock)  # the feeder waits here for room
         self._chunks = 0  # chunks fed so far: a take that found nothing waits for the next
-        self._waiting = 0  # seeds fed and not taken yet
+        # The seeds fed and not taken yet, themselves, not a count: a seed is one of them only
+        # the first time it is taken. It may come back to ToDo and be taken again — a retry
+        # (attempt + 1), given back unfetched (put_back: the very same item) — and a count
+        # lowered at each take of a depth-0 item went below zero, so the feeder read on past
+        # its lead (a resumed crawl's seeds, never fed, lowered it too). An item leaves the set
+        # at its first take, and none enters it twice: Visited lets a URL through the door once.
+        # At most a lead and a chunk of items, most of them the very ones waiting in ToDo.
+        self._waiting: set[Item] = set()
         self._finished = False
 
     def put(self, item: Item) -> None:
@@ -225,10 +232,11 @@ class SeedFeed:
             with self._changed:
                 chunks, finished = self._chunks, self._finished
             item = self.todo.take()
-            if item is not None and item.depth == 0 and item.referrer is None:  # a seed
+            if item is not None and item.depth == 0 and item.referrer is None:  # maybe a seed
                 with self._changed:
-                    self._waiting -= 1
-                    self._room.notify()
+                    if item in self._waiting:  # fed, and taken for the first time
+                        self._waiting.remove(item)
+                        self._room.notify()
             if item is not None or finished or self.todo.stopped:
                 return item  # (ToDo stopped by whoever holds it: the crawl is over)
             with self._changed:  # ToDo caught up with the feed: wait for it
@@ -247,14 +255,19 @@ class SeedFeed:
     def room(self) -> None:
         """Wait until fewer than ``lead`` seeds wait in ToDo (or the feed has ended)."""
         with self._changed:
-            while self._waiting >= self.lead and not self._finished:
+            while len(self._waiting) >= self.lead and not self._finished:
                 self._room.wait()
 
-    def fed(self, seeds: int) -> None:
-        """A chunk of ``seeds`` seeds is in the ToDo: workers that found it empty look again."""
+    def entering(self, seeds: list[Item]) -> None:
+        """``seeds`` are about to be put in the ToDo: counted before, not after (a worker may
+        take one the moment it is in, and a seed taken before it was counted stayed counted)."""
+        with self._changed:
+            self._waiting.update(seeds)
+
+    def fed(self) -> None:
+        """A chunk of seeds is in the ToDo: workers that found it empty look again."""
         with self._changed:
             self._chunks += 1
-            self._waiting += seeds
             self._changed.notify_all()
 
     def finish(self) -> None:

@@ -10,11 +10,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from minicrawl import Crawler
+from minicrawl.core.interfaces import Item
 from minicrawl.demo.site import LocalSite, Request, Resource
+from minicrawl.frontier.todo import ToDo
 from minicrawl.scope import Scope
+from minicrawl.seeds import SeedFeed
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAGS = ("--quiet", "--ignore-robots", "--delay", "0")
@@ -201,3 +205,89 @@ def test_the_feed_keeps_a_bounded_lead_and_every_seed_is_fetched(tmp_path):
         counts = server.fetch_counts()
         assert len(counts) == 2000 and set(counts.values()) == {1}
     assert most[0] <= 100 + 1000  # the lead, and the chunk that may pass it
+
+
+class Flaky(AnyPage):
+    """AnyPage whose paths in ``failing`` answer 503 twice, then 200; at each request it notes
+    how many seeds the crawl has queued (``queued()``) and not yet requested: its lead, seen
+    from outside (plus the few taken and not yet asked for)."""
+
+    def __init__(self, failing: set[str]) -> None:
+        super().__init__()
+        self.failing = failing
+        self.queued = lambda: 0
+        self.tries: Counter[str] = Counter()
+        self.most_ahead = 0
+        self._tries = threading.Lock()
+
+    def resolve(self, request: Request) -> Resource:
+        """503 for a failing path's first two requests; the lead noted."""
+        with self._tries:
+            self.tries[request.path] += 1
+            tries = self.tries[request.path]
+            self.most_ahead = max(self.most_ahead, self.queued() - len(self.tries))
+        if request.path in self.failing and tries <= 2:
+            return Resource(b"busy", status=503)
+        return super().resolve(request)
+
+
+def test_retried_seeds_do_not_push_the_feed_past_its_lead(tmp_path):
+    """5,000 seeds, the first 1,000 answering 503 twice before 200: each is retried twice, and
+    the crawl reads no further ahead of its requests than the lead and a chunk. A retry taken
+    from ToDo was counted as a seed taken again, so the feeder read ~2,000 seeds past its lead."""
+    failing = {f"/p{i}" for i in range(1000)}
+    with Flaky(failing) as server:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(f"{server.url(f'/p{i}')}\n" for i in range(5000)))
+        crawler = Crawler(str(seeds), threads=4, delay=0, ignore_robots=True, retries=2,
+                          retry_backoff=0.01)
+        assert crawler._feed is not None
+        crawler._feed.lead = 100
+        server.queued = lambda: crawler.stats["seeds"]
+        crawler.run()
+        counts = server.fetch_counts()
+        assert len(counts) == 5000
+        assert {path: n for path, n in counts.items() if n != 1} == dict.fromkeys(failing, 3)
+    # the lead, the chunk that may pass it, and the seeds taken but not yet requested (4 threads)
+    assert server.most_ahead <= 100 + 1000 + 4, server.most_ahead
+
+
+def test_a_seed_counts_against_the_lead_until_its_first_take_only():
+    """The feed over run.py's ToDo, a lead of 3: a seed retried, given back unfetched and taken
+    again, is counted once; a depth-0 item never fed (a resumed crawl's) not at all. The feeder
+    finds room only when fewer than 3 fed seeds wait (it read on past its lead before)."""
+    feed = SeedFeed(ToDo(), lead=3)
+
+    def room_now() -> bool:
+        waiting = threading.Thread(target=feed.room, daemon=True)
+        waiting.start()
+        waiting.join(0.2)
+        return not waiting.is_alive()
+
+    def fed(urls: list[str]) -> None:
+        items = [Item(url) for url in urls]
+        feed.entering(items)
+        feed.todo.put_many(items)
+        feed.fed()
+
+    fed(["http://a.test/1", "http://a.test/2", "http://a.test/3"])
+    assert not room_now()
+    seed = feed.take()
+    assert seed == Item("http://a.test/1")
+    feed.todo.put_back(seed)  # politeness said WAIT: the same item, in its turn, when done
+    feed.done(seed)
+    assert feed.take() == seed
+    feed.todo.put(Item(seed.url, attempt=1))  # a 503: retried (at the tail of its host's line)
+    feed.done(seed)
+    assert [feed.take() for _ in range(3)] == [
+        Item("http://a.test/2"), Item("http://a.test/3"), Item(seed.url, attempt=1)]
+    feed.todo.put(Item("http://b.test/resumed"))  # from a --state journal: never fed
+    assert feed.take() == Item("http://b.test/resumed")
+    assert room_now()  # no fed seed waits
+    fed(["http://a.test/4", "http://a.test/5", "http://a.test/6", "http://a.test/7"])
+    assert not room_now()  # 4 wait (the old count said 1: three takes too many, one unfed)
+    assert feed.take() == Item("http://a.test/4")
+    assert not room_now()  # 3
+    assert feed.take() == Item("http://a.test/5")
+    assert room_now()  # 2
+    feed.finish()
