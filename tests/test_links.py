@@ -414,3 +414,38 @@ def test_one_join_read_by_the_file_and_the_broken_links(sites, tmp_path, monkeyp
     assert flushed and max(flushed) <= 2 and sum(flushed) == 11  # never all in memory
     broken.close()
     assert list(broken.groups()) == []
+
+
+def test_a_rules_refusal_travels_with_its_page(tmp_path) -> None:
+    """The join reads a refusal from the refused page itself (its error, no status): a link to a
+    URL robots.txt disallows, or a host cap or the page cap kept, is not checked (broken null)
+    even when no ``refused`` event came before the page, or one came from another worker; a URL
+    whose robots.txt was unreachable is a failure (broken)."""
+    from minicrawl.page import CrawledPage
+    from minicrawl.records.edges import LinkEdge
+    from minicrawl.records.links import LinkJoin, LinkReader, LinkRow
+    from minicrawl.visit.robots import CAPPED_CHAIN, DISALLOWED, HOST_FULL
+
+    class Rows(LinkReader):
+        def __init__(self) -> None:
+            self.rows: list[LinkRow] = []
+
+        def take(self, row: LinkRow) -> None:
+            self.rows.append(row)
+
+    site = "http://example.test/"
+    reasons = {f"{site}{n}": why for n, why in enumerate(
+        (DISALLOWED, HOST_FULL, CAPPED_CHAIN, "robots.txt unreachable: HTTP 500"))}
+    rows = Rows()
+    join = LinkJoin(readers=[rows], temp_dir=str(tmp_path))
+    join.crawl_started()
+    home = CrawledPage(site, 0, None, site, status=200, worker=1)
+    join.page_edges(home, [LinkEdge(site, url, None, url, "", "a", "href", 1, "page", False)
+                           for url in reasons])
+    join.on_page(home)
+    join.refused(1, site + "elsewhere", DISALLOWED, "robots_disallowed")  # not these pages'
+    for url, why in reasons.items():  # (worker 2 told no refusal before them)
+        join.on_page(CrawledPage(url, 1, site, url, error=why, worker=2))
+    join.join()
+    broken = (None, None, None, True)  # not checked (a rule's), not checked, not checked, broken
+    assert {row.url: row.broken for row in rows.rows} == dict(zip(reasons, broken, strict=True))

@@ -30,7 +30,7 @@
 ================  ============================================================================
 
 The seams: the output hears the crawl as an observer (``on_page``), the links' join too
-(``page_edges``, ``refused``, ``redirected``, ``on_page``; ``crawl_finished``: the join, the
+(``page_edges``, ``redirected``, ``on_page``; ``crawl_finished``: the join, the
 file written); each worker's :class:`~minicrawl.http.fetch.Fetcher` hands every finished fetch to
 :meth:`WarcArchive.exchange <minicrawl.records.warc.WarcArchive.exchange>` (its ``on_exchange``
 hook, so robots.txt fetches are caught too), and the archive hears the crawl as an observer

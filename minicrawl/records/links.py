@@ -5,9 +5,9 @@ the report's table of them.
 
 :class:`LinkJoin` is an observer (:mod:`minicrawl.events`). It hears each page's edges
 (``page_edges``: :class:`~minicrawl.records.edges.LinkEdge`, from run.py's hooks) and each
-page's record (``on_page``: what its URL answered; ``refused``: a URL robots.txt or a cap kept
-the crawl from fetching; ``redirected``: each hop of a redirect chain, so that a link to a hop
-leads to the chain's end too), and keeps both in a scratch SQLite file
+page's record (``on_page``: what its URL answered, or that a rule kept the crawl from
+fetching it — robots.txt, a cap: its error says so; ``redirected``: each hop of a redirect chain,
+so that a link to a hop leads to the chain's end too), and keeps both in a scratch SQLite file
 (:class:`~minicrawl.frontier.scratch.ScratchDB`: no name, gone with the process), a few thousand
 rows at a time, so that a crawl's memory does not grow with its links (the Java API docs have
 660,000). At ``crawl_finished`` it joins each edge with its target, once: each :class:`LinkRow`
@@ -111,7 +111,6 @@ class LinkReader:
 FIELDS = LinkRow._fields  # the --links file's, in this order
 SEED = "seed"  # the kind of the readers' row for a seed whose fetch is broken
 PREFIX = "minicrawl-links-"
-POLICY = ("robots_disallowed", "host_full")  # a refusal by a rule: the target was not asked
 BATCH = 5_000  # edges (and targets) kept in memory before they go to the scratch file
 MAX_HOPS = 20  # redirect records followed from a target to where its chain ended
 KNOWN = 20_000  # targets whose outcome is kept in memory while the file is written (~4 MB)
@@ -130,9 +129,6 @@ Target = tuple[int | None, str | None, str | None, int]  # status, error, final 
 # a redirect to its final URL whose end no row says (UNKNOWN_END), a hop of a redirect chain
 # recorded under its start (HOP: where it leads is its final URL's row)
 REFUSED, FETCHED, UNKNOWN_END, HOP = 0, 1, 2, 3
-# The refusals (their stats counters) that are a rule's, not a failure: robots.txt disallows,
-# the host cap, the page cap (""). A URL refused so is neither broken nor fine.
-POLICY = frozenset({"robots_disallowed", "host_full", ""})
 Outcome = tuple[int | None, str | None, str | None, bool | None]  # status, final, error, broken
 NOT_FETCHED: Outcome = (None, None, None, None)
 _json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once: 0.6× its time
@@ -148,6 +144,14 @@ def target_rows(url: str, status: int | None, error: str | None, final_url: str,
     if final_url != url and not (status is not None and 300 <= status < 400):
         return row, (final_url, status, error, final_url, fetched)
     return row, None
+
+
+def _fetched(status: int | None, error: str | None) -> int:
+    """What a target's row says of its fetch, from its page's record: REFUSED if a rule kept
+    the crawl from asking (the refusal travels with the page as its error, without a status: no
+    event need come before it, nor from the same worker), else FETCHED. A refusal that is no
+    rule's (robots.txt or the host unreachable) is a failure: a link to it is broken."""
+    return REFUSED if status is None and error in RULES else FETCHED
 
 
 class LinkJoin(CrawlObserver):
@@ -176,7 +180,6 @@ class LinkJoin(CrawlObserver):
         self._target_rows: list[TargetRow] = []
         self._end_rows: list[TargetRow] = []
         self._seed_rows: list[tuple[str]] = []
-        self._refused: dict[int, str] = {}  # worker → the URL it was refused (until its page)
         self._anchor_rows: list[tuple[str, str]] = []  # (page, its anchors packed)
         self._read_error: sqlite3.Error | None = None
         self.failed = False
@@ -211,10 +214,6 @@ class LinkJoin(CrawlObserver):
                 self._waiting += 1 + len(anchors) // 20  # (a row of many weighs more)
                 self._flush_if_full()
 
-    def refused(self, worker: int, url: str, reason: str, kind: str) -> None:
-        if kind in POLICY:  # (robots.txt unreachable: its host is, a link to it is broken)
-            self._refused[worker] = url  # its page follows, from the same worker
-
     def redirected(self, source: str, target: str, decision: str) -> None:
         """A hop of a redirect chain, whose record is its start's: a link to it leads there."""
         with self._lock:
@@ -225,8 +224,7 @@ class LinkJoin(CrawlObserver):
     def on_page(self, page: Page) -> None:
         if page.sitemap:
             return
-        refused = self._refused.pop(page.worker, None) == page.final_url and page.status is None
-        fetched = REFUSED if refused else FETCHED
+        fetched = _fetched(page.status, page.error)
         with self._lock:
             if not self.finished:
                 self._add_page(page.url, page.status, page.error, page.final_url, fetched,
@@ -251,8 +249,7 @@ class LinkJoin(CrawlObserver):
         with self._lock:
             try:
                 for url, status, error, final_url, depth, referrer in state.recorded_pages():
-                    fetched = REFUSED if status is None and error in RULES else FETCHED
-                    self._add_page(url, status, error, final_url, fetched,
+                    self._add_page(url, status, error, final_url, _fetched(status, error),
                                    referrer is None and depth == 0)
                 for chain in state.recorded_hops():
                     self._end_rows.extend((source, None, None, target, HOP)

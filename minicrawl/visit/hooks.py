@@ -49,7 +49,7 @@ from minicrawl.visit.checks import (
 )
 from minicrawl.visit.redirects import Chain, next_hop
 from minicrawl.visit.retry import failure_reason, host_pause, is_retryable, wait_before_retry
-from minicrawl.visit.robots import CAPPED_CHAIN, RobotsGate, Verdict
+from minicrawl.visit.robots import CAPPED_CHAIN, NOT_REQUESTED, RobotsGate, Verdict
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -371,10 +371,9 @@ class CrawlHooks:
         self.crawl.events.refused(self.n, item.url, reason, next(iter(counts), ""))
         prior = chain.prior if chain is not None else self.crawl.state.prior(origin.url,
                                                                             origin.check)
-        policy = {"robots_disallowed", "host_full"} & counts.keys()  # a rule, not a failure
         self.counts = counts
         # (a chain refused at a redirect's target was requested: its record is a page)
-        return self._noted(page, prior, failed=not policy,
+        return self._noted(page, prior, failed=reason not in NOT_REQUESTED,
                            requested=chain is not None and bool(chain.urls))
 
     def _redirect(self, chain: Chain, item: Item,

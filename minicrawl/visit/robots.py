@@ -74,9 +74,14 @@ DISALLOWED = "robots.txt disallows"
 ROBOTS_PENDING = "robots_pending"  # the kind of a WAIT for robots.txt (fetching or failing)
 HOST_FULL = "max_pages_per_host reached"
 CAPPED_CHAIN = "max_pages reached before redirect target"  # a chain stopped by --max-pages
-# The refusals that are a rule's, not a failure, as a record's error (a URL never requested: a
-# link to it is neither broken nor fine)
-RULES = frozenset({DISALLOWED, HOST_FULL, CAPPED_CHAIN})
+# The one definition of a rule's refusal, by the error its record carries (the refused page
+# has it, with no status: whoever hears the page needs no event of the refusal besides).
+# NOT_REQUESTED: the URL was never requested (robots.txt disallows it, its host is capped): no
+# failure, no error counted, no problem.
+NOT_REQUESTED = frozenset({DISALLOWED, HOST_FULL})
+# RULES: those, and a redirect chain stopped by --max-pages at its target (the chain was
+# requested, so the stats count it an error): a link to any is neither broken nor fine.
+RULES = NOT_REQUESTED | {CAPPED_CHAIN}
 
 
 class Verdict(Enum):

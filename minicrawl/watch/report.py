@@ -54,7 +54,7 @@ from minicrawl.http.fetch import error_kind
 from minicrawl.page import error_of
 from minicrawl.redact import redact
 from minicrawl.version import __version__
-from minicrawl.visit.robots import DISALLOWED, HOST_FULL
+from minicrawl.visit.robots import NOT_REQUESTED
 from minicrawl.watch.broken import (
     headline,
     printable,
@@ -83,7 +83,6 @@ MAX_SECTIONS = 1_000  # sections counted apart (the rest together)
 MAX_HOPS = 20  # of a redirect chain, shown
 MAX_WAITING_HOPS = 100_000  # redirect hops kept until their chain's page (a few in flight)
 PLOT_EXTRA = "pip install 'minicrawl[plot]'"
-NOT_REQUESTED = (DISALLOWED, HOST_FULL)
 OTHER = "(other sections)"
 COLUMNS = ("2xx", "3xx", "4xx", "5xx", "failed", "not requested")  # status by section
 Row = TypeVar("Row", bound=tuple)  # a row of the slowest or largest pages' heaps

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import error_kind
-from minicrawl.visit.robots import DISALLOWED, HOST_FULL
+from minicrawl.visit.robots import NOT_REQUESTED as REFUSED_BY_RULE
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
@@ -103,8 +103,7 @@ def is_problem(page: Page) -> bool:
         return False
     if page.status is not None and page.status >= 400:
         return True
-    return bool(page.error) and not (page.status is None and page.error in (DISALLOWED,
-                                                                             HOST_FULL))
+    return bool(page.error) and not (page.status is None and page.error in REFUSED_BY_RULE)
 
 
 class FirstProblems(CrawlObserver):
