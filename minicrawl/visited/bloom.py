@@ -39,6 +39,7 @@ from minicrawl.visited.batch import (
     numpy_pays,
     positions_list,
     positions_many,
+    set_bits,
     url_list,
 )
 from minicrawl.visited.sizing import MAX_BITS, SizedFilter, estimate_count
@@ -200,15 +201,14 @@ class BloomFilter(SizedFilter):
         if r < n:  # (8, r) layout: entry i·r + j is bit i of the j-th URL left
             flat = flat.reshape(HASHES, n)[:, rest].ravel()
             byte, mask = _byte_and_mask(flat)
-        earlier, ubytes, umasks = _plan_batch(flat, r, m)
+        earlier, sbytes, smasks = _plan_batch(flat, r, m)
         with self._lock:
             # Sequential semantics: a URL is old if each of its bits was set before the batch
             # or by an earlier URL of the batch (which sets all its bits, new or not).
             have = (view[byte] & mask) != 0
             have |= earlier
             fresh = ~np.logical_and.reduce(have.reshape(HASHES, r), axis=0)
-            # ubytes are distinct, so this fancy |= cannot lose a write to a shared byte.
-            view[ubytes] |= umasks
+            set_bits(view, byte, mask, sbytes, smasks)
             self._count += int(np.count_nonzero(fresh))
         answers = np.zeros(n, dtype=bool)
         answers[rest] = fresh
