@@ -68,7 +68,8 @@ LINKS_IN_TABLE = ("CREATE TABLE IF NOT EXISTS linksin (url TEXT PRIMARY KEY, lin
 # fetched again. One short row a URL left behind (none for a chain of one redirect), in every
 # state (not only with --links: a crawl fetches no URL twice with or without them); cleared
 # when a recrawl starts, which follows each chain again. Added after format 1 first shipped:
-# created on opening when missing (a state made before has no hops of the runs before).
+# created on opening when missing, and filled then from the chains the state's ``edges`` kept
+# (opening.backfill_hops); a state made before without them has no hops of the runs before.
 HOPS_TABLE = ("CREATE TABLE IF NOT EXISTS hops (url TEXT PRIMARY KEY, seq INTEGER NOT NULL) "
               "WITHOUT ROWID")
 # The meta row that says every page recorded has its row in ``linksin``: written by a run that

@@ -17,7 +17,8 @@ Files in DIR:
     ``linksin`` beside it, in a crawl that recorded links from its first page on (meta
     ``links_in``): what ``links_in`` counts of each page (:mod:`minicrawl.records.linksin`).
     ``hops``: the URLs redirect chains requested that neither a record nor the journal names
-    (point 2), in every state.
+    (point 2), in every state (one made before the table gains, when first opened, those its
+    ``edges`` know: :func:`~minicrawl.state.opening.backfill_hops`).
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename). The
     file of an older minicrawl (format 1, other positions) is not read but rebuilt from the
