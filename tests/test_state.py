@@ -495,6 +495,41 @@ def test_a_link_to_a_middle_hop_of_a_chain_recorded_before_a_kill_fetches_nothin
     assert out_records(tmp_path / "state.jsonl") == out_records(tmp_path / "whole.jsonl")
 
 
+@pytest.mark.parametrize("visited", [[], CHECKPOINTED], ids=["default", "bloom"])
+def test_the_last_hop_of_a_chain_that_ends_at_a_page_seen_is_not_fetched_again(
+        server, tmp_path, visited):
+    """The chain /r1 → /r2 → /t ends at /r2's redirect, /t having been crawled before: /r2 is
+    requested, yet it replaced no journal row (no hop of it was queued) and the chain's record
+    names /r1 and /t. Recorded before a kill, and linked by a page of the resumed run, /r2 was
+    fetched again, where a crawl never stopped has it in Visited since /r1 redirected to it."""
+    chain_site(server)
+    server.pages["/"] = Resource(b'<a href="/t">t</a><a href="/r1">r1</a><a href="/a">a</a>',
+                                 200, {"Content-Type": "text/html; charset=utf-8"})
+    server.pages["/b"] = slowly(server.pages["/b"])  # the page after /r1's record: the kill's
+    one = ["--delay", "0", "--threads", "1", "--quiet", *visited]  # one worker: a known order
+
+    def crawl(name: str) -> list[str]:
+        return [sys.executable, str(ROOT / "run.py"), server.url("/"), *one,
+                "--state", str(tmp_path / name), "--out", str(tmp_path / f"{name}.jsonl")]
+
+    whole = run(*crawl("whole")[2:])
+    assert whole.returncode == 0, whole.stderr
+    expected = server.fetch_counts()
+    assert expected == {p: 1 for p in ("/", "/a", "/b", "/c", "/d", "/t", "/r1", "/r2")}
+    server.requests.clear()
+    state = tmp_path / "state"
+    kill_9_once(crawl("state"), lambda: server.url("/r1") in recorded_urls(state))
+    assert "/d" not in server.fetch_counts()  # the link to the last hop: the resume's
+    resumed = run(*crawl("state")[2:])
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming the crawl" in resumed.stderr
+    counts = server.fetch_counts()
+    assert counts["/r2"] == 1  # not fetched again
+    assert counts["/b"] in (1, 2)  # (again if it was in flight at the kill)
+    assert {**counts, "/b": 1} == expected
+    assert out_records(tmp_path / "state.jsonl") == out_records(tmp_path / "whole.jsonl")
+
+
 def test_the_hops_of_a_chain_in_flight_at_a_kill_are_not_fetched_again(server, tmp_path):
     """A kill while the chain /r1 → /r2 → /r3 → /t is at /r3: the resumed run carries it on at
     /r3 (recorded under /r3, as the README says), and is killed in turn; a page of the third

@@ -60,13 +60,16 @@ LINKS_IN_TABLE = ("CREATE TABLE IF NOT EXISTS linksin (url TEXT PRIMARY KEY, lin
                   "requested TEXT) WITHOUT ROWID")
 # Each URL a redirect chain requested and left behind: a middle hop, whose answer redirected to
 # the next and whose journal row the next one's replaced (CrawlState.hop), with the ``seq`` of
-# that commit; and the start of a chain a resumed run carries on at its hop (recorded under the
-# hop's URL: CrawlState.start). The chain's record names only its start and its end, so this
-# row is what keeps such a URL in a resumed crawl's Visited: without it, linked, it was fetched
-# again. One short row a middle hop (none for a chain of one redirect), in every state (not only
-# with --links: a crawl fetches no URL twice with or without them); cleared when a recrawl
-# starts, which follows each chain again. Added after format 1 first shipped: created on opening
-# when missing (a state made before has no hops of the runs before).
+# that commit; the chain's last redirect when its target was not followed (seen before, out of
+# scope, an error), which replaced no journal row, with the ``seq`` of the chain's record
+# (CrawlState.commit); and the start of a chain a resumed run carries on at its hop (recorded
+# under the hop's URL: CrawlState.start). The chain's record names only its start and its end,
+# so this row is what keeps such a URL in a resumed crawl's Visited: without it, linked, it was
+# fetched again. One short row a URL left behind (none for a chain of one redirect), in every
+# state (not only with --links: a crawl fetches no URL twice with or without them); cleared
+# when a recrawl starts, which follows each chain again. Added after format 1 first shipped:
+# created on opening when missing, and filled then from the chains the state's ``edges`` kept
+# (opening.backfill_hops); a state made before without them has no hops of the runs before.
 HOPS_TABLE = ("CREATE TABLE IF NOT EXISTS hops (url TEXT PRIMARY KEY, seq INTEGER NOT NULL) "
               "WITHOUT ROWID")
 # The meta row that says every page recorded has its row in ``linksin``: written by a run that

@@ -10,10 +10,11 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from minicrawl.core.door import CHECK
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.state.db import (
@@ -101,14 +102,82 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON,
                          f"configuration ({diffs}); rerun with the same seeds and options, "
                          f"or use another --state dir")
     for name, table in (("digests", DIGESTS_TABLE), ("edges", EDGES_TABLE),
-                        ("linksin", LINKS_IN_TABLE), ("hops", HOPS_TABLE)):
+                        ("linksin", LINKS_IN_TABLE)):
         if name not in tables:  # (added after format 1 first shipped)
             with Transaction(db):
                 db.execute(table)
     seq = max(filter_seq, *(db.execute(
         f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]  # noqa: S608
-        for table in ("pages", "todo", "hops")))
+        for table in ("pages", "todo", *(("hops",) if "hops" in tables else ()))))
+    if "hops" not in tables:  # (added later still: filled from what the state knows, below)
+        with Transaction(db):  # the table and its rows at once: a kill leaves neither
+            db.execute(HOPS_TABLE)
+            if backfill_hops(db, directory, seq + 1):
+                seq += 1
     return filter_seq, seq
+
+
+def backfill_hops(db: sqlite3.Connection, directory: Path, seq: int) -> int:
+    """Fill the ``hops`` table of a state made before it (created just now, in the caller's
+    transaction) with the URLs its recorded redirect chains left behind (see HOPS_TABLE): the
+    URLs each chain requested that no record and no journal row names, each at ``seq``; the
+    rows written. A chain's packed hops that cannot be read are skipped, counted in one line.
+
+    What an older state knows of its chains is the ``edges`` table's ``hops``: the URLs of a
+    chain after its start, to where it ended — each one requested but the last maybe, which is
+    then the record's final URL (pack_hops), so dropping the URLs records name drops it. A page
+    has its row there only if recorded once a run of the state kept links (--links,
+    --check-links; the runs after keep them too): of a state whose runs kept none, only the
+    start and the end of each chain are known, so its middle hops stay unknown, and a resume
+    fetches one again if a page links it, as before this table. ``linksin``'s ``requested`` is
+    not read: it is written only beside the ``edges`` row of the same page, whose hops name
+    every URL it names. Not known either: the start of a chain a resumed run carried on at its
+    hop, once that hop was recorded under its own URL (that record's referrer is the URL before
+    it in the chain, but other records' is a page linking them — not told apart).
+    """
+    # ``seq``: the backfill's own commit, after every row and the Visited checkpoint, so the
+    # rows are replayed into Visited and its checkpoint (where the writer before this table never
+    # put a chain's last redirect)
+    where = "edges.hops IS NOT NULL AND pages.forgotten = 0"
+    if db.execute("SELECT 1 FROM meta WHERE key = 'recrawling'").fetchone():
+        # A recrawl starts with no hops (CrawlState.start): it follows each chain again, so the
+        # hops of the crawl before's records are not its own. It journaled its queue, on an
+        # empty journal, before any record of its own: while its journal lasts, a record at the
+        # journal's lowest seq or later is its own (one made before that row is missed: its hops
+        # stay unknown, as before this table). A recrawl whose journal is done has no run that
+        # needs its hops (the next --recrawl drops them; a plain run has nothing to do).
+        where += " AND pages.seq >= (SELECT min(seq) FROM todo)"
+    chains = db.execute("SELECT edges.url, edges.hops FROM edges JOIN pages "  # noqa: S608
+                        f"ON pages.url = edges.url WHERE {where}")
+    unreadable = 0
+
+    def left_behind() -> Iterator[tuple[str, int]]:
+        nonlocal unreadable
+        for url, packed in chains:
+            try:
+                hops = json.loads(packed)
+            except (ValueError, TypeError, RecursionError):
+                hops = None
+            if not isinstance(hops, list) or not all(isinstance(hop, str) for hop in hops):
+                unreadable += 1
+                continue
+            check = CHECK if url.startswith(CHECK) else ""  # a check's chain: named as Visited
+            yield from ((check + hop, seq) for hop in hops)  # knows its hops (visited_key)
+
+    db.executemany("INSERT OR IGNORE INTO hops VALUES (?, ?)", left_behind())
+    # A URL a record (not forgotten) or the journal names is in Visited by that row already:
+    # the chain's end (a loop's: one of its URLs), a hop waiting in ToDo, the start its row
+    # names. (A forgotten record's URL that a chain requested stays: seen, as CrawlState.hop
+    # keeps it.)
+    db.execute("DELETE FROM hops WHERE url IN (SELECT url FROM pages WHERE forgotten = 0) "
+               "OR url IN (SELECT final_url FROM pages WHERE forgotten = 0) "
+               "OR url IN (SELECT url FROM todo) "
+               "OR url IN (SELECT chain FROM todo WHERE chain IS NOT NULL)")
+    if unreadable:
+        log.warning("%s: %d redirect chains' hops in the edges table are unreadable, skipped (a "
+                    "link to one of their hops may fetch it again)", directory / DB_NAME,
+                    unreadable)
+    return db.execute("SELECT count(*) FROM hops").fetchone()[0]
 
 
 def check_demo(directory: Path, marked: str | None, demo: int | None) -> None:

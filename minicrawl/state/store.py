@@ -17,7 +17,8 @@ Files in DIR:
     ``linksin`` beside it, in a crawl that recorded links from its first page on (meta
     ``links_in``): what ``links_in`` counts of each page (:mod:`minicrawl.records.linksin`).
     ``hops``: the URLs redirect chains requested that neither a record nor the journal names
-    (point 2), in every state.
+    (point 2), in every state (one made before the table gains, when first opened, those its
+    ``edges`` know: :func:`~minicrawl.state.opening.backfill_hops`).
 ``visited.bloom``
     A checkpoint of the Visited Bloom filter (:meth:`BloomFilter.save`, an atomic rename). The
     file of an older minicrawl (format 1, other positions) is not read but rebuilt from the
@@ -38,7 +39,9 @@ Why a ``kill -9`` at any moment loses nothing and re-fetches at most the pages i
    holds no thread — resumes at its last hop instead of adding to the re-fetches. The URL it
    replaces, unless it is the chain's start, goes to ``hops`` in the same transaction: the
    chain's record names only its start and its end, so a middle hop would otherwise be in no
-   table once its chain is recorded. A chain resumed at its hop goes on as a page of its own
+   table once its chain is recorded. The chain's last redirect, when its target was not followed
+   (seen before, out of scope, an error), replaced no row: it goes to ``hops`` with the chain's
+   record (:meth:`CrawlState.commit`). A chain resumed at its hop goes on as a page of its own
    (recorded under the hop's URL): its start, which only the hop's row names, goes to ``hops``
    as the resume begins.
 3. Visited must come back holding every journaled, recorded and hop URL (or they would be found
@@ -420,8 +423,15 @@ class CrawlState(CrawlObserver):
         :class:`StateError` if the database refuses.
         """
         urls = [visited_key(url, page.check) for url in (page.url, page.final_url)]
-        self._submit(Write(page, items, urls + [visited_key(i.url, i.check) for i in items],
-                           forget=self.forget_gone and page.change == GONE,
+        # What its chain requested besides those two: the middle hops (in ``hops`` since their
+        # hop's commit: ignored) and the last redirect, when its target was not followed (seen
+        # before, out of scope, an error) — which replaced no journal row, so only this row
+        # keeps it in a resumed crawl's Visited (point 2 of the module doc)
+        hops = [visited_key(url, page.check) for url in getattr(page, "requested", ())
+                if url not in (page.url, page.final_url)]
+        self._submit(Write(page, items,
+                           urls + hops + [visited_key(i.url, i.check) for i in items],
+                           forget=self.forget_gone and page.change == GONE, hops=hops,
                            links=self._links_of(page) if self._keeps_links else None))
 
     def _links_of(self, page: Page) -> PageLinks:
@@ -509,6 +519,8 @@ class CrawlState(CrawlObserver):
                     if write.replaces not in (None, write.chain):  # a middle hop (point 2)
                         db.execute("INSERT OR IGNORE INTO hops VALUES (?, ?)",
                                    (write.replaces, seq))
+                    db.executemany("INSERT OR IGNORE INTO hops VALUES (?, ?)",
+                                   [(url, seq) for url in write.hops])
                 db.executemany(
                     "INSERT OR REPLACE INTO todo (url, depth, referrer, attempt, seq, chain) "
                     "VALUES (?, ?, ?, ?, ?, ?)",

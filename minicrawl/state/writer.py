@@ -35,6 +35,8 @@ class Write:
     forget: bool = False
     replaces: str | None = None  # a journal row this write removes (a redirect hop's source)
     chain: str | None = None  # the items are hops of the chain recorded under this URL
+    hops: list[str] = field(default_factory=list)  # URLs the page's chain requested that its
+    # record does not name, for the ``hops`` table
     links: PageLinks | None = None  # the page's links, packed; None: its recorded links are
     # left as they are
     done: threading.Event = field(default_factory=threading.Event)
