@@ -187,3 +187,19 @@ def test_demo_module_has_a_help():
                             capture_output=True, text=True, timeout=30, cwd=ROOT)
     assert result.returncode == 0 and result.stdout.startswith("usage: python -m minicrawl.demo")
     assert "--port" in result.stdout
+
+
+def test_demo_module_usage_errors_are_one_line_as_run_py_s():
+    """``python -m minicrawl.demo`` said a usage error in two lines (the usage, then the error)
+    where run.py says one; it uses run.py's parser now (minicrawl.errors.OneLineParser): one
+    stderr line naming the fault and --help, exit status 2, a wrong option or a bad value
+    (``run.py --demo`` with a wrong option: run.py's own line)."""
+    one_line(run("--demo", "--bogus"), "minicrawl: error: unrecognized arguments: --bogus")
+    for args, says in ((["--bogus"], "unrecognized arguments: --bogus"),
+                       (["--po", "8"], "unrecognized arguments: --po 8"),  # no abbreviation
+                       (["--port", "99999"], "--port must be 0 to 65535, got 99999")):
+        result = subprocess.run([sys.executable, "-m", "minicrawl.demo", *args],
+                                capture_output=True, text=True, timeout=30, cwd=ROOT)
+        assert result.returncode == 2 and result.stdout == "", result.stdout + result.stderr
+        assert result.stderr.splitlines() == [
+            f"python -m minicrawl.demo: error: {says} (see python -m minicrawl.demo --help)"]

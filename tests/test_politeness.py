@@ -240,6 +240,20 @@ def test_backoff_doubles_with_jitter_and_is_capped():
         assert all(nominal / 2 <= w <= nominal for w in waits) and len(set(waits)) > 1
 
 
+def test_backoff_leaves_the_global_random_state_alone():
+    """The jitter is drawn from the crawl's own generator, never the global ``random``: a worker
+    thread moving it mid-draw made Hypothesis warn "Do not use the `random` module inside
+    strategies" for tests that use none (tests/test_bloom.py's, in CI), and a program that
+    seeds ``random`` for its own runs must not have a crawl reorder them."""
+    import random
+
+    state = random.getstate()
+    waits = [backoff(attempt, 1.0, 30.0) for attempt in range(6) for _ in range(20)]
+    waits.append(wait_before_retry(Response("http://h/", 503), 2, base=1.0, cap=60.0))
+    assert random.getstate() == state
+    assert len(set(waits)) > 6  # jittered all the same
+
+
 def test_robots_and_host_records_are_bounded_and_a_forgotten_origin_is_asked_again():
     """Five hosts, room for two: the records stay within the bound, an origin forgotten and
     seen again has its robots.txt fetched again, and its rules are still obeyed."""

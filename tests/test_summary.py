@@ -118,3 +118,40 @@ def test_the_summary_goes_to_stderr_when_stdout_holds_the_records(server):
     assert [json.loads(line)["status"] for line in done.stdout.splitlines()] == [200, 404]
     assert "Problems: 1 — 1 HTTP 4xx. The first" in done.stderr
     assert f"  404  {server.url('/gone')}  ← {server.url('/')}" in done.stderr
+
+
+def test_a_chain_max_pages_stops_at_its_target_is_not_requested_everywhere(server, tmp_path):
+    """A redirect chain stopped by --max-pages at its target was counted an error (errors 1,
+    "Problems: 1 — 1 failed" in the summary, "failed" in the report) while the links said a
+    link to it was not checked. One answer now: its start was requested (a 3xx came back), its
+    target was not, by a rule — as robots.txt's refusal: no error, no problem, no broken link,
+    exit status 0; the summary says the URL was not requested, and by what."""
+    server.pages["/"] = Resource(b'<a href="/r">moved</a>')
+    server.pages["/r"] = Resource(status=302, headers={"Location": "/t"})
+    server.pages["/t"] = Resource(b"the target")
+    links, stats = tmp_path / "links.jsonl", tmp_path / "stats.json"
+    report = tmp_path / "report.html"
+    # --check-links: past --max-pages the chains in ToDo are still taken (and refused); without
+    # it ToDo stops and the chain is left in it
+    done = run(server.url("/"), "--check-links", "--max-pages", "2", "--links", str(links),
+               "--stats", str(stats), "--report", str(report), *FAST)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "/t" not in [r.path for r in server.requests]
+    assert re.search(r"^Crawl finished: 2 pages in [\d.]+ s \([\d,.]+ pages/s\); 1 URL not "
+                     r"requested \(1 by --max-pages\)$", done.stdout, re.M), done.stdout
+    assert "Problems: none" in done.stdout.splitlines(), done.stdout
+    assert re.search(r"^Broken links: none \(0 of 1 links checked\)$", done.stdout, re.M)
+    saved = json.loads(stats.read_text())
+    assert saved["pages"] == 2 and saved["redirects_max_pages"] == 1, saved
+    assert saved.get("errors", 0) == saved.get("problems", 0) == 0, saved
+    assert not any(key.startswith("error_") for key in saved), saved
+    [row] = [json.loads(line) for line in links.read_text().splitlines()]
+    assert (row["url"], row["final_url"], row["status"], row["broken"], row["error"]) == (
+        server.url("/r"), server.url("/t"), None, None, "max_pages reached before redirect target")
+    html = report.read_text()
+    assert "2 pages in " in html and "; 0 problems.</p>" in html
+    # the section's row: pages, problems, 2xx, 3xx, 4xx, 5xx, failed, not requested
+    cells = re.search(r"<tr><td>/</td>((?:<td class=\"number[^\"]*\">[\d,]+</td>){8})</tr>", html)
+    assert cells and re.findall(r">([\d,]+)<", cells[1]) == ["2", "0", "1", "0", "0", "0", "0",
+                                                               "1"], html
+    assert '<td class="status">not requested</td>' in html

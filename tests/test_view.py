@@ -223,7 +223,7 @@ def test_the_demo_s_panel_and_summary_count_the_same_problems_and_pages(tmp_path
     assert saved.get("errors", 0) == 0
     assert panel_row(lines, "pages done") == "343"
     assert panel_row(lines, "problems") == "29 — 29 HTTP 4xx; 10 not requested (robots.txt, " \
-                                           "host cap)"
+                                           "a cap)"
     summary = "\n".join(lines[next(i for i, line in enumerate(lines)
                                    if line.startswith("Crawl finished")):])
     assert "Crawl finished: 343 pages in " in summary

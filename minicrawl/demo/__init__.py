@@ -20,7 +20,6 @@ does, for ``--demo`` only.
 
 from __future__ import annotations
 
-import argparse
 import os
 import posixpath
 import random
@@ -33,6 +32,7 @@ from typing import TextIO
 
 from minicrawl.core.urls import canonicalize
 from minicrawl.demo.site import LocalSite, Resource
+from minicrawl.errors import OneLineParser  # run.py's parser: a usage error is one line
 from minicrawl.visited.make import ExactVisited
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
@@ -387,7 +387,7 @@ def serve(argv: list[str] | None = None) -> None:
     ``python -m minicrawl.core``, which has no ``--demo`` of its own."""
     import threading
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m minicrawl.demo", allow_abbrev=False,  # --po: an error, not --port
         description="Serve the demo site (the one 'minicrawl --demo' crawls) on 127.0.0.1 "
                     "until killed (Ctrl-C); its start URL is printed first.")

@@ -65,7 +65,7 @@ from minicrawl.page import error_of
 from minicrawl.records.csvlines import csv_line, header, is_csv
 from minicrawl.records.edges import pack_anchors, pack_edges
 from minicrawl.redact import redact
-from minicrawl.visit.robots import RULES
+from minicrawl.visit.robots import NOT_REQUESTED
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
@@ -151,7 +151,7 @@ def _fetched(status: int | None, error: str | None) -> int:
     the crawl from asking (the refusal travels with the page as its error, without a status: no
     event need come before it, nor from the same worker), else FETCHED. A refusal that is no
     rule's (robots.txt or the host unreachable) is a failure: a link to it is broken."""
-    return REFUSED if status is None and error in RULES else FETCHED
+    return REFUSED if status is None and error in NOT_REQUESTED else FETCHED
 
 
 class LinkJoin(CrawlObserver):

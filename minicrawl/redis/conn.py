@@ -65,6 +65,9 @@ from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES, redis_query
 from minicrawl.redact import redact
 
 log = logging.getLogger("minicrawl")
+# The retries' jitter has its own generator: a heartbeat retrying in its thread must not move
+# the global ``random`` under the program (its seeded runs; Hypothesis' check of its strategies).
+_JITTER = random.Random()
 
 T = TypeVar("T")
 
@@ -299,7 +302,7 @@ class SharedRedis:
                 warned = True
                 # Full jitter: many workers retrying together must not hit a recovering server
                 # in lockstep.
-                time.sleep(min(random.uniform(0, delay), self.retry_for - waited))
+                time.sleep(min(_JITTER.uniform(0, delay), self.retry_for - waited))
                 delay = min(delay * 2, 2.0)
 
     def eval(self, what: str, script: str, keys: Sequence[str], args: Sequence[ScriptArg]

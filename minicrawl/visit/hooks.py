@@ -49,7 +49,13 @@ from minicrawl.visit.checks import (
 )
 from minicrawl.visit.redirects import Chain, next_hop
 from minicrawl.visit.retry import failure_reason, host_pause, is_retryable, wait_before_retry
-from minicrawl.visit.robots import CAPPED_CHAIN, NOT_REQUESTED, RobotsGate, Verdict
+from minicrawl.visit.robots import (
+    CAPPED_CHAIN,
+    CAPPED_CHAIN_KIND,
+    NOT_REQUESTED,
+    RobotsGate,
+    Verdict,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -135,7 +141,8 @@ class CrawlHooks:
         if not item.check and not self._reserve_fetch():  # (a check is no page: not capped)
             self.release()
             if chain is not None:
-                return self._refuse(item, chain, CAPPED_CHAIN, {})
+                # its target is not requested: a rule's refusal, counted as robots.txt's is
+                return self._refuse(item, chain, CAPPED_CHAIN, {CAPPED_CHAIN_KIND: 1})
             self.crawl.stats.add(todo_pages_dropped=1)  # left in ToDo, as the summary says
             return None
         self.crawl.events.taken(self.n, item)

@@ -16,6 +16,9 @@ from minicrawl.core.interfaces import Response
 
 # 501 (not implemented) and 505 (HTTP version) say "never", not "not now".
 _PERMANENT_5XX = frozenset({501, 505})
+# The jitter's own generator: the crawl's threads never move the global ``random`` (a program
+# may seed it for its own runs; Hypothesis takes a change mid-draw for a strategy's misuse).
+_JITTER = random.Random()
 
 
 def is_retryable(response: Response) -> bool:
@@ -46,7 +49,7 @@ def backoff(attempt: int, base: float, cap: float, rng: random.Random | None = N
     """The wait before retry number ``attempt + 1``: base·2^attempt, half of it jittered
     ("equal jitter": never less than half the nominal wait), at most ``cap`` seconds."""
     nominal = min(cap, base * 2 ** attempt)
-    return nominal / 2 + (rng or random).uniform(0, nominal / 2)
+    return nominal / 2 + (rng or _JITTER).uniform(0, nominal / 2)
 
 
 def wait_before_retry(response: Response, attempt: int, base: float, cap: float) -> float:

@@ -74,14 +74,15 @@ DISALLOWED = "robots.txt disallows"
 ROBOTS_PENDING = "robots_pending"  # the kind of a WAIT for robots.txt (fetching or failing)
 HOST_FULL = "max_pages_per_host reached"
 CAPPED_CHAIN = "max_pages reached before redirect target"  # a chain stopped by --max-pages
+CAPPED_CHAIN_KIND = "redirects_max_pages"  # its counter (a redirect target a rule refused)
 # The one definition of a rule's refusal, by the error its record carries (the refused page
-# has it, with no status: whoever hears the page needs no event of the refusal besides).
-# NOT_REQUESTED: the URL was never requested (robots.txt disallows it, its host is capped): no
-# failure, no error counted, no problem.
-NOT_REQUESTED = frozenset({DISALLOWED, HOST_FULL})
-# RULES: those, and a redirect chain stopped by --max-pages at its target (the chain was
-# requested, so the stats count it an error): a link to any is neither broken nor fine.
-RULES = NOT_REQUESTED | {CAPPED_CHAIN}
+# has it, with no status: whoever hears the page needs no event of the refusal besides): the
+# URL the record ends at was never requested, because a rule said no — robots.txt disallows it,
+# its host had its --max-pages-per-host, or --max-pages was reached at a redirect chain's
+# target (the chain's start was requested, a 3xx came back: a page, but the target was not
+# asked for). The crawl's own choice, no fault of the site: no failure, no error counted, no
+# problem, no effect on the exit status; a link to it is neither broken nor fine (not checked).
+NOT_REQUESTED = frozenset({DISALLOWED, HOST_FULL, CAPPED_CHAIN})
 
 
 class Verdict(Enum):

@@ -13,6 +13,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from minicrawl.watch.summary import not_requested
+
 if TYPE_CHECKING:
     from minicrawl.options import Options
     from minicrawl.seams import PoliteFrontier
@@ -65,7 +67,7 @@ class Progress:
     todo_disk_failed: int | None = None
     todo_disk_lost: int | None = None
     # Problems (a 4xx or 5xx answer, or an error: each page once) and the answers among them;
-    # URLs refused before their request (robots.txt, the host cap): minicrawl.watch.summary.
+    # URLs refused before their request (robots.txt, a cap): minicrawl.watch.summary.
     problems: int = 0
     status_4xx: int = 0
     status_5xx: int = 0
@@ -113,7 +115,7 @@ def read_progress(crawler: Watched,
         problems=counts.get("problems", 0),
         status_4xx=counts.get("status_4xx", 0),
         status_5xx=counts.get("status_5xx", 0),
-        not_requested=counts.get("robots_disallowed", 0) + counts.get("host_full", 0),
+        not_requested=not_requested(counts)[0],  # the summary's count
         per_run=crawler.options.state is not None,
         checked=counts.get("checked", 0),
         saved_files=counts.get("mirror_files", 0),

@@ -148,7 +148,7 @@ class Recorder(CrawlObserver):
 
     def page(self, page: Page) -> None:
         """Note one recorded page (called once per page, from the worker threads)."""
-        # No status: never fetched (robots.txt, a host cap) or no response; say which.
+        # No status: never fetched (robots.txt, a cap) or no response; say which.
         status = (str(page.status) if page.status is not None
                   else error_kind(page.error or "no response"))
         size = len(page.body)
@@ -270,7 +270,7 @@ def section(url: str) -> tuple[str, str]:
 
 def status_class(page: Page) -> str:
     """One of ``COLUMNS``: the status's class, else failed (no answer) or not requested (a
-    rule's refusal: robots.txt, a host cap)."""
+    rule's refusal: robots.txt, a host cap, a redirect's target past --max-pages)."""
     if page.status is not None:
         return f"{min(max(page.status // 100, 2), 5)}xx"
     return "not requested" if page.error in NOT_REQUESTED else "failed"
@@ -491,7 +491,8 @@ def _redirects(recorder: Recorder) -> Iterator[str]:
            "<th>ended</th></tr></thead><tbody>\n")
     for redirect in recorder.redirects:
         hops = " → ".join(_link(url) for url in redirect.hops)
-        status = "no answer" if redirect.status is None else str(redirect.status)
+        status = str(redirect.status) if redirect.status is not None else (
+            "not requested" if redirect.error in NOT_REQUESTED else "no answer")  # (its end)
         ended = redirect.error or ("fine" if (redirect.status or 0) < 400 else
                                    f"HTTP {redirect.status}")
         bad = " bad" if is_bad(redirect.status, redirect.error) else ""

@@ -5,7 +5,9 @@ What counts (the stats' counters, :mod:`minicrawl.stats`):
 - a **page** is a URL the crawl asked for and recorded: answered, or failed (a redirect chain is
   one page). A URL never requested — robots.txt disallows it, or its host had its
   ``--max-pages-per-host`` — is recorded in ``--out`` but is no page: it is *not requested*
-  (``robots_disallowed``, ``host_full``).
+  (``robots_disallowed``, ``host_full``). A redirect chain whose target ``--max-pages`` kept
+  from being requested is a page (its start was answered, a 3xx) whose target is not requested
+  (``redirects_max_pages``). A rule's refusal is none of the crawl's errors or problems.
 - an **error** (``errors``, ``error_<kind>``) is a fetch that gave no usable answer: a
   connection or DNS failure, a timeout, a TLS failure, a body over ``--max-bytes`` or not
   decoded, a redirect loop or too many hops, robots.txt unreachable, a 408, 429 or 5xx still
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from minicrawl.events import CrawlObserver
 from minicrawl.http.fetch import error_kind
-from minicrawl.visit.robots import NOT_REQUESTED as REFUSED_BY_RULE
+from minicrawl.visit.robots import CAPPED_CHAIN_KIND, NOT_REQUESTED
 
 if TYPE_CHECKING:
     from minicrawl.page import Page
@@ -43,7 +45,8 @@ SHOWN = 5  # problems listed by name in the summary
 NETWORK = frozenset({"ConnectionError", "ConnectTimeout", "ReadTimeout", "ProtocolError",
                      "ProxyError", "SSLError"})
 # Why a URL was not requested (a rule, not a failure): its counter, and how it is said.
-NOT_REQUESTED = (("robots_disallowed", "robots.txt"), ("host_full", "--max-pages-per-host"))
+REFUSALS = (("robots_disallowed", "robots.txt"), ("host_full", "--max-pages-per-host"),
+            (CAPPED_CHAIN_KIND, "--max-pages"))
 
 
 def problems_text(problems: int, status_4xx: int, status_5xx: int, kinds: str = "") -> str:
@@ -62,7 +65,7 @@ def problems_text(problems: int, status_4xx: int, status_5xx: int, kinds: str = 
 
 def not_requested(counts: Mapping[str, StatValue]) -> tuple[int, str]:
     """How many URLs were refused before their request, and by what ("10 by robots.txt")."""
-    found = [(_int(counts.get(key)), what) for key, what in NOT_REQUESTED]
+    found = [(_int(counts.get(key)), what) for key, what in REFUSALS]
     found = [(n, what) for n, what in found if n]
     return sum(n for n, _ in found), ", ".join(f"{n:,} by {what}" for n, what in found)
 
@@ -97,13 +100,13 @@ class Problem:
 
 
 def is_problem(page: Page) -> bool:
-    """A 4xx or 5xx answer, or an error that is no rule's refusal (robots.txt, a host cap): what
-    the ``problems`` counter counts. A sitemap file is no page."""
+    """A 4xx or 5xx answer, or an error that is no rule's refusal (robots.txt, a cap): what the
+    ``problems`` counter counts. A sitemap file is no page."""
     if page.sitemap:
         return False
     if page.status is not None and page.status >= 400:
         return True
-    return bool(page.error) and not (page.status is None and page.error in REFUSED_BY_RULE)
+    return bool(page.error) and not (page.status is None and page.error in NOT_REQUESTED)
 
 
 class FirstProblems(CrawlObserver):

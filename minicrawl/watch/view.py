@@ -141,7 +141,7 @@ def render_progress(p: Progress, pages_per_s: float) -> Panel:
             + f"  ({p.done_fraction or 0.0:.0%})"
     problems = problems_text(p.problems, p.status_4xx, p.status_5xx)
     if p.not_requested:
-        problems += f"; {p.not_requested:,} not requested (robots.txt, host cap)"
+        problems += f"; {p.not_requested:,} not requested (robots.txt, a cap)"
     rows = [
         ("pages done", done),
         *([("checked", f"{p.checked:,} URLs the pages lead to (--check-links; --mirror's "
