@@ -272,8 +272,11 @@ def test_a_corrupt_database_is_reported_and_left_alone(crawled, damage):
     assert db.read_bytes() == bytes(data)  # never silently reset
 
 
+@pytest.mark.parametrize("recrawl", [[], ["--recrawl"]], ids=["resume", "recrawl"])
 @pytest.mark.parametrize("damage", ["flip", "truncate", "missing"])
-def test_a_corrupt_filter_file_is_reported(crawled, damage):
+def test_a_corrupt_filter_file_is_reported(crawled, damage, recrawl):
+    """A damaged checkpoint is refused, never reset: by a recrawl too, which does not use it
+    (it rebuilds Visited without the crawl before's hops) but would overwrite it."""
     server, state = crawled
     path = state / FILTER_NAME
     data = bytearray(path.read_bytes())
@@ -284,7 +287,7 @@ def test_a_corrupt_filter_file_is_reported(crawled, damage):
         path.write_bytes(bytes(data[:100]))
     else:
         path.unlink()
-    result = run(server.url("/"), "--state", str(state), *FAST, *CHECKPOINTED)
+    result = run(server.url("/"), "--state", str(state), *FAST, *CHECKPOINTED, *recrawl)
     assert result.returncode == 2, result.stderr
     assert FILTER_NAME in result.stderr
     assert {"flip": "checksum", "truncate": "truncated", "missing": "missing"}[damage] \

@@ -197,7 +197,7 @@ def check_demo(directory: Path, marked: str | None, demo: int | None) -> None:
                          f"of port {demo}: give another --state dir")
 
 
-def load_checkpoint(options: Options, path: Path, filter_seq: int
+def load_checkpoint(options: Options, path: Path, filter_seq: int, rebuild: bool = False
                     ) -> tuple[Visited, Visited | None, int]:
     """(the live Visited, the shadow to checkpoint, the ``seq`` after which the database's rows
     must be added to both) from the file at ``path``, or new ones; an exact set has no
@@ -205,7 +205,9 @@ def load_checkpoint(options: Options, path: Path, filter_seq: int
 
     The checkpoint is the database's URLs in a filter, saved for speed: the file of an older
     minicrawl, at other positions, is rebuilt from the database (every row: ``seq`` 0), never
-    read as this one's.
+    read as this one's. With ``rebuild`` (a recrawl about to start) the file is checked but not
+    used either: it holds the hops of the crawl before, which a recrawl follows again — a filter
+    cannot forget them, so it is rebuilt without them, as every other kind of Visited is.
     """
     live = make_visited(options)
     if not (callable(getattr(live, "save", None))
@@ -213,10 +215,15 @@ def load_checkpoint(options: Options, path: Path, filter_seq: int
         return live, None, 0
     if path.exists():
         try:
-            return _load_filter(live, path), _load_filter(live, path), filter_seq
+            # (read even when it is rebuilt: a damaged file says the directory is, and is
+            # refused, never overwritten)
+            loaded = _load_filter(live, path)
         except OutdatedBloomFile as e:
             log.warning("%s: rebuilding Visited from %s", e, DB_NAME)
             return live, make_visited(options), 0
+        if rebuild:
+            return live, make_visited(options), 0
+        return loaded, _load_filter(live, path), filter_seq
     if filter_seq:
         raise StateError(f"{path} is missing although {DB_NAME} says it was saved; the state "
                          f"dir was damaged — not resetting it")

@@ -53,7 +53,10 @@ Why a ``kill -9`` at any moment loses nothing and re-fetches at most the pages i
    (same lock, same order). Its file is therefore never newer than the database; it can be older,
    which is harmless because loading re-adds every row written after it (``seq`` >
    ``filter_seq``): Bloom-filter adds are idempotent. Before the file is written the WAL is
-   checkpointed, so even after a power cut the database is not older than the file.
+   checkpointed, so even after a power cut the database is not older than the file. A recrawl
+   drops the crawl before's ``hops`` (it follows each chain again), which the file still holds:
+   as it starts, the filter is rebuilt from the database instead, and saved before the
+   recrawl's first row, so neither the recrawl nor its resume takes an old hop for seen.
 4. The ``--out`` files together hold exactly one line per record, whatever the kill points
    (:mod:`minicrawl.records.output`). The writer thread, not the workers, writes the lines: the
    transaction that records a batch of pages also stores their lines, each carrying the batch's
@@ -197,13 +200,17 @@ class CrawlState(CrawlObserver):
 
     def _load_visited(self, options: Options) -> tuple[Visited, Visited | None]:
         """Visited as the database says (see the module doc), and the shadow to checkpoint."""
-        live, shadow, since = load_checkpoint(options, self.filter_path, self._filter_seq)
         db = self._conn
         # A recrawl about to start (start(): nothing journaled) follows each redirect chain
         # again, as one never stopped does: the hops of the crawl before are not its own
-        # (start() deletes them). Any other run goes on with the crawl whose hops they are.
+        # (start() deletes them), so they are not in its Visited — not in a Bloom filter's
+        # checkpoint either, which holds them: it is rebuilt from the database as every other
+        # kind is (else its recrawl would stop a chain at its old middle hop, "seen"). Any other
+        # run goes on with the crawl whose hops they are.
         recrawl = options.recrawl and db.execute(
             "SELECT NOT EXISTS (SELECT 1 FROM todo)").fetchone()[0] == 1
+        live, shadow, since = load_checkpoint(options, self.filter_path, self._filter_seq,
+                                              rebuild=recrawl)
         replay = db.execute(
             "SELECT url FROM todo WHERE seq > ?1 UNION ALL "
             "SELECT chain FROM todo WHERE seq > ?1 AND chain IS NOT NULL UNION ALL "
@@ -278,6 +285,10 @@ class CrawlState(CrawlObserver):
                     log.warning("the crawl in %s is complete (%d pages); nothing to do — "
                                 "--recrawl revisits its pages", self.dir, recorded)
                 return iter(()), {}
+            # The filter rebuilt without the crawl before's hops (_load_visited) is the
+            # checkpoint before the recrawl's first row: a kill before the next checkpoint must
+            # not resume it with the old file, which holds them
+            self._checkpoint()
             self._seq += 1
             with self._transaction():  # its queue, and that it is a recrawl's (a resume says)
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('recrawling', '1')")
