@@ -363,9 +363,8 @@ class LinkJoin(CrawlObserver):
         ``recorded_edges``; one damaged there (this process wrote it: a disk's fault) skipped."""
         where = self._scratch_name()
         for row, page, packed in db.execute("SELECT id, url, edges FROM pages ORDER BY id"):
-            if (edges := self.damaged.read(where, "pages.edges", row, packed, is_edges)) \
-                    is not None:
-                yield page, edges
+            if edges := self.damaged.read(where, "pages.edges", row, packed, is_edges):
+                yield page, edges  # (none, or damaged: nothing to yield)
 
     def _scratch_name(self) -> str:
         return f"the links' scratch file in {scratch_directory(self._temp_dir)}"
