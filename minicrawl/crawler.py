@@ -57,6 +57,7 @@ from minicrawl.http.proxies import Proxies
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
 from minicrawl.records.digests import open_duplicates
+from minicrawl.records.edges import Damaged
 from minicrawl.records.output import Output
 from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
@@ -128,13 +129,17 @@ class Crawler:
         self.failure: StateError | RedisUnavailable | None = None
         self.output_failures: list[str] = []  # flags whose file could not be written
         new_state = opts.state is not None and not os.path.exists(opts.state)
+        # The packed values (a page's links…) this run finds damaged in the state or a scratch
+        # file, and skips: told in one line when it ends (whoever read them, however many)
+        self.damaged = Damaged()
         try:
             # With --state, Visited and the ToDo journal come from (and go to) the state dir;
             # without, a state that remembers nothing.
             self.state = open_state(opts, self.seed_input.binding() if opts.state else (),
-                                    demo)
+                                    demo, self.damaged)
             self._open_the_rest(opts, visited_filter)
         except BaseException:  # refused after all: leave no state bound to this configuration
+            self.damaged.tell()  # (those its opening skipped: not read again by the next run)
             if isinstance(getattr(self, "state", None), CrawlState):
                 self.state.close(checkpoint=False)
             if new_state and opts.state is not None and _claimed_by_us(opts.state):
@@ -287,6 +292,7 @@ class Crawler:
             except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM while the report is drawn: each
                 interrupted = e  # file was closed (a report written atomically: none, or whole)
                 stats["interrupted"] = 1
+            self.damaged.tell()  # after the last reader: the links', links_in's
             # An output that failed (a full disk) said so in one line; the crawl's results stay.
             self.output_failures += [o.flag for o in self.events.observers
                                      if getattr(o, "failed", False)]
@@ -406,7 +412,7 @@ class Crawler:
             # (with --state, the state keeps the edges: the join covers every run of the crawl)
             state = self.state if isinstance(self.state, CrawlState) else None
             observers.append(LinkJoin(opts.links, [self.broken_links], on_failure=self.stop,
-                                      state=state))
+                                      state=state, damaged=self.damaged))
         if opts.report:
             from minicrawl.watch.report import Recorder
 

@@ -449,3 +449,39 @@ def test_a_rules_refusal_travels_with_its_page(tmp_path) -> None:
     join.join()
     broken = (None, None, None, True)  # not checked (a rule's), not checked, not checked, broken
     assert {row.url: row.broken for row in rows.rows} == dict(zip(reasons, broken, strict=True))
+
+
+def test_a_damaged_row_of_the_scratch_file_is_skipped_and_counted(tmp_path, caplog) -> None:
+    """The join reads its scratch file's edges and anchors back as it reads the state's: one
+    damaged there (a disk's fault: this process wrote it) is skipped, counted in one line — the
+    other pages' rows are joined as ever, the page whose anchors are damaged has none known."""
+    from minicrawl.page import CrawledPage
+    from minicrawl.records.edges import Damaged, LinkEdge
+    from minicrawl.records.links import LinkJoin
+
+    site = "http://example.test/"
+    damaged = Damaged()
+    join = LinkJoin(str(tmp_path / "links.jsonl"), temp_dir=str(tmp_path), damaged=damaged)
+    join.crawl_started()
+    for path, links in (("", ["a#x", "b#x"]), ("a", [""]), ("b", [""])):
+        page = CrawledPage(site + path, 0, None, site + path, status=200, worker=1)
+        join.page_edges(page, [LinkEdge(page.url, site + href.partition("#")[0], None, href,
+                                        "", "a", "href", 1, "page", False) for href in links])
+        join.page_anchors(page, frozenset({"elsewhere"}))
+        join.on_page(page)
+    with join._lock:  # (the rows into the file now, to damage them there)
+        join._flush()
+    db = join._scratch.db()
+    db.execute("UPDATE pages SET edges = '[[1, 2]]' WHERE url = ?", (site + "a",))
+    db.execute("UPDATE anchors SET names = '{\"x\": 1}' WHERE url = ?", (site + "b",))
+    join.join()
+    rows = [json.loads(line) for line in (tmp_path / "links.jsonl").read_text().splitlines()]
+    assert [(r["page"], r["href"], r["warning"]) for r in rows] == [
+        (site, "a#x", "fragment #x not found"), (site, "b#x", None),  # (b's: not known)
+        (site + "b", "", None)]
+    assert damaged.count("pages.edges", "anchors.names") == 2
+    with caplog.at_level("WARNING", logger="minicrawl"):
+        damaged.tell()
+    said = [r.getMessage() for r in caplog.records if "damaged value" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("2 damaged values skipped — the links' "), said
+    assert "1 in anchors.names" in said[0] and "1 in pages.edges" in said[0]

@@ -63,7 +63,14 @@ from minicrawl.frontier.scratch import LazyScratch, scratch_directory
 from minicrawl.html.fragments import fragment_of, names_a_part
 from minicrawl.page import error_of
 from minicrawl.records.csvlines import csv_line, header, is_csv
-from minicrawl.records.edges import pack_anchors, pack_edges
+from minicrawl.records.edges import (
+    Damaged,
+    EdgeRow,
+    is_edges,
+    is_urls,
+    pack_anchors,
+    pack_edges,
+)
 from minicrawl.redact import redact
 from minicrawl.visit.robots import NOT_REQUESTED
 
@@ -160,12 +167,14 @@ class LinkJoin(CrawlObserver):
     scratch file under ``temp_dir`` (default: ``TMPDIR``), the edges and anchors in the
     ``state`` if given (the whole crawl's, every run of it). Thread-safe. If the scratch file
     cannot be written (a full disk) it says so in one line and stops the crawl (``on_failure``):
-    the outputs would miss links; ``failed`` is then set, and no file is written."""
+    the outputs would miss links; ``failed`` is then set, and no file is written. A damaged
+    value, in the state or the scratch file, is skipped and counted in ``damaged`` (the
+    state's, if given): the outputs go without what it held, and the crawl's owner tells it."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  readers: Sequence[LinkReader] = (), temp_dir: str | None = None,
                  on_failure: Callable[[], None] | None = None,
-                 state: CrawlState | None = None) -> None:
+                 state: CrawlState | None = None, damaged: Damaged | None = None) -> None:
         self.path = None if path is None else os.fspath(path)
         self.flag = "--links" if self.path is not None else "--check-links"
         self.csv = self.path is not None and is_csv(self.path)
@@ -173,6 +182,7 @@ class LinkJoin(CrawlObserver):
         self._temp_dir = temp_dir
         self._on_failure = on_failure
         self._state = state  # --state: it keeps the edges and anchors, and the earlier runs'
+        self.damaged = damaged or (state.damaged if state is not None else Damaged())
         self._lock = threading.Lock()
         self._scratch = LazyScratch(PREFIX, SCHEMA, temp_dir)  # made at the first rows
         self._page_rows: list[tuple[str, str]] = []  # (page, its edges packed)
@@ -314,13 +324,13 @@ class LinkJoin(CrawlObserver):
         if (db := self._scratch.opened) is None:  # no page walked
             return
         known: dict[str, Outcome] = {}
-        names = Anchors(db)
+        names = Anchors(db, self.damaged, self._scratch_name())
         readers = self.readers
         try:
-            pages = (db.execute("SELECT url, edges FROM pages ORDER BY id")
-                     if self._state is None else self._state.recorded_edges())
-            for page, packed in pages:
-                for url, why, href, text, tag, attr, line, kind, nofollow in json.loads(packed):
+            pages = (self._scratch_edges(db) if self._state is None
+                     else self._state.recorded_edges())
+            for page, edges in pages:
+                for url, why, href, text, tag, attr, line, kind, nofollow in edges:
                     if url is None:  # no URL: why is said as the error
                         outcome: Outcome = (None, None, why, None)
                     elif (found := known.get(url)) is not None:
@@ -347,6 +357,17 @@ class LinkJoin(CrawlObserver):
                             reader.take(row)
         except sqlite3.Error as e:
             self._read_error = e
+
+    def _scratch_edges(self, db: sqlite3.Connection) -> Iterator[tuple[str, list[EdgeRow]]]:
+        """Each page's edges from the scratch file (no state: this run's), as the state's
+        ``recorded_edges``; one damaged there (this process wrote it: a disk's fault) skipped."""
+        where = self._scratch_name()
+        for row, page, packed in db.execute("SELECT id, url, edges FROM pages ORDER BY id"):
+            if edges := self.damaged.read(where, "pages.edges", row, packed, is_edges):
+                yield page, edges  # (none, or damaged: nothing to yield)
+
+    def _scratch_name(self) -> str:
+        return f"the links' scratch file in {scratch_directory(self._temp_dir)}"
 
     def _lines(self, rows: Iterator[LinkRow]) -> Iterator[str]:
         """The file's lines (with their newlines), a row each."""
@@ -406,10 +427,13 @@ class LinkJoin(CrawlObserver):
 
 class Anchors:
     """The anchors of the pages, from the scratch file, as the join asks (the pages linked to
-    with a fragment most are kept: a site's fragments point at a few pages, its indexes)."""
+    with a fragment most are kept: a site's fragments point at a few pages, its indexes). A
+    page's that are damaged there (``where``) are skipped, counted in ``damaged``: not known."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, damaged: Damaged, where: str) -> None:
         self.db = db
+        self.damaged = damaged
+        self.where = where
         self.known: dict[str, frozenset[str] | None] = {}
 
     def missing(self, fragment: str, page: str) -> str | None:
@@ -417,7 +441,9 @@ class Anchors:
         fragment names none of them (:func:`names_a_part`), else None."""
         if (anchors := self.known.get(page, ())) == ():
             row = self.db.execute("SELECT names FROM anchors WHERE url = ?", (page,)).fetchone()
-            anchors = None if row is None else frozenset(json.loads(row[0]))
+            names = None if row is None else self.damaged.read(
+                self.where, "anchors.names", page, row[0], is_urls)
+            anchors = None if names is None else frozenset(names)
             if len(self.known) >= KNOWN_PAGES:
                 self.known.clear()
             self.known[page] = anchors

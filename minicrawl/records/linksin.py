@@ -168,20 +168,23 @@ class LinksIn(CrawlObserver):
         the scratch file as this run's would go (see the module's doc); why not, or None."""
         try:
             with self._lock:
-                for packed in state.recorded_links():
-                    self._counts.update(json.loads(packed))
+                for links in state.recorded_links():
+                    self._counts.update(links)
                     if len(self._counts) >= BATCH:
                         self._flush()
                 for url, requested in state.recorded_urls():
                     key = redact(url)  # as the line shows it
                     self._records.add((key, url))
-                    if requested is not None:
-                        self._records.update((key, hop) for hop in json.loads(requested))
+                    self._records.update((key, hop) for hop in requested)
                     if len(self._records) >= BATCH:
                         self._flush()
                 self._flush()
-        except (sqlite3.Error, ValueError) as e:  # (ValueError: a row that is not JSON)
+        except sqlite3.Error as e:
             return f"the state's links could not be read: {e}"
+        # A page's links or a chain's URLs skipped (damaged: the state counted them, and the
+        # run says how many): the counts would miss theirs, so none is written
+        if state.damaged.count("linksin.links", "linksin.requested"):
+            return "some of the links the state keeps are damaged (see the line that counts them)"
         return "its count could not be kept" if self.count_failed else None
 
     # -- the scratch file ---------------------------------------------------------------------

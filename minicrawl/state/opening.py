@@ -17,6 +17,7 @@ from typing import NamedTuple
 from minicrawl.core.door import CHECK
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
+from minicrawl.records.edges import Damaged, is_urls
 from minicrawl.state.db import (
     DEMO_KEY,
     DIGESTS_TABLE,
@@ -70,10 +71,11 @@ def claim_directory(directory: Path, db_path: Path) -> int | None:
 
 
 def check_meta(db: sqlite3.Connection, directory: Path, config: JSON,
-               demo: int | None = None) -> tuple[int, int]:
+               demo: int | None = None, damaged: Damaged | None = None) -> tuple[int, int]:
     """Create the tables of a new database, or check an old one is this crawl's (same format,
     same configuration, a demo crawl's if and only if ``demo``: the port of the demo site this
-    run crawls); (the checkpoint's ``seq``, the highest ``seq`` written)."""
+    run crawls); (the checkpoint's ``seq``, the highest ``seq`` written). The tables added since
+    are made, filled if need be: a damaged value read then is skipped, counted in ``damaged``."""
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     if "meta" not in tables:
         with Transaction(db):  # not executescript: it would commit on its own
@@ -112,16 +114,17 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON,
     if "hops" not in tables:  # (added later still: filled from what the state knows, below)
         with Transaction(db):  # the table and its rows at once: a kill leaves neither
             db.execute(HOPS_TABLE)
-            if backfill_hops(db, directory, seq + 1):
+            if backfill_hops(db, directory, seq + 1, damaged or Damaged()):
                 seq += 1
     return filter_seq, seq
 
 
-def backfill_hops(db: sqlite3.Connection, directory: Path, seq: int) -> int:
+def backfill_hops(db: sqlite3.Connection, directory: Path, seq: int, damaged: Damaged) -> int:
     """Fill the ``hops`` table of a state made before it (created just now, in the caller's
     transaction) with the URLs its recorded redirect chains left behind (see HOPS_TABLE): the
     URLs each chain requested that no record and no journal row names, each at ``seq``; the
-    rows written. A chain's packed hops that cannot be read are skipped, counted in one line.
+    rows written. A chain's packed hops that are damaged are skipped, counted in ``damaged``
+    (told with the run's others, in one line).
 
     What an older state knows of its chains is the ``edges`` table's ``hops``: the URLs of a
     chain after its start, to where it ended — each one requested but the last maybe, which is
@@ -149,17 +152,11 @@ def backfill_hops(db: sqlite3.Connection, directory: Path, seq: int) -> int:
         where += " AND pages.seq >= (SELECT min(seq) FROM todo)"
     chains = db.execute("SELECT edges.url, edges.hops FROM edges JOIN pages "  # noqa: S608
                         f"ON pages.url = edges.url WHERE {where}")
-    unreadable = 0
+    db_file = str(directory / DB_NAME)
 
     def left_behind() -> Iterator[tuple[str, int]]:
-        nonlocal unreadable
         for url, packed in chains:
-            try:
-                hops = json.loads(packed)
-            except (ValueError, TypeError, RecursionError):
-                hops = None
-            if not isinstance(hops, list) or not all(isinstance(hop, str) for hop in hops):
-                unreadable += 1
+            if (hops := damaged.read(db_file, "edges.hops", url, packed, is_urls)) is None:
                 continue
             check = CHECK if url.startswith(CHECK) else ""  # a check's chain: named as Visited
             yield from ((check + hop, seq) for hop in hops)  # knows its hops (visited_key)
@@ -173,10 +170,6 @@ def backfill_hops(db: sqlite3.Connection, directory: Path, seq: int) -> int:
                "OR url IN (SELECT final_url FROM pages WHERE forgotten = 0) "
                "OR url IN (SELECT url FROM todo) "
                "OR url IN (SELECT chain FROM todo WHERE chain IS NOT NULL)")
-    if unreadable:
-        log.warning("%s: %d redirect chains' hops in the edges table are unreadable, skipped (a "
-                    "link to one of their hops may fetch it again)", directory / DB_NAME,
-                    unreadable)
     return db.execute("SELECT count(*) FROM hops").fetchone()[0]
 
 

@@ -86,7 +86,6 @@ directory: :mod:`minicrawl.state.opening`; the tables: :mod:`minicrawl.state.db`
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -102,7 +101,15 @@ from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.page import CrawledPage, Page
-from minicrawl.records.edges import pack_anchors, pack_edges, pack_urls
+from minicrawl.records.edges import (
+    Damaged,
+    EdgeRow,
+    is_edges,
+    is_urls,
+    pack_anchors,
+    pack_edges,
+    pack_urls,
+)
 from minicrawl.records.output import Outbox, Output
 from minicrawl.state.db import (
     LINKS_IN_KEY,
@@ -135,11 +142,12 @@ log = logging.getLogger("minicrawl")
 CHECKPOINT_SECONDS = 2.0
 
 
-def open_state(options: Options, seeds: Iterable[str],
-               demo: int | None = None) -> CrawlState | NoState:
+def open_state(options: Options, seeds: Iterable[str], demo: int | None = None,
+               damaged: Damaged | None = None) -> CrawlState | NoState:
     """The state the options ask for (:class:`NoState` without ``--state``); raises
     :class:`StateError` if it is unusable. ``demo``: the crawl is of the demo site served on
-    this port (``--demo``): its state is marked so (see :func:`~.opening.check_demo`)."""
+    this port (``--demo``): its state is marked so (see :func:`~.opening.check_demo`).
+    ``damaged``: where its damaged values are counted (the run tells them)."""
     if not options.state:
         if options.recrawl or options.forget_gone:
             raise StateError("--recrawl and --forget-gone need --state DIR (the earlier crawl)")
@@ -147,14 +155,16 @@ def open_state(options: Options, seeds: Iterable[str],
     if options.redis:
         raise StateError("--state keeps the crawl of one process; a shared crawl (--redis) "
                          "keeps its ToDo and Visited in Redis — give one or the other")
-    return CrawlState(options.state, options, crawl_config(options, seeds), demo=demo)
+    return CrawlState(options.state, options, crawl_config(options, seeds), demo=demo,
+                      damaged=damaged)
 
 
 class CrawlState(CrawlObserver):
     """The crawl state in ``directory``: created, or checked and loaded (see the module doc).
 
     The crawler calls :meth:`start` once, :meth:`journal` for the seeds, :meth:`prior` before
-    and :meth:`commit` after each page, and :meth:`close` at the end.
+    and :meth:`commit` after each page, and :meth:`close` at the end. The ``recorded_…`` links
+    skip a damaged value, counted in :attr:`damaged` (the run's: it tells them at its end).
     """
 
     checkpoint_seconds = CHECKPOINT_SECONDS
@@ -162,9 +172,10 @@ class CrawlState(CrawlObserver):
     existed = False  # True when the directory held a crawl already (a resume, a recrawl)
 
     def __init__(self, directory: str | os.PathLike[str], options: Options,
-                 config: JSON, demo: int | None = None) -> None:
+                 config: JSON, demo: int | None = None, damaged: Damaged | None = None) -> None:
         self.dir = Path(directory)
         self.db_path = self.dir / DB_NAME
+        self.damaged = damaged = damaged or Damaged()  # (the run's, else one of its own)
         self.filter_path = self.dir / FILTER_NAME
         self.forget_gone = options.forget_gone
         self.records_links = options.records_links  # each page's edges kept with its record
@@ -181,7 +192,7 @@ class CrawlState(CrawlObserver):
             self._lock_fd = claim_directory(self.dir, self.db_path)
             self.existed = self.db_path.exists()
             self._db = open_db(self.db_path)
-            self._filter_seq, self._seq = check_meta(self._conn, self.dir, config, demo)
+            self._filter_seq, self._seq = check_meta(self._conn, self.dir, config, demo, damaged)
             self._outbox = Outbox(self._conn, self._transaction)
             self.visited, self._shadow = self._load_visited(options)
             self._had_pages = self._conn.execute(
@@ -366,33 +377,43 @@ class CrawlState(CrawlObserver):
     def recorded_hops(self) -> Iterator[list[str]]:
         """Each recorded redirect chain's URLs after its first, to where it ended (a link to
         one leads there), as :meth:`recorded_pages`."""
-        rows = self._reader().execute("SELECT hops FROM edges WHERE hops IS NOT NULL")
-        yield from (json.loads(hops) for (hops,) in rows)
+        rows = self._reader().execute("SELECT url, hops FROM edges WHERE hops IS NOT NULL")
+        for url, packed in rows:  # (none, or a damaged value: nothing to yield)
+            if hops := self.damaged.read(self.db_path, "edges.hops", url, packed, is_urls):
+                yield hops
 
     def recorded_anchors(self) -> Iterator[tuple[str, str]]:
-        """Each recorded page's anchors (packed), with its final URL: read through a connection
-        of its own, at any time (the links' join reads them once the state is closed)."""
-        yield from self._read_links("SELECT page, anchors FROM edges WHERE anchors IS NOT NULL")
+        """Each recorded page's anchors (packed, checked), with its final URL: read through a
+        connection of its own, at any time (the links' join reads them once the state closed)."""
+        for url, page, packed in self._read_links(
+                "SELECT url, page, anchors FROM edges WHERE anchors IS NOT NULL"):
+            if self.damaged.read(self.db_path, "edges.anchors", url, packed, is_urls) is not None:
+                yield page, packed
 
-    def recorded_edges(self) -> Iterator[tuple[str, str]]:
-        """Each recorded page's edges (packed) with the URL of the page they are on (its final
-        URL), in the order the pages were recorded, as :meth:`recorded_anchors`."""
-        yield from self._read_links(
-            "SELECT page, edges FROM edges WHERE edges IS NOT NULL ORDER BY id")
+    def recorded_edges(self) -> Iterator[tuple[str, list[EdgeRow]]]:
+        """Each recorded page's edges with the URL of the page they are on (its final URL), in
+        the order the pages were recorded, as :meth:`recorded_anchors`."""
+        for url, page, packed in self._read_links(
+                "SELECT url, page, edges FROM edges WHERE edges IS NOT NULL ORDER BY id"):
+            if edges := self.damaged.read(self.db_path, "edges.edges", url, packed, is_edges):
+                yield page, edges
 
-    def recorded_links(self) -> Iterator[str]:
-        """Each recorded page's links as ``links_in`` counts them (packed: those it follows),
-        as :meth:`recorded_anchors`; all of the crawl's if :attr:`counts_links`."""
-        for (links,) in self._read_links("SELECT links FROM linksin WHERE links IS NOT NULL"):
-            yield links
+    def recorded_links(self) -> Iterator[list[str]]:
+        """Each recorded page's links as ``links_in`` counts them (those it follows), as
+        :meth:`recorded_anchors`; all of the crawl's if :attr:`counts_links`."""
+        for url, packed in self._read_links(
+                "SELECT url, links FROM linksin WHERE links IS NOT NULL"):
+            if links := self.damaged.read(self.db_path, "linksin.links", url, packed, is_urls):
+                yield links
 
-    def recorded_urls(self) -> Iterator[tuple[str, str | None]]:
+    def recorded_urls(self) -> Iterator[tuple[str, list[str]]]:
         """Each record's URL (a check's too, as its ``--out`` line has it) and the other URLs
-        its redirect chain requested (packed, or None), as :meth:`recorded_anchors`."""
-        for url, requested in self._read_links(
-                "SELECT pages.url, linksin.requested FROM pages "
-                "LEFT JOIN linksin ON linksin.url = pages.url"):
-            yield url.removeprefix(CHECK), requested
+        its redirect chain requested (maybe none), as :meth:`recorded_anchors`."""
+        for url, packed in self._read_links(
+                "SELECT pages.url, coalesce(linksin.requested, '[]') FROM pages "
+                "LEFT JOIN linksin ON linksin.url = pages.url"):  # (no row: none requested)
+            requested = self.damaged.read(self.db_path, "linksin.requested", url, packed, is_urls)
+            yield url.removeprefix(CHECK), requested or []
 
     def _read_links(self, query: str) -> Iterator[tuple[Any, ...]]:  # (a row: its columns)
         db = sqlite3.connect(self.db_path)
