@@ -459,7 +459,7 @@ def test_the_state_keeps_the_links_its_page_carries_whoever_commits_it(tmp_path)
     other.join()
     events.page_kept(b, [])
     state.close()
-    edges = {page: edges[0][3] for page, edges in state.recorded_edges()}  # (read back)
-    anchors = {page: json.loads(packed) for page, packed in state.recorded_anchors()}
+    edges = {page: edges[0][3] for page, edges in state.recorded.edges()}  # (read back)
+    anchors = {page: json.loads(packed) for page, packed in state.recorded.anchors()}
     assert edges == {a.url: "home from a", b.url: "home from b"}
     assert anchors == {a.url: ["part-a"], b.url: ["part-b"]}

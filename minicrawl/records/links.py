@@ -258,10 +258,10 @@ class LinkJoin(CrawlObserver):
         status) and their redirect chains' hops."""
         with self._lock:
             try:
-                for url, status, error, final_url, depth, referrer in state.recorded_pages():
+                for url, status, error, final_url, depth, referrer in state.recorded.pages():
                     self._add_page(url, status, error, final_url, _fetched(status, error),
                                    referrer is None and depth == 0)
-                for chain in state.recorded_hops():
+                for chain in state.recorded.hops():
                     self._end_rows.extend((source, None, None, target, HOP)
                                           for source, target in pairwise(chain))
                     self._waiting += len(chain)
@@ -285,7 +285,7 @@ class LinkJoin(CrawlObserver):
             self.joined = self.finished = True
             if self._state is not None and not self.failed:
                 try:
-                    for row in self._state.recorded_anchors():
+                    for row in self._state.recorded.anchors():
                         self._anchor_rows.append(row)
                         self._waiting += 1 + len(row[1]) // 200
                         self._flush_if_full()
@@ -328,7 +328,7 @@ class LinkJoin(CrawlObserver):
         readers = self.readers
         try:
             pages = (self._scratch_edges(db) if self._state is None
-                     else self._state.recorded_edges())
+                     else self._state.recorded.edges())
             for page, edges in pages:
                 for url, why, href, text, tag, attr, line, kind, nofollow in edges:
                     if url is None:  # no URL: why is said as the error
@@ -360,7 +360,7 @@ class LinkJoin(CrawlObserver):
 
     def _scratch_edges(self, db: sqlite3.Connection) -> Iterator[tuple[str, list[EdgeRow]]]:
         """Each page's edges from the scratch file (no state: this run's), as the state's
-        ``recorded_edges``; one damaged there (this process wrote it: a disk's fault) skipped."""
+        ``recorded.edges``; one damaged there (this process wrote it: a disk's fault) skipped."""
         where = self._scratch_name()
         for row, page, packed in db.execute("SELECT id, url, edges FROM pages ORDER BY id"):
             if edges := self.damaged.read(where, "pages.edges", row, packed, is_edges):

@@ -168,11 +168,11 @@ class LinksIn(CrawlObserver):
         the scratch file as this run's would go (see the module's doc); why not, or None."""
         try:
             with self._lock:
-                for links in state.recorded_links():
+                for links in state.recorded.links():
                     self._counts.update(links)
                     if len(self._counts) >= BATCH:
                         self._flush()
-                for url, requested in state.recorded_urls():
+                for url, requested in state.recorded.urls():
                     key = redact(url)  # as the line shows it
                     self._records.add((key, url))
                     self._records.update((key, hop) for hop in requested)

@@ -93,7 +93,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from minicrawl.core.door import CHECK, visited_key
 from minicrawl.core.interfaces import Item
@@ -101,15 +101,7 @@ from minicrawl.events import CrawlObserver
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
 from minicrawl.page import CrawledPage, Page
-from minicrawl.records.edges import (
-    Damaged,
-    EdgeRow,
-    is_edges,
-    is_urls,
-    pack_anchors,
-    pack_edges,
-    pack_urls,
-)
+from minicrawl.records.edges import Damaged, pack_anchors, pack_edges, pack_urls
 from minicrawl.records.output import Outbox, Output
 from minicrawl.state.db import (
     LINKS_IN_KEY,
@@ -129,6 +121,7 @@ from minicrawl.state.opening import (
     crawl_config,
     load_checkpoint,
 )
+from minicrawl.state.recorded import Recorded
 from minicrawl.state.recrawl import GONE, Prior, note_change
 from minicrawl.state.writer import GroupCommit, Write
 from minicrawl.stats import StatsSnapshot
@@ -176,6 +169,8 @@ class CrawlState(CrawlObserver):
         self.dir = Path(directory)
         self.db_path = self.dir / DB_NAME
         self.damaged = damaged = damaged or Damaged()  # (the run's, else one of its own)
+        # What earlier runs recorded, read back for the joins at the crawl's end
+        self.recorded = Recorded(self.db_path, damaged, self._reader)
         self.filter_path = self.dir / FILTER_NAME
         self.forget_gone = options.forget_gone
         self.records_links = options.records_links  # each page's edges kept with its record
@@ -363,64 +358,6 @@ class CrawlState(CrawlObserver):
         order, read as they are iterated (a million need not fit in memory) — before the crawl
         writes to the state, as :meth:`start`'s items."""
         yield from self._conn.execute("SELECT digest, url FROM digests")
-
-    def recorded_pages(self) -> Iterator[tuple[str, int | None, str | None, str, int,
-                                               str | None]]:
-        """Each recorded page's URL, status, error, final URL, depth and referrer (a check's
-        URLs as they are: the links' join knows a URL by itself), read as they are iterated —
-        before the crawl writes to the state, as :meth:`start`'s items."""
-        rows = self._reader().execute(
-            "SELECT url, status, error, final_url, depth, referrer FROM pages")
-        for url, status, error, final, depth, referrer in rows:
-            yield url.removeprefix(CHECK), status, error, final.removeprefix(CHECK), depth, referrer
-
-    def recorded_hops(self) -> Iterator[list[str]]:
-        """Each recorded redirect chain's URLs after its first, to where it ended (a link to
-        one leads there), as :meth:`recorded_pages`."""
-        rows = self._reader().execute("SELECT url, hops FROM edges WHERE hops IS NOT NULL")
-        for url, packed in rows:  # (none, or a damaged value: nothing to yield)
-            if hops := self.damaged.read(self.db_path, "edges.hops", url, packed, is_urls):
-                yield hops
-
-    def recorded_anchors(self) -> Iterator[tuple[str, str]]:
-        """Each recorded page's anchors (packed, checked), with its final URL: read through a
-        connection of its own, at any time (the links' join reads them once the state closed)."""
-        for url, page, packed in self._read_links(
-                "SELECT url, page, anchors FROM edges WHERE anchors IS NOT NULL"):
-            if self.damaged.read(self.db_path, "edges.anchors", url, packed, is_urls) is not None:
-                yield page, packed
-
-    def recorded_edges(self) -> Iterator[tuple[str, list[EdgeRow]]]:
-        """Each recorded page's edges with the URL of the page they are on (its final URL), in
-        the order the pages were recorded, as :meth:`recorded_anchors`."""
-        for url, page, packed in self._read_links(
-                "SELECT url, page, edges FROM edges WHERE edges IS NOT NULL ORDER BY id"):
-            if edges := self.damaged.read(self.db_path, "edges.edges", url, packed, is_edges):
-                yield page, edges
-
-    def recorded_links(self) -> Iterator[list[str]]:
-        """Each recorded page's links as ``links_in`` counts them (those it follows), as
-        :meth:`recorded_anchors`; all of the crawl's if :attr:`counts_links`."""
-        for url, packed in self._read_links(
-                "SELECT url, links FROM linksin WHERE links IS NOT NULL"):
-            if links := self.damaged.read(self.db_path, "linksin.links", url, packed, is_urls):
-                yield links
-
-    def recorded_urls(self) -> Iterator[tuple[str, list[str]]]:
-        """Each record's URL (a check's too, as its ``--out`` line has it) and the other URLs
-        its redirect chain requested (maybe none), as :meth:`recorded_anchors`."""
-        for url, packed in self._read_links(
-                "SELECT pages.url, coalesce(linksin.requested, '[]') FROM pages "
-                "LEFT JOIN linksin ON linksin.url = pages.url"):  # (no row: none requested)
-            requested = self.damaged.read(self.db_path, "linksin.requested", url, packed, is_urls)
-            yield url.removeprefix(CHECK), requested or []
-
-    def _read_links(self, query: str) -> Iterator[tuple[Any, ...]]:  # (a row: its columns)
-        db = sqlite3.connect(self.db_path)
-        try:
-            yield from db.execute(query)
-        finally:
-            db.close()
 
     def prior(self, url: str, check: bool = False) -> Prior | None:
         """The record of ``url`` (a URL to ``check``: its own) from an earlier fetch, or None.
