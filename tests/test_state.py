@@ -459,6 +459,27 @@ def out_records(path: Path) -> list[tuple]:
                   for record in map(json.loads, path.read_text().splitlines()))
 
 
+def one_worker_crawl(server, tmp_path: Path, visited: list[str]) -> Callable[[str], list[str]]:
+    """The command of a crawl of ``server`` by one worker (a known order), with the state and
+    ``--out`` named ``name`` under ``tmp_path``."""
+    one = ["--delay", "0", "--threads", "1", "--quiet", *visited]
+
+    def crawl(name: str) -> list[str]:
+        return [sys.executable, str(ROOT / "run.py"), server.url("/"), *one,
+                "--state", str(tmp_path / name), "--out", str(tmp_path / f"{name}.jsonl")]
+    return crawl
+
+
+def whole_crawl(crawl: Callable[[str], list[str]], server) -> dict[str, int]:
+    """What an uninterrupted crawl ("whole") requests, each path's count (the log then
+    cleared)."""
+    whole = run(*crawl("whole")[2:])
+    assert whole.returncode == 0, whole.stderr
+    expected = server.fetch_counts()
+    server.requests.clear()
+    return expected
+
+
 @pytest.mark.parametrize("visited", [[], CHECKPOINTED], ids=["default", "bloom"])
 def test_a_link_to_a_middle_hop_of_a_chain_recorded_before_a_kill_fetches_nothing(
         server, tmp_path, visited):
@@ -470,18 +491,10 @@ def test_a_link_to_a_middle_hop_of_a_chain_recorded_before_a_kill_fetches_nothin
     the resumed run fetched it again and gave it a record of its own."""
     chain_site(server)
     server.pages["/c"] = slowly(server.pages["/c"])
-    one = ["--delay", "0", "--threads", "1", "--quiet", *visited]  # one worker: a known order
-
-    def crawl(name: str) -> list[str]:
-        return [sys.executable, str(ROOT / "run.py"), server.url("/"), *one,
-                "--state", str(tmp_path / name), "--out", str(tmp_path / f"{name}.jsonl")]
-
-    whole = run(*crawl("whole")[2:])
-    assert whole.returncode == 0, whole.stderr
-    expected = server.fetch_counts()
+    crawl = one_worker_crawl(server, tmp_path, visited)
+    expected = whole_crawl(crawl, server)
     # an uninterrupted crawl: the link to the middle hop is seen (Visited has its hop item)
     assert expected == {p: 1 for p in ("/", "/a", "/b", "/c", "/d", "/t", "/r1", "/r2")}
-    server.requests.clear()
     state = tmp_path / "state"
     kill_9_once(crawl("state"), lambda: server.url("/r1") in recorded_urls(state))
     assert "/d" not in server.fetch_counts()  # the link to the middle hop: the resume's
@@ -509,17 +522,9 @@ def test_the_last_hop_of_a_chain_that_ends_at_a_page_seen_is_not_fetched_again(
     server.pages["/"] = Resource(b'<a href="/t">t</a><a href="/r1">r1</a><a href="/a">a</a>',
                                  200, {"Content-Type": "text/html; charset=utf-8"})
     server.pages["/b"] = slowly(server.pages["/b"])  # the page after /r1's record: the kill's
-    one = ["--delay", "0", "--threads", "1", "--quiet", *visited]  # one worker: a known order
-
-    def crawl(name: str) -> list[str]:
-        return [sys.executable, str(ROOT / "run.py"), server.url("/"), *one,
-                "--state", str(tmp_path / name), "--out", str(tmp_path / f"{name}.jsonl")]
-
-    whole = run(*crawl("whole")[2:])
-    assert whole.returncode == 0, whole.stderr
-    expected = server.fetch_counts()
+    crawl = one_worker_crawl(server, tmp_path, visited)
+    expected = whole_crawl(crawl, server)
     assert expected == {p: 1 for p in ("/", "/a", "/b", "/c", "/d", "/t", "/r1", "/r2")}
-    server.requests.clear()
     state = tmp_path / "state"
     kill_9_once(crawl("state"), lambda: server.url("/r1") in recorded_urls(state))
     assert "/d" not in server.fetch_counts()  # the link to the last hop: the resume's
