@@ -5,9 +5,12 @@ links and edges it finds are those of a walk without them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minicrawl.core.links import extract_links
 from minicrawl.html import walk
@@ -181,6 +184,18 @@ def test_words_join_a_word_cut_between_pieces() -> None:
     for piece in (b"one tw", b"o", b" ", b"three\xc2\xa0", b"four ", b"", b"fi", b"ve\n"):
         counted.add(piece)
     assert counted.count == 5
+
+
+@given(st.lists(st.text(alphabet="ab\t\n\f\r \u00a0é†中\u2020\x0b", max_size=30), max_size=8))
+def test_words_are_the_runs_between_blanks_however_the_text_is_cut(pieces: list[str]) -> None:
+    # Cut anywhere between characters (as the walk hands a page's text nodes); the blanks are
+    # ASCII whitespace and the no-break space (U+2020 "†" ends in byte A0 too, and is no blank;
+    # a vertical tab is no HTML whitespace).
+    counted = Words()
+    for piece in pieces:
+        counted.add(piece.encode("utf-8"))
+    words = [w for w in re.split("[\t\n\f\r \u00a0]+", "".join(pieces)) if w]
+    assert counted.count == len(words)
 
 
 @pytest.mark.parametrize("edges", [False, True])

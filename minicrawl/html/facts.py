@@ -62,7 +62,8 @@ HIDDEN = ("script", "style", "template", "title", "iframe", "datalist", "noembed
 _TREE_TAGS = tuple(tag for tag in HIDDEN if tag != "iframe")  # (an iframe is a link's already)
 BLANKS = "\t\n\f\r \u00a0"  # what separates words (see Words)
 _ASCII_BLANKS = re.compile(r"[\t\n\f\r ]+")
-_MARKS = bytes(0x20 if chr(byte) in BLANKS[:5] else 0x78 for byte in range(256))
+_MARKS = bytes(0 if chr(byte) in BLANKS[:5] else 1 for byte in range(256))  # a blank 0, else 1
+_WORDY = frozenset(byte for byte in range(256) if _MARKS[byte])  # no blank
 _PIECES = 4096  # pieces of text kept before they are counted (a title's: before it is cut)
 _HIDDEN = frozenset(HIDDEN)
 _OPENS = frozenset({"html", "body", *HIDDEN})  # their start and end matter to the facts
@@ -96,12 +97,16 @@ class Words:
         """Count the words of ``text``, the next piece (UTF-8)."""
         if not text:
             return
-        # (an ASCII text has no no-break space: isascii reads 20 KB in 2 µs, the search 23)
-        if not text.isascii() and b"\xc2\xa0" in text:
+        # (no byte A0, no no-break space: the one-byte search is memchr's, the two-byte one
+        # 3 µs a KB of a CPython docs page, where ~1 % of pages have one)
+        if b"\xa0" in text and b"\xc2\xa0" in text:
             text = text.replace(b"\xc2\xa0", b" ")
-        marks = text.translate(_MARKS)  # a blank " ", anything else "x"
-        self.count += marks.count(b" x") + (marks[0] == 0x78 and not self.inside)
-        self.inside = marks[-1] == 0x78
+        # A word starts at each byte that is no blank after one that is (or at the first): in
+        # one integer of the bytes' 0s and 1s, the bits set whose byte below is 0. Half the
+        # time of counting b" x" in the text mapped to " " and "x" (30 against 60 µs a page).
+        marks = int.from_bytes(text.translate(_MARKS), "little")
+        self.count += (marks & ~(marks << 8)).bit_count() - (self.inside and text[0] in _WORDY)
+        self.inside = text[-1] in _WORDY
 
 
 class FactReader(Reader):
