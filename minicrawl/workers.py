@@ -46,9 +46,11 @@ log = logging.getLogger("minicrawl")
 
 PERIOD = 0.1  # seconds between two looks at the CPU
 # The first looks come sooner: a crawl starts waiting on the network (its seeds' first answers),
-# and at a look a PERIOD the gate took 0.3 s to open from the cores to 16 workers, the seeds'
-# requests two at a time meanwhile (manyhosts ×16/2 at 50 ms: 2.4 % of the crawl's wall).
-EARLY = (0.025, 0.025, 0.025)
+# and at a look a PERIOD the gate took 0.3 s to open from the cores to 16 workers and 0.5 s to
+# 64, the seeds' requests a few at a time meanwhile. Five looks 25 ms apart open it to 64 in
+# 0.125 s (manyhosts at 50 ms, A/B: ×16/2 0.97 of the wall, ×64/8 0.95 with three such looks and
+# 0.96 of that with five). A crawl that keeps the CPU busy is not widened at them either.
+EARLY = (0.025,) * 5
 IDLE = 1.0  # cores used under which more workers may work (and all turns are taken)
 # Cores used over which fewer should: the GIL runs one thread's Python at a time, and only
 # parsing and hashing run beside it. Only when it lasts (CROWDED_FOR seconds of looks in a row):
