@@ -156,8 +156,9 @@ class CrawlState(CrawlObserver):
     """The crawl state in ``directory``: created, or checked and loaded (see the module doc).
 
     The crawler calls :meth:`start` once, :meth:`journal` for the seeds, :meth:`prior` before
-    and :meth:`commit` after each page, and :meth:`close` at the end. The ``recorded_…`` links
-    skip a damaged value, counted in :attr:`damaged` (the run's: it tells them at its end).
+    and :meth:`commit` after each page, and :meth:`close` at the end. Its :attr:`recorded`
+    readings skip a damaged value, counted in :attr:`damaged` (the run's: it tells them at its
+    end).
     """
 
     checkpoint_seconds = CHECKPOINT_SECONDS
