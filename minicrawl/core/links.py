@@ -14,6 +14,7 @@ X-Robots-Tag) and an HTML link's ``rel=nofollow`` are applied by :meth:`Links.fo
 """
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 
 from minicrawl.core.interfaces import Links, Page
 from minicrawl.core.urls import resolve
@@ -34,18 +35,18 @@ def follows_links(page: Page) -> bool:
         and undone(page.headers.get("content-encoding", ""))
 
 
-def extract_links(body: bytes, headers: Mapping[str, str] | None = None,
-                  robot: str = ROBOT) -> Links:
+def extract_links(body: bytes, headers: Mapping[str, str] | None = None, robot: str = ROBOT,
+                  parsing: AbstractContextManager[object] | None = None) -> Links:
     """The links of the HTML page ``body`` whose answer's headers are ``headers`` (any case;
     Content-Type, X-Robots-Tag and Refresh are read); ``robot``: our name to robots <meta>s
-    and X-Robots-Tag (besides ``robots``)."""
+    and X-Robots-Tag (besides ``robots``); ``parsing``: held while libxml2 parses (a slot)."""
     said = [(name.lower(), value) for name, value in (headers or {}).items()]  # repeats too
     encoding, certain = sniff(body, next((v for n, v in said if n == "content-type"), None))
-    page = walk(body, encoding, robot)
+    page = walk(body, encoding, robot, parsing)
     if not certain and page.declared not in (None, encoding):
         # A <meta> the prescan did not see (past 1024 bytes): the browser decodes again.
         encoding = page.declared
-        page = walk(body, encoding, robot)
+        page = walk(body, encoding, robot, parsing)
     page.heard(said)  # X-Robots-Tag, Refresh
     hrefs, nofollowed = page.found()
     return Links(hrefs, page.base, encoding, nofollow=page.says("nofollow"),

@@ -58,13 +58,12 @@ class Trip:
 
     def links_of(self, page: Page) -> list[str]:
         """The canonical URLs ``page``'s links lead to (the hooks resolve those it follows)."""
-        # One worker parses at a time: libxml2 needs no GIL, but the walk and resolving after it
-        # are Python, one thread at a time anyway, so all workers at once only add switches (twice
-        # the CPU on bench/README.md's site, the Java 17 API docs); the others fetch meanwhile.
-        with self.parsing:
-            links = extract_links(page.body, page.headers, self.hooks.robot)
-            page.noindex = links.noindex
-            return self.hooks.resolve(page, links)
+        # One worker parses at a time (the slot is held by libxml2's parse only): it needs no
+        # GIL, so one core parses while the other runs the walks, resolving and fetching, Python
+        # one thread at a time anyway; two parses at once leave no core for them (bench/README.md).
+        links = extract_links(page.body, page.headers, self.hooks.robot, self.parsing)
+        page.noindex = links.noindex
+        return self.hooks.resolve(page, links)
 
 
 class CoreHooks:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from lxml import etree
 
@@ -239,8 +240,8 @@ def _where(within: Sequence[str]) -> str | None:
 # -- parsing -------------------------------------------------------------------------------------
 
 # Parsed in the worker's own thread (handing each page to a parser thread cost 25–40 µs), in the
-# crawl's parsing slot: one page at a time (Trip.links_of); the C heaps threads leave are kept
-# few by the crawler's keep_heaps_small.
+# crawl's parsing slot: one page at a time (Trip.links_of), walked after it; the C heaps threads
+# leave are kept few by the crawler's keep_heaps_small.
 _OPTIONS = {"recover": True, "no_network": True, "remove_comments": True, "remove_pis": True,
             "collect_ids": False, "default_doctype": False, "encoding": "utf-8"}
 
@@ -260,11 +261,13 @@ _local = _Local()
 _ASCII_IS_NOT_ASCII = ("iso-2022-jp", "utf-16be", "utf-16le", "replacement")  # (escapes, pairs)
 
 
-def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
+def walk(body: bytes, encoding: str, robot: str = meta.ROBOT,
+         parsing: AbstractContextManager[object] | None = None) -> Walk:
     """The walk of the page ``body`` in ``encoding``: parsed (as UTF-8: libxml2 is given no
     other) and walked, its <meta>s read for ``robot``. The walk is a :class:`Walk`, or the
     kind :func:`walk_with` asked for in this thread, with the reader it asked for (then kept
-    for :func:`last_walk`)."""
+    for :func:`last_walk`). ``parsing`` (a slot) is held while libxml2 parses: a tree's walk
+    comes after, a streamed page's is the parser's target (held throughout)."""
     data = _utf8(body, encoding)
     kind = getattr(_local, "kind", None)
     reading = getattr(_local, "reading", None)
@@ -274,17 +277,22 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT) -> Walk:
         if page.lines and b"\r" in data:  # lines as the HTML standard counts them: a lone
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # CR ends one too
     reader = page.reader = reading() if reading is not None else None
+    slot = parsing if parsing is not None else nullcontext()
     try:
         if len(data) > STREAM_ABOVE:
-            if page.lines:
-                _pull(data, page)
-            else:
-                parser = etree.HTMLParser(
-                    target=page if reader is None else reader.target(page), **_OPTIONS)
-                for at in range(0, len(data), STREAM_CHUNK):
-                    parser.feed(data[at:at + STREAM_CHUNK])
-                parser.close()
-        elif (root := etree.fromstring(data, _tree_parser())) is not None:
+            with slot:
+                if page.lines:
+                    _pull(data, page)
+                else:
+                    parser = etree.HTMLParser(
+                        target=page if reader is None else reader.target(page), **_OPTIONS)
+                    for at in range(0, len(data), STREAM_CHUNK):
+                        parser.feed(data[at:at + STREAM_CHUNK])
+                    parser.close()
+            return page
+        with slot:
+            root = etree.fromstring(data, _tree_parser())
+        if root is not None:
             # (the reader's elements are met by the same pass: a pass of its own would walk
             # the tree again, ~0.1 µs an element)
             tags = page.tags if reader is None else (*page.tags, *reader.tags)

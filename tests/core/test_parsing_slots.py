@@ -1,5 +1,6 @@
-"""The core's parsing slot: one worker at a time extracts links, however many workers fetch
-(tests/core/test_shape.py counts the lines; bench/README.md says why)."""
+"""The core's parsing slot: one worker at a time has libxml2 parse a page, however many workers
+fetch, walk trees and resolve links (tests/core/test_shape.py counts the lines; bench/README.md
+says why)."""
 
 import os
 import threading
@@ -7,7 +8,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import minicrawl.core.links as links_module
-import minicrawl.core.trip as trip_module
 import minicrawl.html.walk as walk_module
 from minicrawl import Crawler as RunPyCrawler
 from minicrawl.core.crawler import Crawler
@@ -16,24 +16,23 @@ from minicrawl.demo.site import LocalSite, Resource
 
 def crawl_counting(slots: int | None, monkeypatch, runpy: bool = False) -> tuple[int, int]:
     """A crawl of 40 linked pages by 8 workers with ``slots`` parsing slots (None: the crawl's
-    own), by the core or by run.py's crawler: (pages, the most workers that were extracting
-    links at once)."""
+    own), by the core or by run.py's crawler: (pages, the most workers that were parsing at
+    once, in the slot: its parser asked for, libxml2 about to parse)."""
     inside, most, lock = [0], [0], threading.Lock()
-    module = trip_module  # one trip: both crawlers extract there
-    extract = module.extract_links
+    tree_parser = walk_module._tree_parser
 
-    def counting(body, headers, *args, **kwargs):
+    def counting():
         with lock:
             inside[0] += 1
             most[0] = max(most[0], inside[0])
         try:
             time.sleep(0.01)  # long enough for the other workers to arrive
-            return extract(body, headers, *args, **kwargs)
+            return tree_parser()
         finally:
             with lock:
                 inside[0] -= 1
 
-    monkeypatch.setattr(module, "extract_links", counting)
+    monkeypatch.setattr(walk_module, "_tree_parser", counting)
     with LocalSite() as site:
         for n in range(40):
             links = "".join(f'<a href="/p{m}">{m}</a>' for m in range(1, 40))
@@ -84,3 +83,27 @@ def test_extract_links_has_no_gate_of_its_own(monkeypatch):
         found = list(pool.map(lambda _: links_module.extract_links(b'<a href="/x">x</a>').hrefs,
                               range(n)))
     assert found == [["/x"]] * n
+
+
+def test_the_slot_is_held_by_the_parse_not_by_the_walk(monkeypatch):
+    # One worker: the slot is held while libxml2 parses and free while the tree is walked (and
+    # the links resolved), so another worker may parse its page meanwhile
+    held: dict[str, set[bool]] = {"parse": set(), "walk": set()}
+    tree_parser, walked = walk_module._tree_parser, walk_module.Walk.walked
+    with LocalSite() as site:
+        site.pages["/"] = Resource(b'<a href="/a">a</a>')
+        site.pages["/a"] = Resource(b"<p>a</p>")
+        crawler = Crawler([site.url("/")], threads=1)
+
+        def parsing():
+            held["parse"].add(crawler.parsing.locked())
+            return tree_parser()
+
+        def walking(self, top):
+            held["walk"].add(crawler.parsing.locked())
+            return walked(self, top)
+
+        monkeypatch.setattr(walk_module, "_tree_parser", parsing)
+        monkeypatch.setattr(walk_module.Walk, "walked", walking)
+        assert crawler.run().pages == 2
+    assert held == {"parse": {True}, "walk": {False}}
