@@ -146,8 +146,10 @@ class Walk:
         """One link: its href (the fragment cut), followed unless its rel says nofollow."""
         if "#" in href:
             href = href[: href.index("#")]
-        followed = not (rel and "nofollow" in rel.lower().split())
-        self.hrefs[href] = self.hrefs.get(href, False) or followed
+        if not rel or "nofollow" not in rel.lower().split():
+            self.hrefs[href] = True  # (a key met before keeps its place: first-met order)
+        elif href not in self.hrefs:
+            self.hrefs[href] = False
 
     def meta(self, attrib: Mapping[str, str] | etree._Element) -> None:
         """A <meta>: a charset declaration, a word to robots, or a refresh."""
@@ -296,11 +298,19 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT,
             # (the reader's elements are met by the same pass: a pass of its own would walk
             # the tree again, ~0.1 µs an element)
             tags = page.tags if reader is None else (*page.tags, *reader.tags)
+            # Most elements are an <a> of the page's HTML: its link is taken here, not through
+            # element() (a third of the walk's Python on the Java API docs), unless the walk
+            # records elements (then element() is its own).
+            link, plain = page.link, type(page).element is Walk.element
             for top in (root, *root.itersiblings()):  # after </html>: more <html>s
                 # Only what is in a _FOREIGN element (and a frame) needs its ancestors.
                 aside = {e for f in top.iter(*_FOREIGN) for e in f.iter(*tags)}
                 for element in top.iter(*tags):
                     tag = element.tag
+                    if tag == "a" and plain and (not aside or element not in aside):
+                        if (href := element.get("href")) is not None:
+                            link(href, element.get("rel"))
+                        continue
                     within = [e.tag for e in element.iterancestors()][::-1] \
                         if tag == "frame" or element in aside else ()
                     page.element(tag, element, within)
