@@ -292,7 +292,10 @@ class Crawler:
             except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM while the report is drawn: each
                 interrupted = e  # file was closed (a report written atomically: none, or whole)
                 stats["interrupted"] = 1
-            self.damaged.tell()  # after the last reader: the links', links_in's
+            # After the last reader (the links', links_in's); the stats count them too, as the
+            # other counters, once there are some
+            if skipped := self.damaged.tell():
+                stats["damaged_values_skipped"] = skipped
             # An output that failed (a full disk) said so in one line; the crawl's results stay.
             self.output_failures += [o.flag for o in self.events.observers
                                      if getattr(o, "failed", False)]

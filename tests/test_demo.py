@@ -133,6 +133,17 @@ def test_demo_state_whose_port_is_taken_is_one_line(tmp_path):
                  f"port {port}, which is in use now")
 
 
+def test_a_demo_state_whose_config_is_too_deep_to_read_is_one_line(tmp_path):
+    """A demo state whose meta config is nested past the JSON parser's depth: the demo cannot
+    read its port, and the crawl refuses it as a corrupt state, not another port's."""
+    state = tmp_path / "state"
+    assert run("--demo", "--state", str(state), "--max-depth", "1", "--quiet").returncode == 0
+    with sqlite3.connect(state / "crawl.db") as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'config'", ("[" * 100_000,))
+    one_line(run("--demo", "--state", str(state), "--max-depth", "1"),
+             f"{state / 'crawl.db'}: corrupt meta table (RecursionError(")
+
+
 def test_a_demo_state_from_before_the_mark_resumes_and_is_marked(tmp_path):
     """A demo crawl's state made before the demo mark (recognised by its seed, the demo's, and
     its pages, all the demo's) resumes on its port, and is marked from then on."""

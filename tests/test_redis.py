@@ -275,6 +275,35 @@ def test_todo_heartbeat_keeps_a_slow_item(redis_server):
     assert result == [None]
 
 
+def heartbeats() -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t.name.endswith("heartbeat"))
+
+
+def test_close_ends_the_heartbeats_at_once_and_what_was_held_goes_to_others(redis_server):
+    """A ToDo and a host gate closed with an item taken and a slot leased: their heartbeat
+    threads have ended when close returns, and what they held goes to another process as a
+    killed one's does — the item reclaimed, the lease lapsed."""
+    before = heartbeats()
+    shared = SharedRedis(redis_server.url, crawl_name())
+    todo, gate = RedisToDo(shared, reclaim_after=0.3), RedisHostGate(shared, lease=1.0)
+    todo.put(Item("u", 0))
+    taken = todo.take()  # (not in the assert: pytest ran a := there twice, as it uses taken)
+    assert taken == Item("u", 0) and gate.take(taken, "h") == 0.0
+    assert heartbeats() == sorted([*before, "gate-heartbeat", "todo-heartbeat"])
+    todo.close()
+    gate.close()
+    assert heartbeats() == before
+    assert todo.stopped and todo.take() is None
+    other = RedisToDo(shared, reclaim_after=0.3)
+    assert other.take() == taken  # reclaimed after 0.3 s idle: no beat kept it
+    other.done(taken)
+    assert other.take() is None
+    time.sleep(1.2)
+    assert gate.in_flight("h") == 0  # no beat renewed it
+    other.close()
+    shared.close()
+
+
 def test_delayed_items_wait_for_their_time(redis_server):
     shared = SharedRedis(redis_server.url, crawl_name())
     todo = RedisToDo(shared)

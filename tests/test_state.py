@@ -19,6 +19,7 @@ from minicrawl import Crawler
 from minicrawl.core.interfaces import Item
 from minicrawl.demo.site import Resource
 from minicrawl.options import Options
+from minicrawl.state.opening import peek
 from minicrawl.state.store import FILTER_NAME, CrawlState, StateError, crawl_config
 from minicrawl.visited.make import make_visited
 
@@ -246,6 +247,36 @@ def test_an_incompatible_format_is_refused(crawled):
         db.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
     result = run(server.url("/"), "--state", str(state), *FAST)
     assert result.returncode == 2 and "format '99'" in result.stderr
+
+
+# A meta table's config damaged: JSON nested past the parser's depth (a RecursionError, no
+# ValueError), and JSON that is no object
+CONFIGS = {"too deep": "[" * 100_000, "deep and closed": "[" * 100_000 + "]" * 100_000,
+           "an array": '["seeds"]', "a string": '"seeds"'}
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_a_corrupt_config_is_one_line_and_peek_reads_no_state(crawled, config):
+    """Refused as any corrupt meta table (exit 2, one line, no traceback), its rows left as
+    they were; peek, which reads a state without opening it (the demo's), finds none there."""
+    server, state = crawled
+    assert peek(state) is not None
+    with sqlite3.connect(state / "crawl.db") as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'config'", (CONFIGS[config],))
+    held = rows(state)
+    result = run(server.url("/"), "--state", str(state), *FAST)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert f"{state / 'crawl.db'}: corrupt meta table" in result.stderr
+    assert peek(state) is None
+    assert rows(state) == held
+
+
+def rows(state: Path) -> list[tuple[object, ...]]:
+    """Every row of the state's meta, pages and todo tables."""
+    with sqlite3.connect(state / "crawl.db") as db:
+        return [row for table in ("meta", "pages", "todo")
+                for row in db.execute(f"SELECT * FROM {table} ORDER BY 1")]  # noqa: S608
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncate", "middle"])

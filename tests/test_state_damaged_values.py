@@ -1,6 +1,6 @@
 """--state: a packed value damaged in ``crawl.db`` — a page's edges, anchors or redirect hops
 (the ``edges`` table), what ``links_in`` counts of it (``linksin``) — is skipped, counted in one
-line, and the crawl goes on: never a traceback.
+line (and in ``--stats``), and the crawl goes on: never a traceback.
 
 Run as a user runs it (``python run.py`` on a real local site): a crawl with ``--links``,
 ``--check-links``, ``--out`` and ``--report`` stops at a cap; its state is copied, and in one
@@ -12,6 +12,7 @@ it skipped, and its links file has the clean one's rows but those of the damaged
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -77,10 +78,11 @@ def damage(state: Path, server, kind: str, columns: tuple[str, ...]) -> None:
                               (value, server.url(COLUMNS[column]))).rowcount == 1, column
 
 
-def run(server, where: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """run.py on the site, its state and outputs in ``where``."""
+def run(server, where: Path, *extra: str, quiet: bool = True) -> subprocess.CompletedProcess[str]:
+    """run.py on the site, its state and outputs in ``where`` (not ``quiet``: its summary)."""
     return subprocess.run(
-        [sys.executable, str(ROOT / "run.py"), server.url("/"), *FAST,
+        [sys.executable, str(ROOT / "run.py"), server.url("/"),
+         *(FAST if quiet else [flag for flag in FAST if flag != "--quiet"]),
          "--state", str(where / "state"), "--links", str(where / "links.jsonl"),
          "--check-links", "--out", str(where / "pages.jsonl"),
          "--report", str(where / "report.html"), *extra],
@@ -177,3 +179,29 @@ def test_a_damaged_value_of_each_column_alone_is_skipped_and_counted(server, tmp
         assert said == [], again.stderr
     else:
         assert len(said) == 1 and f"1 {SAID} skipped" in said[0] and f"1 in {column}" in said[0]
+
+
+def test_the_values_skipped_are_a_counter_of_stats_and_verbose(server, tmp_path):
+    """--stats writes how many values were skipped, the number the line says
+    (``damaged_values_skipped``), and --verbose prints it; a run that skipped none has no such
+    counter, as every counter that counted nothing."""
+    clean, damaged = crawl_and_damage(server, tmp_path, "not JSON", tuple(COLUMNS))
+    shutil.copytree(damaged, tmp_path / "verbose")
+    for where, skipped in ((clean, 0), (damaged, 5)):
+        done = run(server, where, "--stats", str(where / "stats.json"))
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert said_skipped(done.stderr) == skipped
+        stats = json.loads((where / "stats.json").read_text())
+        assert stats.get("damaged_values_skipped") == (skipped or None), stats
+    verbose = run(server, tmp_path / "verbose", "-v", quiet=False)
+    assert verbose.returncode == 1 and "Traceback" not in verbose.stderr, verbose.stderr
+    assert said_skipped(verbose.stderr) == 5
+    assert re.search(r"^  damaged_values_skipped +5$", verbose.stdout, re.M), verbose.stdout
+
+
+def said_skipped(stderr: str) -> int:
+    """How many values the run's line says it skipped (0: no line)."""
+    said = [int(m[1]) for line in stderr.splitlines()
+            if (m := re.search(rf"(\d+) {SAID}s? skipped", line))]
+    assert len(said) <= 1, stderr
+    return sum(said)

@@ -173,12 +173,13 @@ class Damaged:
             return sum(len(rows) for (_, column), rows in self._rows.items()
                        if column in columns)
 
-    def tell(self) -> None:
-        """The values skipped since the last call, in one warning line (none: no line)."""
+    def tell(self) -> int:
+        """The values skipped since the last call, in one warning line (none: no line); how
+        many."""
         with self._lock:
             found, self._rows = self._rows, {}
         if not found:
-            return
+            return 0
         files: dict[str, list[str]] = {}
         for (where, column), rows in sorted(found.items()):
             files.setdefault(where, []).append(
@@ -186,3 +187,4 @@ class Damaged:
         total = sum(map(len, found.values()))
         log.warning("%d damaged value%s skipped — %s", total, "s" if total > 1 else "",
                     "; ".join(f"{where}: {', '.join(parts)}" for where, parts in files.items()))
+        return total

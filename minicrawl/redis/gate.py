@@ -32,7 +32,6 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-import time
 import uuid
 
 from minicrawl.core.interfaces import Item
@@ -141,6 +140,7 @@ class RedisHostGate:
         self._held: dict[str, str] = {}  # lease id → host, for the heartbeat
         self._lock = threading.Lock()
         self._full: set[str] = set()  # hosts the gate said had their cap (never un-full)
+        self._closed = threading.Event()  # close(): the heartbeat ends
         self._heartbeat = threading.Thread(target=self._renew_loop, name="gate-heartbeat",
                                            daemon=True)
         self._heartbeat.start()
@@ -219,9 +219,16 @@ class RedisHostGate:
         return int(self._shared.call("reading leases", lambda: self._shared.client.zcount(
             self.key("lease", host), now_ms, "+inf")))
 
+    def close(self) -> None:
+        """Stop renewing this process's leases: the heartbeat thread has ended when this
+        returns (a renewal under way finishes first: in an outage, once its retries give up).
+        A lease still held lapses after its lease time, as a killed process's does. The
+        connection is the caller's to close."""
+        self._closed.set()
+        self._heartbeat.join()
+
     def _renew_loop(self) -> None:
-        while True:
-            time.sleep(self._lease_ms / 4000)
+        while not self._closed.wait(self._lease_ms / 4000):
             with self._lock:
                 by_host: dict[str, list[str]] = {}
                 for lease_id, host in self._held.items():

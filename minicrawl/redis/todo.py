@@ -206,6 +206,7 @@ class RedisToDo:
         self._inflight: set[str] = set()
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._ended = threading.Event()  # close(): the heartbeat ends, items in flight or not
         self.failure: RedisUnavailable | None = None
         self._heartbeat = threading.Thread(target=self._beat, name="todo-heartbeat", daemon=True)
         self._heartbeat.start()
@@ -335,8 +336,7 @@ class RedisToDo:
 
     def _beat(self) -> None:
         interval = self._reclaim_ms / 4000
-        while True:
-            time.sleep(interval)
+        while not self._ended.wait(interval):
             with self._lock:
                 ids = sorted(self._inflight)
             if not ids or self.failure is not None:
@@ -362,6 +362,15 @@ class RedisToDo:
         """Stop handing out items in this process (Ctrl-C, page cap); the crawl goes on elsewhere.
         Items in flight here are still acknowledged when their workers finish."""
         self._closed.set()
+
+    def close(self) -> None:
+        """:meth:`stop`, and stop keeping this process's items in flight: the heartbeat thread
+        has ended when this returns (a beat under way finishes first: in an outage, once its
+        retries give up). An item taken and not done is left for another process to reclaim,
+        as a killed process's is. The connection is the caller's to close."""
+        self._closed.set()
+        self._ended.set()
+        self._heartbeat.join()
 
     def __len__(self) -> int:
         """Items waiting in the shared queue (ready or delayed), not counting those in flight."""

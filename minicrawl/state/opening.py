@@ -90,12 +90,17 @@ def check_meta(db: sqlite3.Connection, directory: Path, config: JSON,
     if meta.get("format") != str(FORMAT):
         raise StateError(f"state dir {directory} has format {meta.get('format')!r}; this "
                          f"minicrawl reads format {FORMAT} — use a new state dir")
-    check_demo(directory, meta.get(DEMO_KEY), demo)
+    # (read before the demo mark is checked: a state whose meta cannot be read is told so, not
+    # taken for another demo crawl's because peek could not read its mark)
     try:
-        saved = json.loads(meta["config"])
+        saved = json.loads(meta["config"])  # RecursionError: nested past the parser's depth
         filter_seq = int(meta["filter_seq"])
-    except (KeyError, ValueError) as e:
+    except (KeyError, ValueError, RecursionError) as e:
         raise StateError(f"{directory / DB_NAME}: corrupt meta table ({e!r})") from None
+    if not isinstance(saved, dict):  # (a config is always an object: its keys are compared)
+        raise StateError(f"{directory / DB_NAME}: corrupt meta table (its config is not a "
+                         f"JSON object)")
+    check_demo(directory, meta.get(DEMO_KEY), demo)
     if saved != config:
         diffs = "; ".join(f"{key}: {saved.get(key)!r} then, {config.get(key)!r} now"
                           for key in sorted(set(saved) | set(config))
@@ -279,7 +284,8 @@ def peek(directory: str | os.PathLike[str]) -> Held | None:
             db.close()
         seeds = json.loads(meta["config"])["seeds"] if "config" in meta else None
         demo = int(meta[DEMO_KEY]) if DEMO_KEY in meta else None
-    except (sqlite3.Error, ValueError, KeyError, TypeError):
+    except (sqlite3.Error, ValueError, KeyError, TypeError, RecursionError):
+        # (RecursionError: a config nested past the parser's depth)
         return None
     if not isinstance(seeds, list):
         return None

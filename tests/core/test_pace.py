@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -24,15 +24,26 @@ H = "example.org"
 
 
 @pytest.fixture(params=["core", "run.py", "redis"])
-def make_pace(request: pytest.FixtureRequest) -> Callable[[], Pace]:
+def make_pace(request: pytest.FixtureRequest) -> Iterator[Callable[[], Pace]]:
     """A factory of paces with no delay of their own (the gap is given with each take)."""
     if request.param == "core":
-        return lambda: Politeness(0.0)
+        yield lambda: Politeness(0.0)
+        return
     if request.param == "run.py":
-        return Hosts
+        yield Hosts
+        return
     url = request.getfixturevalue("redis_server").url  # a real server; one crawl per test
-    name = "p" + uuid.uuid4().hex[:8]
-    return lambda: RedisHostGate(SharedRedis(url, name), per_host=1 << 20)
+    shared = SharedRedis(url, "p" + uuid.uuid4().hex[:8])
+    gates: list[RedisHostGate] = []
+
+    def make() -> RedisHostGate:
+        gates.append(RedisHostGate(shared, per_host=1 << 20))
+        return gates[-1]
+
+    yield make
+    for gate in gates:
+        gate.close()  # its heartbeat thread
+    shared.close()
 
 
 def item(path: str) -> Item:

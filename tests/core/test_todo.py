@@ -53,9 +53,11 @@ def make(name: str, request: pytest.FixtureRequest) -> Iterator[Frontier]:
             todo.close()
         return
     url = request.getfixturevalue("redis_server").url  # the shared crawl's, in a real server
-    shared = RedisToDo(SharedRedis(url, "t" + uuid.uuid4().hex[:8]))
+    conn = SharedRedis(url, "t" + uuid.uuid4().hex[:8])
+    shared = RedisToDo(conn)
     yield shared
-    shared.stop()
+    shared.close()  # its heartbeat thread ends now (after stop(): at its next beat, 7.5 s on)
+    conn.close()
 
 
 @pytest.fixture(params=[*sorted(IMPLEMENTATIONS), "redis"])
