@@ -3,9 +3,9 @@
 Sixteen workers fetching at once is the point of threads: they wait on the network. Sixteen
 workers parsing at once is not: on two cores they only wait for each other, and each holds a
 page's tree (~10× the page) meanwhile. (Parsing has its own limit, the crawl's parsing slot:
-one page at a time, ``minicrawl.core.crawler.Crawler.parsing``. A gate as wide as the cores
-around the whole of parsing + link handling was measured, on the Java API docs at 16 threads,
-against none, in turn: 1.11× the CPU and 1.26× the wall time, median of 3 pairs.)
+libxml2 parses one page at a time, ``minicrawl.core.crawler.Crawler.parsing``. A gate as wide
+as the cores around the whole of parsing + link handling was measured, on the Java API docs at
+16 threads, against none, in turn: 1.11× the CPU and 1.26× the wall time, median of 3 pairs.)
 
 :class:`TokenGate` is a queue of N tokens: passing takes one, leaving puts it back. Both are one
 call into C (``queue.SimpleQueue``); ``threading.Semaphore`` is Python code on a Condition, and
