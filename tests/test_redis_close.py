@@ -21,6 +21,9 @@ from minicrawl.errors import RedisUnavailable
 from minicrawl.options import Options
 from minicrawl.redis.crawl import open_shared_crawl
 
+# A heartbeat left beating fails the test (tests/conftest.py), besides the checks here
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
+
 FAST = {"delay": 0, "per_host": 8, "threads": 2, "timeout": 5, "expected_urls": 10_000}
 
 
