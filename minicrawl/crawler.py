@@ -142,6 +142,8 @@ class Crawler:
             self.damaged.tell()  # (those its opening skipped: not read again by the next run)
             if isinstance(getattr(self, "state", None), CrawlState):
                 self.state.close(checkpoint=False)
+            if getattr(self, "shared", None) is not None:  # no heartbeat, no connection left
+                self.shared.close()  # in a process that goes on (a library's)
             if new_state and opts.state is not None and _claimed_by_us(opts.state):
                 shutil.rmtree(opts.state, ignore_errors=True)
             raise
@@ -245,11 +247,16 @@ class Crawler:
 
     def run(self) -> StatsSnapshot:
         """Crawl until ToDo is empty and no worker is busy (or ``stop()``); return the stats.
-        One at a time: run (or pages) from another thread meanwhile raises RuntimeError."""
+        One at a time: run (or pages) from another thread meanwhile raises RuntimeError. A
+        shared crawl (``redis``) is left as the run ends, however it ends (its connection
+        closed, its heartbeats ended): running it again raises RuntimeError."""
         if not self._running.acquire(blocking=False):  # two crawls into one set of files
             raise RuntimeError(RUNNING)
         try:
-            return self._run()
+            # Left after _run's last write to Redis (the final stats, the report, --stats): else,
+            # in a process that goes on, its heartbeats would beat and its connection stay open.
+            with self.shared or nullcontext():
+                return self._run()
         finally:
             self._running.release()
 

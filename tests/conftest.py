@@ -97,6 +97,20 @@ def no_proxy_from_the_machine(monkeypatch) -> None:
         monkeypatch.delenv(name.upper(), raising=False)
 
 
+@pytest.fixture
+def no_heartbeat_left_running() -> Iterator[None]:
+    """Fails a test that leaves running a heartbeat thread (its name ends in "heartbeat") of
+    a shared crawl's ToDo or host gate (minicrawl.redis) it opened and did not close: left
+    running, it beats against the module's redis-server under the tests after, and retries
+    for half a minute once that is stopped. Asked for by the tests that open them (autouse in
+    tests/core/conftest.py; tests/test_redis*.py's pytestmark), not by every test."""
+    before = set(threading.enumerate())
+    yield
+    left = sorted(t.name for t in threading.enumerate()
+                  if t not in before and t.name.endswith("heartbeat"))
+    assert not left, f"the test left running: {', '.join(left)} (close what it opened)"
+
+
 @pytest.fixture(scope="module")
 def redis_server() -> Iterator[RedisServer]:
     """A real redis-server on a free loopback port, without persistence, for a test module."""

@@ -7,6 +7,7 @@ installs it): they are never skipped silently.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -16,7 +17,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,11 +35,23 @@ from minicrawl.redis.todo import RedisToDo
 from minicrawl.redis.visited import RedisBloomVisited, VisitedMismatch
 
 ROOT = Path(__file__).resolve().parent.parent
+# A test closes the ToDos, gates and connections it opens (the `closing` fixture): a
+# heartbeat left beating fails it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
 # The per-host delay would make one-host test crawls slow: off, where politeness exists.
 POLITE_OFF = {"delay": 0, "per_host": 16} if "delay" in {
     f.name for f in dataclasses.fields(Options)} else {}
 POLITE_FLAGS = tuple(x for k, v in POLITE_OFF.items() for x in ("--" + k.replace("_", "-"),
                                                                    str(v)))
+
+
+@pytest.fixture
+def closing() -> Iterator[Callable]:
+    """``closing(part)`` returns ``part`` (a SharedRedis, RedisToDo, RedisHostGate, a Crawler's
+    SharedCrawl), closed after the test, passed or failed: the last opened first, so that
+    ToDo's and the gate's heartbeats end before the connection they beat on closes."""
+    with contextlib.ExitStack() as stack:
+        yield lambda part: stack.enter_context(contextlib.closing(part))
 
 
 @pytest.fixture(scope="module")
@@ -108,10 +121,10 @@ def test_shard_tags_spread_over_the_slot_ranges():
         list(range(16))
 
 
-def test_visited_matches_the_local_sizing_and_answers_in_order(redis_server):
+def test_visited_matches_the_local_sizing_and_answers_in_order(redis_server, closing):
     from minicrawl.visited import BloomFilter
 
-    shared = SharedRedis(redis_server.url, crawl_name())
+    shared = closing(SharedRedis(redis_server.url, crawl_name()))
     visited = RedisBloomVisited(shared, capacity=10_000, error_rate=0.001, shards=4)
     local = BloomFilter(capacity=10_000, error_rate=0.001)
     assert visited.hashes == local.hashes == 8
@@ -127,19 +140,20 @@ def test_visited_matches_the_local_sizing_and_answers_in_order(redis_server):
     assert not any(visited.add_many(urls))
 
 
-def test_a_differently_sized_process_is_refused(redis_server):
+def test_a_differently_sized_process_is_refused(redis_server, closing):
     name = crawl_name()
-    RedisBloomVisited(SharedRedis(redis_server.url, name), capacity=10_000, shards=4)
+    RedisBloomVisited(closing(SharedRedis(redis_server.url, name)), capacity=10_000, shards=4)
     with pytest.raises(VisitedMismatch, match="--expected-urls"):
-        RedisBloomVisited(SharedRedis(redis_server.url, name), capacity=20_000, shards=4)
+        RedisBloomVisited(closing(SharedRedis(redis_server.url, name)), capacity=20_000,
+                          shards=4)
 
 
-def test_a_crawl_an_older_minicrawl_keeps_is_refused_in_one_line(redis_server):
+def test_a_crawl_an_older_minicrawl_keeps_is_refused_in_one_line(redis_server, closing):
     """Its bits are at MurmurHash3 positions ("default" family): joining it would take new
     pages for seen and fetch seen ones again. Whether this process creates its filter or
     attaches to the crawl's, one line says why not and what to do."""
     name = crawl_name()
-    shared = SharedRedis(redis_server.url, name)
+    shared = closing(SharedRedis(redis_server.url, name))
     old = {"family": "default", "hashes": 8, "shards": 4, "shard_bits": 35_945,
            "capacity": 10_000, "error_rate": 0.001}
     shared.client.set(f"mc:{name}:visited:meta", json.dumps(old))
@@ -171,10 +185,11 @@ print(json.dumps(new))
 
 
 @pytest.mark.parametrize("where", ["server", "cluster"])
-def test_concurrent_processes_get_new_exactly_once(where, redis_server, redis_cluster):
+def test_concurrent_processes_get_new_exactly_once(where, redis_server, redis_cluster, closing):
     url = redis_server.url if where == "server" else redis_cluster.url
     name = crawl_name()
-    RedisBloomVisited(SharedRedis(url, name), capacity=100_000, shards=8)  # create it first
+    # (created first)
+    RedisBloomVisited(closing(SharedRedis(url, name)), capacity=100_000, shards=8)
     procs = [subprocess.Popen([sys.executable, "-c", ADDER, url, name, str(seed)], cwd=ROOT,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
              for seed in range(4)]
@@ -190,14 +205,14 @@ def test_concurrent_processes_get_new_exactly_once(where, redis_server, redis_cl
     assert all(answers), "the processes did not really overlap"
 
 
-def test_a_replayed_write_gets_the_first_answer(redis_server):
+def test_a_replayed_write_gets_the_first_answer(redis_server, closing):
     """A worker killed between "seen" and "queued": whoever handles that page again (the
     process that reclaims the entry, or a later entry after a politeness wait put the page back)
     must be told "new" again for its links, or they would be lost — and must not queue them
     twice if the dead worker had queued them."""
-    shared = SharedRedis(redis_server.url, crawl_name())
+    shared = closing(SharedRedis(redis_server.url, crawl_name()))
     visited = RedisBloomVisited(shared, capacity=10_000, shards=4)
-    todo = RedisToDo(shared)
+    todo = closing(RedisToDo(shared))
     shared.tokens.begin("1-0", "http://site/p")
     assert visited.add_many(["x", "y", "x"]) == [True, True, False]
     todo.put_many([Item("x", 1, "http://site/p"), Item("y", 1, "http://site/p")])
@@ -217,15 +232,15 @@ def test_a_replayed_write_gets_the_first_answer(redis_server):
 # --------------------------------------------------------------------------- ToDo
 
 
-def test_todo_reclaims_the_items_of_a_dead_consumer(redis_server):
-    shared = SharedRedis(redis_server.url, crawl_name())
-    dead = RedisToDo(shared, reclaim_after=0.3)
+def test_todo_reclaims_the_items_of_a_dead_consumer(redis_server, closing):
+    shared = closing(SharedRedis(redis_server.url, crawl_name()))
+    dead = closing(RedisToDo(shared, reclaim_after=0.3))
     dead.put_many([Item("u1", 0), Item("u2", 1, "u1")])
     assert len(dead) == 2 and dead.unfinished == 2
     taken = dead.take()
     assert taken == Item("u1", 0, None)
     dead._inflight.clear()  # as if the process were killed: no more heartbeats
-    alive = RedisToDo(shared, reclaim_after=0.3)
+    alive = closing(RedisToDo(shared, reclaim_after=0.3))
     got = [alive.take(), alive.take()]
     assert sorted(i.url for i in got) == ["u1", "u2"]  # u1 reclaimed after 0.3 s idle
     alive.done(got[0])
@@ -235,15 +250,16 @@ def test_todo_reclaims_the_items_of_a_dead_consumer(redis_server):
     assert alive.unfinished == 0
 
 
-def test_an_item_every_taker_died_with_is_given_up_counted_and_kept(redis_server, caplog):
+def test_an_item_every_taker_died_with_is_given_up_counted_and_kept(redis_server, caplog,
+                                                                   closing):
     """A page that kills every process fetching it (a parser crash, the memory limit) is not
     reclaimed for ever: after MAX_TAKERS takers died holding it, the next poll gives it up —
     counted as todo_abandoned, kept in Redis, told in one line — and the crawl can end."""
     from minicrawl.redis.todo import MAX_TAKERS
 
-    shared = SharedRedis(redis_server.url, crawl_name())
+    shared = closing(SharedRedis(redis_server.url, crawl_name()))
     poison = Item("http://site.test/poison", 1, "http://site.test/")
-    todos = [RedisToDo(shared, reclaim_after=0.2) for _ in range(MAX_TAKERS + 1)]
+    todos = [closing(RedisToDo(shared, reclaim_after=0.2)) for _ in range(MAX_TAKERS + 1)]
     todos[0].put(poison)
     for todo in todos[:MAX_TAKERS]:
         assert todo.take() == poison  # the first takes it, each next one reclaims it
@@ -259,12 +275,12 @@ def test_an_item_every_taker_died_with_is_given_up_counted_and_kept(redis_server
                     f"(kept in Redis as {shared.key('todo:abandoned')})"]
 
 
-def test_todo_heartbeat_keeps_a_slow_item(redis_server):
-    shared = SharedRedis(redis_server.url, crawl_name())
-    slow = RedisToDo(shared, reclaim_after=0.4)
+def test_todo_heartbeat_keeps_a_slow_item(redis_server, closing):
+    shared = closing(SharedRedis(redis_server.url, crawl_name()))
+    slow = closing(RedisToDo(shared, reclaim_after=0.4))
     slow.put(Item("slow", 0))
     assert (item := slow.take()).url == "slow"
-    other = RedisToDo(shared, reclaim_after=0.4)
+    other = closing(RedisToDo(shared, reclaim_after=0.4))
     result: list = []
     thread = threading.Thread(target=lambda: result.append(other.take()))
     thread.start()
@@ -304,9 +320,9 @@ def test_close_ends_the_heartbeats_at_once_and_what_was_held_goes_to_others(redi
     shared.close()
 
 
-def test_delayed_items_wait_for_their_time(redis_server):
-    shared = SharedRedis(redis_server.url, crawl_name())
-    todo = RedisToDo(shared)
+def test_delayed_items_wait_for_their_time(redis_server, closing):
+    shared = closing(SharedRedis(redis_server.url, crawl_name()))
+    todo = closing(RedisToDo(shared))
     todo.put(Item("later", 0, not_before=time.monotonic() + 0.3))
     start = time.monotonic()
     assert (later := todo.take()).url == "later"
@@ -315,13 +331,14 @@ def test_delayed_items_wait_for_their_time(redis_server):
     assert todo.take() is None
 
 
-def test_a_retrys_wait_is_stored_as_redis_time_not_as_this_process_clock(redis_server):
+def test_a_retrys_wait_is_stored_as_redis_time_not_as_this_process_clock(redis_server,
+                                                                          closing):
     """``not_before`` is this process's ``time.monotonic()``, which another process (another
     machine) does not share: it is put as a delay, due on Redis's clock, and the payload holds
     the item's four fields and a nonce, never the monotonic number. Another process takes it
     with ``not_before`` 0.0, after the wait."""
-    shared = SharedRedis(redis_server.url, crawl_name())
-    todo = RedisToDo(shared)
+    shared = closing(SharedRedis(redis_server.url, crawl_name()))
+    todo = closing(RedisToDo(shared))
     not_before = time.monotonic() + 0.5
     assert todo.put_many([Item("http://a.test/r", 1, "http://a.test/", attempt=2,
                                not_before=not_before)]) == 1
@@ -332,7 +349,7 @@ def test_a_retrys_wait_is_stored_as_redis_time_not_as_this_process_clock(redis_s
     assert fields[:4] == ["http://a.test/r", 1, "http://a.test/", 2] and len(fields) == 5
     assert isinstance(fields[4], str)  # the nonce: no number beyond the four fields
     assert 400 <= due - (seconds * 1000 + micros // 1000) <= 500  # Redis's ms, 0.5 s ahead
-    other = RedisToDo(SharedRedis(redis_server.url, shared.name))
+    other = closing(RedisToDo(closing(SharedRedis(redis_server.url, shared.name))))
     taken = other.take()
     assert taken == Item("http://a.test/r", 1, "http://a.test/", attempt=2)
     assert time.monotonic() >= not_before - 0.01  # (Redis's ms: rounded)
@@ -340,9 +357,10 @@ def test_a_retrys_wait_is_stored_as_redis_time_not_as_this_process_clock(redis_s
     assert todo.take() is None
 
 
-def test_host_gate_books_slots_in_turn_across_clients(redis_server):
+def test_host_gate_books_slots_in_turn_across_clients(redis_server, closing):
     name = crawl_name()
-    gates = [RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(3)]
+    gates = [closing(RedisHostGate(closing(SharedRedis(redis_server.url, name))))
+             for _ in range(3)]
     assert gates[0].take(Item("u0"), "example.org", 0.1) == 0.0
     first = gates[1].take(Item("u1"), "example.org", 0.1)  # busy: booked the next slot
     second = gates[2].take(Item("u2"), "example.org", 0.1)  # booked one gap after that
@@ -356,11 +374,12 @@ def test_host_gate_books_slots_in_turn_across_clients(redis_server):
     assert gates[1].in_flight("example.org") == 1
 
 
-def test_a_refused_url_gives_up_its_booking_at_once(redis_server):
+def test_a_refused_url_gives_up_its_booking_at_once(redis_server, closing):
     """A URL booked a turn while its robots.txt was pending, then robots.txt refused it: its
     turn goes at once, not after the grace time (3 s), so the host's other URLs do not wait."""
     name = crawl_name()
-    gate, other = (RedisHostGate(SharedRedis(redis_server.url, name)) for _ in range(2))
+    gate, other = (closing(RedisHostGate(closing(SharedRedis(redis_server.url, name))))
+                   for _ in range(2))
     assert gate.take(Item("first"), "h", 0.05) == 0.0
     assert other.book(Item("pending"), "h", 0.05) > 0  # waits for robots.txt, its turn kept
     gate.release(Item("first"), "h", 0.05, 0.0)
@@ -374,7 +393,7 @@ def test_a_refused_url_gives_up_its_booking_at_once(redis_server):
     assert other._shared.client.zcard(gate.key("book", "h")) == 0
 
 
-def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
+def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server, closing):
     """RobotsGate tells the shared gate when robots.txt refuses a URL that booked a turn."""
     from minicrawl.core.urls import host_of
     from minicrawl.demo.site import Resource
@@ -384,7 +403,7 @@ def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
 
     robots = Resource(b"User-agent: *\nDisallow: /private\n", 200, {"Content-Type": "text/plain"})
     with LocalSite({"/robots.txt": robots}) as site:
-        gate = RedisHostGate(SharedRedis(redis_server.url, crawl_name()))
+        gate = closing(RedisHostGate(closing(SharedRedis(redis_server.url, crawl_name()))))
         opts = Options(delay=0.0)
         politeness, fetcher = RobotsGate(opts, Stats(), gate), Fetcher(opts)
         url = site.url("/private/x")
@@ -397,10 +416,10 @@ def test_a_url_robots_txt_refuses_gives_up_the_turn_it_booked(redis_server):
         assert gate._shared.client.zcard(gate.key("book", host)) == 0
 
 
-def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server):
+def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server, closing):
     name = crawl_name()
-    live = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)
-    dead = RedisHostGate(SharedRedis(redis_server.url, name), per_host=2, lease=1.0)
+    live, dead = (closing(RedisHostGate(closing(SharedRedis(redis_server.url, name)),
+                                        per_host=2, lease=1.0)) for _ in range(2))
     assert dead.take_turn(Item("a"), "h", 0.0, 3).go and dead.take_turn(Item("b"), "h", 0.0, 3).go
     assert live.take_turn(Item("c"), "h", 0.0, 3).wait > 0  # two in flight, by another process
     dead._held.clear()  # as if killed: its leases are no longer renewed
@@ -411,18 +430,18 @@ def test_host_gate_slots_caps_and_leases_of_a_dead_process(redis_server):
     assert live.take_turn(Item("d"), "h", 0.0, 3).full and live.full("h", 3)  # 3 pages: the cap
 
 
-def test_page_counts_survive_a_retried_call(redis_server):
+def test_page_counts_survive_a_retried_call(redis_server, closing):
     """A script call whose answer was lost (a dropped connection) is sent again by the retry
     loop: the page caps must count it once, or the crawl would stop short of its cap."""
     from minicrawl.redis.caps import RedisPageCap
     from minicrawl.redis.gate import TAKE_SCRIPT
     from minicrawl.seams import Grant
 
-    shared = SharedRedis(redis_server.url, crawl_name())
+    shared = closing(SharedRedis(redis_server.url, crawl_name()))
     cap = RedisPageCap(shared)
     assert [cap.take(3, token="a"), cap.take(3, token="a"), cap.take(3)] == [Grant.GO] * 3
     assert [cap.take(3), cap.take(3), cap.take(3, token="a")] == [Grant.LAST, Grant.NONE, Grant.GO]
-    gate = RedisHostGate(shared, per_host=4)
+    gate = closing(RedisHostGate(shared, per_host=4))
     keys = [gate.key(kind, "h") for kind in ("host", "lease", "book", "pages")]
     args = [0, 4, 30_000, "http://h/x", "lease-1", 2, 3000, "page"]
     assert [shared.eval("t", TAKE_SCRIPT, keys, args) for _ in range(2)] == [0, 0]
@@ -475,8 +494,8 @@ def kill_one_mid_crawl(url: str, server: LocalSite, reachable: dict[str, int]) -
     # A killed worker's page is fetched again by whoever reclaims it; with a redirect that is
     # two requests. 4 threads were in flight at most.
     check_union(server, reachable, allowed_twice=8)
-    shared = SharedRedis(url, name)
-    reclaimed = int(shared.client.hget(shared.key("stats"), "todo_reclaimed") or 0)
+    with contextlib.closing(SharedRedis(url, name)) as shared:
+        reclaimed = int(shared.client.hget(shared.key("stats"), "todo_reclaimed") or 0)
     assert reclaimed <= 4 * 2, reclaimed  # the victim's in-flight items (and their waits)
 
 
@@ -593,10 +612,13 @@ def test_a_full_or_read_only_redis_is_waited_for_not_fatal(outage, caplog):
     ResponseErrors, like a script's own error, which is not retried)."""
     import redis
 
-    with RedisServer() as server:
-        admin = redis.Redis.from_url(server.url)
-        shared = SharedRedis(server.url, crawl_name(), retry_for=20)
-        todo = RedisToDo(shared)
+    with RedisServer() as server, contextlib.ExitStack() as opened:
+        # (closed before the server stops: the last opened first, the heartbeat before its
+        # connection)
+        admin = opened.enter_context(redis.Redis.from_url(server.url))
+        shared = opened.enter_context(contextlib.closing(SharedRedis(server.url, crawl_name(),
+                                                                     retry_for=20)))
+        todo = opened.enter_context(contextlib.closing(RedisToDo(shared)))
         if outage == "full":
             admin.config_set("maxmemory", 1)  # noeviction: every write is refused
         else:
@@ -615,10 +637,9 @@ def test_a_full_or_read_only_redis_is_waited_for_not_fatal(outage, caplog):
             writer.join(10)
         assert queued == [1] and shared.failure is None
         assert (item := todo.take()) == Item("http://a.test/")
-        todo.done(item)  # else its heartbeat keeps it alive past the server, retrying 20 s
+        todo.done(item)
         told = [r.getMessage() for r in caplog.records]
         assert any("unreachable" in m for m in told) and any("reachable again" in m for m in told)
-        todo.stop()
 
 
 def test_retrying_an_outage_leaves_the_global_random_state_alone():
@@ -634,10 +655,11 @@ def test_retrying_an_outage_leaves_the_global_random_state_alone():
         state = random.getstate()
         with pytest.raises(RedisUnavailable):
             shared.call("pinging", shared.client.ping)  # retried with jitter for 0.6 s
+        shared.close()
     assert random.getstate() == state
 
 
-def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_server):
+def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_server, closing):
     """Process A fetches /old (a 301 to /new) and queues /new; process B takes /new. The chain
     rides in Redis with its target, so B records one page — /old, finally /new — as a single
     process would, and A's start of the chain is not lost."""
@@ -648,6 +670,8 @@ def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_serv
         name, recorded = crawl_name(), []
         a, b = (Crawler([server.url("/old")], redis=redis_server.url, crawl=name,
                         ignore_robots=True, retries=0, delay=0, timeout=2) for _ in "ab")
+        for process in (a, b):  # never run (which leaves it): left after the test
+            closing(process.shared)
         a.todo.put(Item(server.url("/old")))
         for process in (a, b):  # A takes /old, then B takes the hop A queued
             item = process.todo.take()
@@ -662,15 +686,15 @@ def test_a_redirect_chain_carried_on_by_another_process_is_one_record(redis_serv
         assert recorded[0].redirects == [(server.url("/old"), 301)]  # type: ignore[attr-defined]
         assert recorded[0].requested == [server.url("/old"), server.url("/new")]  # type: ignore[attr-defined]
         assert server.fetch_counts() == {"/old": 1, "/new": 1}
-        b.todo.stop()
 
 
-def test_a_chain_carried_by_an_older_process_has_its_redirects_without_a_status(redis_server):
+def test_a_chain_carried_by_an_older_process_has_its_redirects_without_a_status(redis_server,
+                                                                                closing):
     """A chain kept in Redis by a process of the version before (no redirects in its value):
     its URLs are its redirects, their statuses unknown (null in the record)."""
     crawler = Crawler(["http://a.test/"], redis=redis_server.url, crawl=crawl_name(),
                       ignore_robots=True)
-    shared = crawler.shared
+    shared = closing(crawler.shared)  # never run (which leaves it): left after the test
     assert shared is not None
     old = json.dumps([["http://a.test/r1", 1, "http://a.test/", 0], "2026-01-01T00:00:00.000Z",
                       ["http://a.test/r1", "http://a.test/r2"], 12.5])
@@ -681,7 +705,6 @@ def test_a_chain_carried_by_an_older_process_has_its_redirects_without_a_status(
     crawler.chains.carry("http://a.test/t2", chain)  # written again: now with them
     again = crawler.chains.waiting_at("http://a.test/t2")
     assert again is not None and again.redirects == chain.redirects
-    crawler.todo.stop()
 
 
 def test_three_processes_record_each_redirect_chain_once_whoever_takes_its_target(

@@ -12,7 +12,8 @@ pace, the counts and the chains live in Redis.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 
 from minicrawl.jsontypes import JSON
 from minicrawl.options import Options
@@ -36,6 +37,30 @@ class SharedCrawl:
     host_gate: RedisHostGate
     pages: RedisPageCap
     chains: RedisChains  # redirect chains, carried on by whichever process takes the target
+    closed: bool = field(default=False, init=False)
+
+    def __enter__(self) -> SharedCrawl:
+        """The crawl's run (``with shared: ...``), which :meth:`close` ends; RuntimeError once
+        it is closed (its heartbeats cannot start again)."""
+        if self.closed:
+            raise RuntimeError("this Crawler's run of the shared crawl (--redis) is over: it "
+                               "left the crawl, its connection closed; make a new Crawler to "
+                               "join the crawl again")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """This process leaves the crawl: ToDo's and the host gate's heartbeats have ended when
+        this returns, then the connection is closed; calling it again does nothing. What is
+        still held here — an item taken and not done, a host slot leased (a Ctrl-C that did
+        not wait for the pages in flight) — is left as a killed process's is: the item
+        reclaimed by another process after ``--reclaim-after``, the lease lapsed."""
+        if self.closed:
+            return
+        self.closed = True
+        close_all(self.todo, self.host_gate, self.redis)
 
 
 def connect(options: Options, seeds: Sequence[str] = ()) -> SharedRedis:
@@ -57,13 +82,29 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
         raise ValueError("--redis shares a Bloom filter between processes; --visited exact "
                          "is a set inside one process")
     shared = connect(options, seeds)
-    visited = RedisBloomVisited(shared, options.expected_urls, options.filter_error_rate,
-                                options.visited_shards or auto_shards(shared))
-    # A slot lease outlives a live request through heartbeats, a killed process by reclaim_after.
-    gate = RedisHostGate(shared, options.per_host, options.reclaim_after)
-    todo = RedisToDo(shared, options.reclaim_after)
-    return SharedCrawl(shared, todo, visited, RedisStats(shared), gate, RedisPageCap(shared),
-                       RedisChains(shared, todo))
+    opened: list[RedisToDo | RedisHostGate | SharedRedis] = [shared]
+    try:
+        visited = RedisBloomVisited(shared, options.expected_urls, options.filter_error_rate,
+                                    options.visited_shards or auto_shards(shared))
+        # A slot lease outlives a live request through heartbeats, a killed process by
+        # reclaim_after.
+        gate = RedisHostGate(shared, options.per_host, options.reclaim_after)
+        opened.insert(0, gate)
+        todo = RedisToDo(shared, options.reclaim_after)
+        opened.insert(0, todo)
+        return SharedCrawl(shared, todo, visited, RedisStats(shared), gate,
+                           RedisPageCap(shared), RedisChains(shared, todo))
+    except BaseException:  # refused part way (its Visited sized otherwise, Redis lost): no
+        close_all(*opened)  # heartbeat left beating, no connection open, in a process that
+        raise  # goes on (a library's)
+
+
+def close_all(*parts: RedisToDo | RedisHostGate | SharedRedis) -> None:
+    """Close ``parts`` in this order, each even if one before it raised (an interrupted join):
+    the heartbeats before the connection they beat on."""
+    with ExitStack() as stack:
+        for part in reversed(parts):  # (an ExitStack closes the last one pushed first)
+            stack.callback(part.close)
 
 
 def crawl_status(options: Options) -> JSON:
