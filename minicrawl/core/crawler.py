@@ -68,7 +68,7 @@ class Crawler:
         self.summary = Summary()
         self.observers = [self.summary, *observers]
         self.pace = pace if pace is not None else Politeness(delay) if delay > 0 else None
-        # The page cap: a permit per page, never given back; the worker that finds none stops ToDo.
+        # The page cap: a permit per item taken, never given back; who finds none stops ToDo.
         self.budget = threading.Semaphore(max_pages) if max_pages is not None else None
         self.parsing = threading.Lock()
         self.make_fetcher, self.ignore_nofollow = fetcher, ignore_nofollow

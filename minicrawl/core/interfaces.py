@@ -12,7 +12,7 @@ class Item:
     """A URL waiting in ToDo, with how it was found."""
 
     url: str
-    depth: int = 0  # hops from a seed
+    depth: int = 0  # links followed from a seed (a redirect is no hop: its target keeps it)
     referrer: str | None = None  # the page linking here, or the URL redirecting here (None: a seed)
     attempt: int = 0  # fetches of it that failed so far (a crawler that retries counts them)
     check: bool = False  # to check, not crawl: only its answer is wanted (run.py's hooks)

@@ -45,7 +45,7 @@ class BloomVisited:
         """The URLs of ``urls`` not seen before (or not seeming to be), now remembered."""
         where = [positions(url, self.size, self.seed) for url in urls]  # hashing needs no lock
         new = []
-        with self._lock:  # one lock per page, not per link: threads queue on it less
+        with self._lock:  # one lock per batch (a page's links), not per link: less queueing
             for url, bits in zip(urls, where, strict=True):
                 if not self.bits[bits].all():
                     self.bits[bits] = 1
