@@ -40,8 +40,9 @@ def heartbeats() -> list[str]:
 
 @pytest.fixture
 def admin(redis_server) -> Iterator[redis.Redis]:
-    """A connection of the test's own, to watch the crawler's from the server's side."""
-    client = redis_server.client()
+    """A connection of the test's own, to watch the crawler's from the server's side: one, even
+    when asked from worker threads at once (``on_page``), as :func:`connections` leaves out."""
+    client = redis_server.client(single_connection_client=True)
     yield client
     client.close()
 
