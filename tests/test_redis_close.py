@@ -141,6 +141,30 @@ def test_a_crawler_refused_as_it_joins_leaves_no_heartbeat_and_no_connection(red
     assert settled(admin, before) == before
 
 
+def test_a_crawler_closed_without_running_leaves_no_heartbeat_and_no_connection(
+        redis_server, admin, server):
+    """A library Crawler with redis, made and never run: close() ends its heartbeats and
+    closes its connection (seen from the server), and it no longer counts as putting its seeds;
+    closing it again does nothing, and run() after it is refused without reconnecting. The end
+    of a ``with Crawler(...)`` block does the same."""
+    name = crawl_name()
+    before, beating = connections(admin), heartbeats()
+    crawler = Crawler([server.url("/")], redis=redis_server.url, crawl=name, **FAST)
+    assert connections(admin) - before  # (so that the checks below could see one left open)
+    assert heartbeats() == sorted([*beating, "gate-heartbeat", "todo-heartbeat"])
+    crawler.close()
+    assert heartbeats() == beating
+    assert settled(admin, before) == before
+    assert admin.zcard(f"mc:{{{name}}}:todo:starting") == 0
+    crawler.close()
+    with pytest.raises(RuntimeError, match="this Crawler is closed"):
+        crawler.run()
+    assert heartbeats() == beating and settled(admin, before) == before
+    with Crawler([server.url("/")], redis=redis_server.url, crawl=name, **FAST):
+        assert heartbeats() == sorted([*beating, "gate-heartbeat", "todo-heartbeat"])
+    assert heartbeats() == beating and settled(admin, before) == before
+
+
 def test_closing_the_shared_parts_leaves_what_was_held_to_another_process(redis_server, admin):
     """SharedCrawl.close() with an item taken and not done (a Ctrl-C that did not wait for a
     page in flight): the heartbeats end, the connection closes, and another process reclaims
