@@ -32,9 +32,8 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from minicrawl.admission import DepthLimit, HostCap, Traps
@@ -63,7 +62,7 @@ from minicrawl.resolve import LinkResolver
 from minicrawl.scope import Scope
 from minicrawl.seams import HostPace, PageCap, PoliteFrontier, Redirects
 from minicrawl.seeds import NoValidSeeds, SeedFeed, Seeds, seed_arguments
-from minicrawl.state.opening import LOCK_NAME
+from minicrawl.state.opening import claimed_by_us
 from minicrawl.state.store import CrawlState, StateError, open_state
 from minicrawl.stats import PageCount, Stats, StatsSnapshot
 from minicrawl.visit.hooks import CrawlHooks, Parts
@@ -83,6 +82,7 @@ if TYPE_CHECKING:  # (imported where an option asks for them: see _open_the_rest
 __all__ = ["Crawler", "Page"]
 
 log = logging.getLogger("minicrawl")
+_bad_seed = functools.partial(log.warning, "%s")  # a seed file's bad line, told as it is read
 RUNNING = ("this Crawler is running already (run() or pages() from another thread): make one "
            "Crawler per crawl")
 
@@ -128,6 +128,8 @@ class Crawler:
         self.on_page = on_page
         self.failure: StateError | RedisUnavailable | None = None
         self.output_failures: list[str] = []  # flags whose file could not be written
+        self._running = threading.Lock()  # held by the one run() (or close())
+        self._closed = False  # close(): never to run
         new_state = opts.state is not None and not os.path.exists(opts.state)
         # The packed values (a page's links…) this run finds damaged in the state or a scratch
         # file, and skips: told in one line when it ends (whoever read them, however many)
@@ -140,11 +142,8 @@ class Crawler:
             self._open_the_rest(opts, visited_filter)
         except BaseException:  # refused after all: leave no state bound to this configuration
             self.damaged.tell()  # (those its opening skipped: not read again by the next run)
-            if isinstance(getattr(self, "state", None), CrawlState):
-                self.state.close(checkpoint=False)
-            if getattr(self, "shared", None) is not None:  # no heartbeat, no connection left
-                self.shared.close()  # in a process that goes on (a library's)
-            if new_state and opts.state is not None and _claimed_by_us(opts.state):
+            self.close()  # no lock, heartbeat or connection left in a process that goes on
+            if new_state and opts.state is not None and claimed_by_us(opts.state):
                 shutil.rmtree(opts.state, ignore_errors=True)
             raise
 
@@ -220,12 +219,9 @@ class Crawler:
         # The copies kept (--mirror; --save-pages, its simpler case): minicrawl/mirror/saver.py
         self.saver: Mirror | None = None
         if opts.mirror or opts.save_pages:
-            from minicrawl.mirror.saver import Mirror
+            from minicrawl.mirror.saver import open_saver
 
-            self.saver = (Mirror(opts.mirror, "--mirror", True, self.stats, self.stop,
-                                 opts.forget_gone, opts.mirror_names) if opts.mirror else
-                          Mirror(opts.save_pages, "--save-pages", False, self.stats, self.stop,
-                                 opts.forget_gone, opts.mirror_names))
+            self.saver = open_saver(opts, self.stats, self.stop)
         self.events = Events()  # the observers are listed when the crawl runs
         self.first_problems = FirstProblems()  # the first pages that went wrong: the summary's
         # When links are recorded: the broken ones, grouped by target, read after the crawl
@@ -241,7 +237,6 @@ class Crawler:
         self._parsing: AbstractContextManager[object] = nullcontext()  # the core's, once it runs
         self.page_count: PageCap = self.shared.pages if self.shared else PageCount()
         self._stopping = threading.Event()
-        self._running = threading.Lock()  # held by the one run()
 
     # -- the crawl ---------------------------------------------------------------------------
 
@@ -253,6 +248,8 @@ class Crawler:
         if not self._running.acquire(blocking=False):  # two crawls into one set of files
             raise RuntimeError(RUNNING)
         try:
+            if self._closed:
+                raise RuntimeError("this Crawler is closed: make a new Crawler to crawl again")
             # Left after _run's last write to Redis (the final stats, the report, --stats): else,
             # in a process that goes on, its heartbeats would beat and its connection stay open.
             with self.shared or nullcontext():
@@ -364,7 +361,7 @@ class Crawler:
 
     def trip(self, n: int) -> Trip:
         """Worker ``n``'s trip: the core's, with run.py's hooks over this crawl's parts and its
-        own fetcher (kept, to be closed by its thread: ``_work``)."""
+        own fetcher (kept, to be closed by its thread: ``CrawlHooks.work``)."""
         fetcher = Fetcher(self.options, self.archive.exchange if self.archive else None,
                           self.cookies, self.proxies)
         self.proxies = fetcher.core.proxies
@@ -381,9 +378,33 @@ class Crawler:
         """The core crawler's runner, run.py's way (:class:`Workers`): only as many at work as
         keep the CPU busy, a Ctrl-C gives the pages in flight a grace; each thread closes its
         worker's connections when its loop ends."""
-        self.workers.run([functools.partial(_work, worker, hooks)
+        self.workers.run([functools.partial(hooks.work, worker)
                           for worker, hooks in zip(workers, self._hooks, strict=True)],
                          on_interrupt=self._interrupted, grace=self.options.timeout * 3 + 1)
+
+    def close(self) -> None:
+        """Let go of what the Crawler holds if it is not to run (a run does as it ends): the
+        shared crawl left (heartbeats ended, connection closed), the state's lock freed (nothing
+        saved), the outputs' and scratch files closed. Again, it does nothing; during a run, or
+        run() after it: RuntimeError."""
+        if not self._running.acquire(blocking=False):  # (the run closes them as it ends)
+            raise RuntimeError(RUNNING)
+        self._closed = True
+        with ExitStack() as stack:  # each, even if one before raised (the last pushed first)
+            stack.callback(self._running.release)
+            for name in ("shared", "duplicates", "_spilling", "saver", "archive"):  # (if made)
+                if (part := getattr(self, name, None)) is not None:
+                    stack.callback(part.close)
+            if isinstance(state := getattr(self, "state", None), CrawlState):
+                stack.callback(state.close, checkpoint=False)
+            stack.callback(self.seed_input.close)
+
+    def __enter__(self) -> Crawler:
+        """The Crawler: ``with Crawler(...) as crawler:`` closes it (:meth:`close`) at the end."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def stop(self) -> None:
         """Ask the workers to stop after their current item; what is left in ToDo stays there."""
@@ -459,7 +480,7 @@ class Crawler:
         self._queue_seeds(self.seeds)
         if self.seed_input.streamed and self.shared is not None:
             self.scope.learned(self._origins())
-            for chunk in self.seed_input.rest(self._bad_seed):
+            for chunk in self.seed_input.rest(_bad_seed):
                 self._queue_seeds(chunk)
 
     def _queue_seeds(self, urls: list[str]) -> int:
@@ -505,7 +526,7 @@ class Crawler:
         end or the crawl stops; the feed then ends (ToDo's end rule may hold again)."""
         assert self._feed is not None
         try:
-            for chunk in self.seed_input.rest(self._bad_seed):
+            for chunk in self.seed_input.rest(_bad_seed):
                 self._feed.room()  # at most SeedFeed.lead seeds wait in ToDo
                 if self._feed.finished:
                     break
@@ -529,10 +550,6 @@ class Crawler:
         for thread in threads:
             thread.join()
         self.seed_input.close()
-
-    @staticmethod
-    def _bad_seed(problem: str) -> None:
-        log.warning("%s", problem)
 
     def _put_sitemap_urls(self) -> None:
         """Read the seed hosts' sitemaps (minicrawl.sitemaps.reader) and put their unseen URLs in
@@ -580,21 +597,3 @@ class Crawler:
     def worker_failures(self) -> list[str]:
         """Workers that died (a bug): never silent."""
         return self.workers.failures
-
-
-def _claimed_by_us(state: str | os.PathLike[str]) -> bool:
-    """The state directory's lock names this process: it is the one that created the directory
-    (not a second crawl that found it in use a moment after it did)."""
-    try:
-        return (Path(state) / LOCK_NAME).read_text().strip() == str(os.getpid())
-    except OSError:
-        return False
-
-
-def _work(worker: Worker, hooks: CrawlHooks) -> None:
-    """One worker thread: the core's worker loop, then its trip's connections closed."""
-    try:
-        worker.run()
-    finally:
-        hooks.close()
-

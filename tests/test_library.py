@@ -10,10 +10,14 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from minicrawl import Crawler, Options, Page
 from minicrawl.cli.main import build_parser, options_from_args
+from minicrawl.cli.outpaths import OutputPathError
 from minicrawl.demo.site import Resource, chain
 from minicrawl.options import option_fields
+from minicrawl.state.store import StateError
 
 ROOT = Path(__file__).resolve().parent.parent
 # Loopback servers need no politeness pacing (the politeness tests cover it).
@@ -49,6 +53,31 @@ def test_breaking_out_of_pages_stops_the_crawl(server):
             break
     assert crawler.stats["pages"] < 20  # the workers stopped soon after the caller did
     assert not any(t.name.startswith("worker-") for t in threading.enumerate())
+
+
+def test_a_crawler_closed_without_running_frees_its_state_and_mirror_folders(server, tmp_path):
+    """A Crawler made and never run holds its state directory's lock and its mirror folder's:
+    another crawl of them is refused until close() (the end of a ``with`` block) lets go of
+    them. Closing a crawler that runs meanwhile is refused; after its run, close() does
+    nothing, as it does again."""
+    small_site(server)
+    dirs = {"state": str(tmp_path / "state"), "mirror": str(tmp_path / "mirror")}
+    with Crawler([server.url("/")], **dirs, **FAST):
+        with pytest.raises(StateError, match="in use by another crawl"):
+            Crawler([server.url("/")], **dirs, **FAST)
+        with pytest.raises(OutputPathError, match="another crawl is writing"):
+            Crawler([server.url("/")], mirror=dirs["mirror"], **FAST)
+    crawler = Crawler([server.url("/")], **dirs, **FAST)
+    pages = crawler.pages()
+    next(pages)
+    with pytest.raises(RuntimeError, match="running already"):
+        crawler.close()
+    assert len([1, *pages]) == 4
+    crawler.close()
+    crawler.close()
+    with pytest.raises(RuntimeError, match="this Crawler is closed"):
+        crawler.run()
+    assert Crawler([server.url("/")], **dirs, recrawl=True, **FAST).run()["pages"] == 4
 
 
 def test_on_page_is_called_once_per_page_from_worker_threads(server):

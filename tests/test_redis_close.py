@@ -6,6 +6,7 @@ Against the real redis-server of tests/conftest.py's ``redis_server``, and real 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -19,7 +20,9 @@ from minicrawl.core.interfaces import Item
 from minicrawl.demo.site import LocalSite, Resource, chain
 from minicrawl.errors import RedisUnavailable
 from minicrawl.options import Options
+from minicrawl.redis.conn import SharedRedis
 from minicrawl.redis.crawl import open_shared_crawl
+from minicrawl.redis.todo import STARTING_GRACE_MS, RedisToDo
 
 # A heartbeat left beating fails the test (tests/conftest.py), besides the checks here
 pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
@@ -37,8 +40,9 @@ def heartbeats() -> list[str]:
 
 @pytest.fixture
 def admin(redis_server) -> Iterator[redis.Redis]:
-    """A connection of the test's own, to watch the crawler's from the server's side."""
-    client = redis_server.client()
+    """A connection of the test's own, to watch the crawler's from the server's side: one, even
+    when asked from worker threads at once (``on_page``), as :func:`connections` leaves out."""
+    client = redis_server.client(single_connection_client=True)
     yield client
     client.close()
 
@@ -137,6 +141,30 @@ def test_a_crawler_refused_as_it_joins_leaves_no_heartbeat_and_no_connection(red
     assert settled(admin, before) == before
 
 
+def test_a_crawler_closed_without_running_leaves_no_heartbeat_and_no_connection(
+        redis_server, admin, server):
+    """A library Crawler with redis, made and never run: close() ends its heartbeats and
+    closes its connection (seen from the server), and it no longer counts as putting its seeds;
+    closing it again does nothing, and run() after it is refused without reconnecting. The end
+    of a ``with Crawler(...)`` block does the same."""
+    name = crawl_name()
+    before, beating = connections(admin), heartbeats()
+    crawler = Crawler([server.url("/")], redis=redis_server.url, crawl=name, **FAST)
+    assert connections(admin) - before  # (so that the checks below could see one left open)
+    assert heartbeats() == sorted([*beating, "gate-heartbeat", "todo-heartbeat"])
+    crawler.close()
+    assert heartbeats() == beating
+    assert settled(admin, before) == before
+    assert admin.zcard(f"mc:{{{name}}}:todo:starting") == 0
+    crawler.close()
+    with pytest.raises(RuntimeError, match="this Crawler is closed"):
+        crawler.run()
+    assert heartbeats() == beating and settled(admin, before) == before
+    with Crawler([server.url("/")], redis=redis_server.url, crawl=name, **FAST):
+        assert heartbeats() == sorted([*beating, "gate-heartbeat", "todo-heartbeat"])
+    assert heartbeats() == beating and settled(admin, before) == before
+
+
 def test_closing_the_shared_parts_leaves_what_was_held_to_another_process(redis_server, admin):
     """SharedCrawl.close() with an item taken and not done (a Ctrl-C that did not wait for a
     page in flight): the heartbeats end, the connection closes, and another process reclaims
@@ -162,3 +190,57 @@ def test_closing_the_shared_parts_leaves_what_was_held_to_another_process(redis_
     finally:
         other.close()
     assert heartbeats() == beating
+
+
+def test_a_process_that_leaves_before_its_first_take_does_not_hold_the_crawl_open(
+        redis_server, admin):
+    """Each process of a shared crawl counts as putting its seeds from its joining to its first
+    take: meanwhile the others cannot see the crawl end. One that closes its ToDo before that
+    (refused as it joins) withdraws its own registration, not another's: a process still
+    seeding holds the crawl open, and once it has left too the crawl ends for the others at
+    once, not ``STARTING_GRACE_MS`` (30 s) later."""
+    name = crawl_name()
+    starting = f"mc:{{{name}}}:todo:starting"
+    with contextlib.ExitStack() as stack:
+        def process() -> RedisToDo:
+            """A process joining the crawl: its own connection and ToDo (closed after it)."""
+            shared = stack.enter_context(contextlib.closing(SharedRedis(redis_server.url, name)))
+            return stack.enter_context(contextlib.closing(RedisToDo(shared)))
+
+        crawling = process()
+        crawling.put(Item("http://a.test/"))
+        first = crawling.take()
+        assert first == Item("http://a.test/")
+        crawling.done(first)
+        refused, seeding = process(), process()  # each registered as it joined
+        assert admin.zcard(starting) == 2
+        refused.close()
+        assert admin.zrange(starting, 0, -1) == [seeding.consumer]  # only its own withdrawn
+        got: list[Item | None] = []
+
+        def take() -> None:
+            """A worker of the crawling process: takes an item and finishes it (by thread)."""
+            got.append(item := crawling.take())
+            if item is not None:
+                crawling.done(item)
+
+        waiting = threading.Thread(target=take)
+        waiting.start()
+        time.sleep(0.5)
+        assert got == [], "the crawl ended while a process was still putting its seeds"
+        seeding.put(Item("http://b.test/"))
+        waiting.join(5)
+        assert got == [Item("http://b.test/")]
+        seeding.close()  # its seeds in, it leaves without taking any
+        assert admin.zcard(starting) == 0
+        start = time.monotonic()
+        ending = threading.Thread(target=take)
+        ending.start()
+        ending.join(5)
+        try:
+            assert not ending.is_alive(), \
+                f"the crawl did not end at once (the grace is {STARTING_GRACE_MS} ms)"
+            assert got[-1] is None and time.monotonic() - start < 2
+        finally:
+            crawling.stop()  # (a take still waiting returns)
+            ending.join()

@@ -62,6 +62,7 @@ from minicrawl.state.recrawl import GONE
 
 if TYPE_CHECKING:
     from minicrawl.core.interfaces import Item
+    from minicrawl.options import Options
     from minicrawl.page import Page
     from minicrawl.stats import Stats, StatsSnapshot
 
@@ -265,8 +266,13 @@ class Mirror(CrawlObserver):
                 rewritten = self.rewrite_links()
                 stats["mirror_rewritten"] = rewritten
         finally:
-            remove_spool(self.root)  # empty now: no DIR/.minicrawl-part/ left behind
-            self._manifest.close()
+            self.close()
+
+    def close(self) -> None:
+        """Close the table, which frees the folder for another crawl, rewriting no link (a
+        crawl that never ran); again, it does nothing."""
+        remove_spool(self.root)  # empty now: no DIR/.minicrawl-part/ left behind
+        self._manifest.close()
 
     def _follow_redirects(self) -> None:
         """Each redirect to a URL that has a file leads to that file too (a chain of them: each
@@ -360,3 +366,13 @@ class Mirror(CrawlObserver):
             return new
 
         return convert
+
+
+def open_saver(options: Options, stats: Stats, on_failure: Callable[[], None]) -> Mirror:
+    """The copies ``--mirror`` asks for (their links rewritten), else ``--save-pages`` (kept as
+    fetched): a :class:`Mirror` (``stats``, ``on_failure``: see there)."""
+    root, flag = (options.mirror, "--mirror") if options.mirror else (options.save_pages,
+                                                                       "--save-pages")
+    assert root, "open_saver() needs --mirror or --save-pages"
+    return Mirror(root, flag, bool(options.mirror), stats, on_failure, options.forget_gone,
+                  options.mirror_names)

@@ -32,7 +32,9 @@ stay counted until whoever reclaims them acknowledges them. ``take`` returns ``N
 atomic script, nothing is ready, nothing is reclaimable, the counter is 0 and no process is still
 putting its seeds (``todo:starting``: each process registers there until its first ``take``, so a
 process started a moment after another cannot see an empty crawl before the first one's seeds are
-in and quit).
+in and quit). A process that leaves before its first ``take`` (refused as it joins, stopped)
+withdraws its own registration as it closes: else the others could not end for
+``STARTING_GRACE_MS``.
 
 Delayed items (a retry: its ``Item.not_before``, a time on this process's ``time.monotonic()``,
 which no other process shares) are put as a delay from now: they wait in the sorted set
@@ -136,6 +138,11 @@ if tonumber(redis.call('GET', KEYS[3]) or '0') <= 0 and redis.call('ZCARD', KEYS
   return {'done'}
 end
 return {'wait'}
+"""
+
+LEAVE_SCRIPT = """
+-- KEYS: starting; ARGV: consumer.  This process's own registration only: another's still holds.
+return redis.call('ZREM', KEYS[1], ARGV[1])
 """
 
 DONE_SCRIPT = """
@@ -367,10 +374,19 @@ class RedisToDo:
         """:meth:`stop`, and stop keeping this process's items in flight: the heartbeat thread
         has ended when this returns (a beat under way finishes first: in an outage, once its
         retries give up). An item taken and not done is left for another process to reclaim,
-        as a killed process's is. The connection is the caller's to close."""
+        as a killed process's is. Closed before its first :meth:`take`, this process no longer
+        counts as putting its seeds: the others may see the crawl end at once. The connection
+        is the caller's to close; calling it again does nothing."""
+        leaving = not self._ended.is_set()  # (again: no round trip, on a connection closed)
         self._closed.set()
         self._ended.set()
         self._heartbeat.join()
+        if leaving and self._first_poll and self.failure is None:  # registered by INIT_SCRIPT
+            try:
+                self._shared.eval("leaving the crawl", LEAVE_SCRIPT, [self._starting],
+                                  [self._consumer])
+            except RedisUnavailable:  # the registration lapses after STARTING_GRACE_MS
+                pass
 
     def __len__(self) -> int:
         """Items waiting in the shared queue (ready or delayed), not counting those in flight."""

@@ -70,6 +70,15 @@ def claim_directory(directory: Path, db_path: Path) -> int | None:
     return fd
 
 
+def claimed_by_us(state: str | os.PathLike[str]) -> bool:
+    """The state directory's lock names this process: it is the one that created the directory
+    (not a second crawl that found it in use a moment after it did)."""
+    try:
+        return (Path(state) / LOCK_NAME).read_text().strip() == str(os.getpid())
+    except OSError:
+        return False
+
+
 def check_meta(db: sqlite3.Connection, directory: Path, config: JSON,
                demo: int | None = None, damaged: Damaged | None = None) -> tuple[int, int]:
     """Create the tables of a new database, or check an old one is this crawl's (same format,

@@ -60,6 +60,7 @@ from minicrawl.visit.robots import (
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from minicrawl.core.worker import Worker
     from minicrawl.options import Options
     from minicrawl.records.digests import Duplicates
     from minicrawl.resolve import LinkResolver
@@ -105,7 +106,7 @@ class CrawlHooks:
     the core's at each point, and what a failure costs. One item at a time: what it learns of
     the item in hand (its counts, its redirect chain, what was decided of its links) is kept
     until ``keep``. Its ``fetcher`` is the trip's (robots.txt is fetched with it); the crawl's
-    parts are shared. :meth:`close` it when its worker is done."""
+    parts are shared. :meth:`close` it when its worker is done (:meth:`work` does)."""
 
     def __init__(self, crawl: Parts, n: int, fetcher: Fetcher) -> None:
         self.crawl, self.n, self.fetcher = crawl, n, fetcher
@@ -183,6 +184,13 @@ class CrawlHooks:
     def close(self) -> None:
         """Close this worker's connections."""
         self.fetcher.close()
+
+    def work(self, worker: Worker) -> None:
+        """Worker ``n``'s thread: ``worker``'s loop (the core's), then its connections closed."""
+        try:
+            worker.run()
+        finally:
+            self.close()
 
     def release(self, pause: float = 0.0, response: Response | None = None) -> None:
         """Give back the host's slot the item in hand holds, if it does (``response``: what
