@@ -130,7 +130,7 @@ class Crawler:
         self.output_failures: list[str] = []  # flags whose file could not be written
         self._running = threading.Lock()  # held by the one run() (or close())
         self._closed = False  # close(): never to run
-        new_state = opts.state is not None and not os.path.exists(opts.state)
+        self._new_state = opts.state is not None and not os.path.exists(opts.state)  # see close
         # The packed values (a page's links…) this run finds damaged in the state or a scratch
         # file, and skips: told in one line when it ends (whoever read them, however many)
         self.damaged = Damaged()
@@ -143,8 +143,6 @@ class Crawler:
         except BaseException:  # refused after all: leave no state bound to this configuration
             self.damaged.tell()  # (those its opening skipped: not read again by the next run)
             self.close()  # no lock, heartbeat or connection left in a process that goes on
-            if new_state and opts.state is not None and claimed_by_us(opts.state):
-                shutil.rmtree(opts.state, ignore_errors=True)
             raise
 
     def _open_the_rest(self, opts: Options, visited_filter: Visited | None) -> None:
@@ -250,6 +248,7 @@ class Crawler:
         try:
             if self._closed:
                 raise RuntimeError("this Crawler is closed: make a new Crawler to crawl again")
+            self._new_state = False  # the crawl's now, however the run ends (close keeps it)
             # Left after _run's last write to Redis (the final stats, the report, --stats): else,
             # in a process that goes on, its heartbeats would beat and its connection stay open.
             with self.shared or nullcontext():
@@ -385,13 +384,15 @@ class Crawler:
     def close(self) -> None:
         """Let go of what the Crawler holds if it is not to run (a run does as it ends): the
         shared crawl left (heartbeats ended, connection closed), the state's lock freed (nothing
-        saved), the outputs' and scratch files closed. Again, it does nothing; during a run, or
-        run() after it: RuntimeError."""
+        saved; a state directory it made, removed), the outputs' and scratch files closed. Again,
+        it does nothing; during a run, or run() after it: RuntimeError."""
         if not self._running.acquire(blocking=False):  # (the run closes them as it ends)
             raise RuntimeError(RUNNING)
         self._closed = True
         with ExitStack() as stack:  # each, even if one before raised (the last pushed first)
             stack.callback(self._running.release)
+            if self._new_state and claimed_by_us(self.options.state or ""):  # made, never run:
+                stack.callback(shutil.rmtree, self.options.state, True)  # bound to no crawl
             for name in ("shared", "duplicates", "_spilling", "saver", "archive"):  # (if made)
                 if (part := getattr(self, name, None)) is not None:
                     stack.callback(part.close)

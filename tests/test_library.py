@@ -80,6 +80,23 @@ def test_a_crawler_closed_without_running_frees_its_state_and_mirror_folders(ser
     assert Crawler([server.url("/")], **dirs, recrawl=True, **FAST).run()["pages"] == 4
 
 
+
+def test_a_state_directory_made_by_a_crawler_never_run_goes_with_its_close(server, tmp_path):
+    # Made and never run, it would bind the directory to these options: the next crawl with
+    # others would be refused. A directory that was there, or a crawl's, stays.
+    small_site(server)
+    state = tmp_path / "state"
+    with Crawler([server.url("/")], state=str(state), max_depth=1, **FAST):
+        assert state.is_dir()
+    assert not state.exists()
+    crawler = Crawler([server.url("/")], state=str(state), **FAST)
+    assert crawler.run()["pages"] == 4
+    crawler.close()
+    assert (state / "crawl.db").is_file()
+    Crawler([server.url("/")], state=str(state), recrawl=True, **FAST).close()
+    assert (state / "crawl.db").is_file()
+
+
 def test_on_page_is_called_once_per_page_from_worker_threads(server):
     small_site(server)
     seen: list[tuple[str, str]] = []
