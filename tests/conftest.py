@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from redisserver import RedisServer, require_binaries
@@ -103,12 +104,22 @@ def no_heartbeat_left_running() -> Iterator[None]:
     a shared crawl's ToDo or host gate (minicrawl.redis) it opened and did not close: left
     running, it beats against the module's redis-server under the tests after, and retries
     for half a minute once that is stopped. Asked for by the tests that open them (autouse in
-    tests/core/conftest.py; tests/test_redis*.py's pytestmark), not by every test."""
+    tests/core/conftest.py; the pytestmark of the tests/test_*.py files that open Redis parts
+    in this process: test_redis*.py, test_host_pace.py, test_seams.py, …), not by every test."""
     before = set(threading.enumerate())
     yield
     left = sorted(t.name for t in threading.enumerate()
                   if t not in before and t.name.endswith("heartbeat"))
     assert not left, f"the test left running: {', '.join(left)} (close what it opened)"
+
+
+@pytest.fixture
+def closing() -> Iterator[Callable]:
+    """``closing(part)`` returns ``part`` (a SharedRedis, RedisToDo, RedisHostGate, a Crawler's
+    SharedCrawl, a Crawler), closed after the test, passed or failed: the last opened first, so
+    that ToDo's and the gate's heartbeats end before the connection they beat on closes."""
+    with contextlib.ExitStack() as stack:
+        yield lambda part: stack.enter_context(contextlib.closing(part))
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,23 +35,14 @@ from minicrawl.redis.todo import RedisToDo
 from minicrawl.redis.visited import RedisBloomVisited, VisitedMismatch
 
 ROOT = Path(__file__).resolve().parent.parent
-# A test closes the ToDos, gates and connections it opens (the `closing` fixture): a
-# heartbeat left beating fails it (tests/conftest.py)
+# A test closes the ToDos, gates and connections it opens (tests/conftest.py's `closing`):
+# a heartbeat left beating fails it (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
 # The per-host delay would make one-host test crawls slow: off, where politeness exists.
 POLITE_OFF = {"delay": 0, "per_host": 16} if "delay" in {
     f.name for f in dataclasses.fields(Options)} else {}
 POLITE_FLAGS = tuple(x for k, v in POLITE_OFF.items() for x in ("--" + k.replace("_", "-"),
                                                                    str(v)))
-
-
-@pytest.fixture
-def closing() -> Iterator[Callable]:
-    """``closing(part)`` returns ``part`` (a SharedRedis, RedisToDo, RedisHostGate, a Crawler's
-    SharedCrawl), closed after the test, passed or failed: the last opened first, so that
-    ToDo's and the gate's heartbeats end before the connection they beat on closes."""
-    with contextlib.ExitStack() as stack:
-        yield lambda part: stack.enter_context(contextlib.closing(part))
 
 
 @pytest.fixture(scope="module")
