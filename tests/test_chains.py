@@ -14,6 +14,10 @@ from minicrawl.redis.chains import RedisChains
 from minicrawl.redis.conn import SharedRedis
 from minicrawl.visit.redirects import Chain, Chains
 
+# A test closes the ToDos, gates and connections it opens (tests/conftest.py's `closing`):
+# a heartbeat left beating fails it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
+
 
 @pytest.fixture(params=["local", "redis"])
 def make_chains(request: pytest.FixtureRequest) -> Iterator[Callable[[], Chains | RedisChains]]:
@@ -22,7 +26,8 @@ def make_chains(request: pytest.FixtureRequest) -> Iterator[Callable[[], Chains 
         yield lambda: one  # one process: the same object
         return
     url, name = request.getfixturevalue("redis_server").url, "c" + uuid.uuid4().hex[:8]
-    yield lambda: RedisChains(SharedRedis(url, name))  # each call: another process
+    closing = request.getfixturevalue("closing")
+    yield lambda: RedisChains(closing(SharedRedis(url, name)))  # each call: another process
 
 
 def test_a_carried_chain_is_found_at_its_target_until_it_ends(make_chains) -> None:

@@ -28,6 +28,10 @@ from minicrawl.state.recrawl import body_md5
 from minicrawl.state.store import CrawlState, crawl_config
 from tests.test_spill import open_scratch_files
 
+# A test closes the ToDos, gates and connections it opens (tests/conftest.py's `closing`):
+# a heartbeat left beating fails it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
+
 ROOT = Path(__file__).resolve().parent.parent
 FAST = {"delay": 0, "per_host": 8, "threads": 4}
 HTML = {"Content-Type": "text/html"}
@@ -369,7 +373,8 @@ def test_a_content_claimed_before_a_kill_9_is_a_duplicate_after_the_resume(serve
 
 
 @pytest.mark.timeout(120)
-def test_a_shared_crawl_shares_the_digests_first_wins(redis_server, make_site, tmp_path):
+def test_a_shared_crawl_shares_the_digests_first_wins(redis_server, make_site, tmp_path,
+                                                       closing):
     import uuid
 
     from minicrawl.redis.conn import SharedRedis
@@ -394,10 +399,9 @@ def test_a_shared_crawl_shares_the_digests_first_wins(redis_server, make_site, t
     check_groups(records, {page: [page, copy] for copy, page in site.copies.items()},
                  server.origin)
     assert sum(1 for r in by_path.values() if r["duplicate_of"]) == 30
-    shared = SharedRedis(redis_server.url, name)
+    shared = closing(SharedRedis(redis_server.url, name))
     stats = shared.client.hgetall(shared.key("stats"))
     assert int(stats["content_duplicates"]) == 30
     holders = [r for r in by_path.values() if r["status"] == 200 and not r["error"]
                and "html" in (r["content_type"] or "") and r["duplicate_of"] is None]
     assert shared.client.hlen(shared.key("digests")) == len(holders)
-    shared.close()

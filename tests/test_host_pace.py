@@ -18,6 +18,10 @@ from minicrawl.frontier.todo import ToDo
 from minicrawl.redis.conn import SharedRedis
 from minicrawl.redis.gate import RedisHostGate
 
+# A test closes the ToDos, gates and connections it opens (tests/conftest.py's `closing`):
+# a heartbeat left beating fails it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
+
 H = "example.org"
 
 
@@ -27,9 +31,10 @@ def make_pace(request: pytest.FixtureRequest):
     if request.param == "local":
         yield lambda per_host=1: Hosts(per_host=per_host)
         return
-    url = request.getfixturevalue("redis_server").url
+    url, closing = request.getfixturevalue("redis_server").url, request.getfixturevalue("closing")
     name = "p" + uuid.uuid4().hex[:8]
-    yield lambda per_host=1: RedisHostGate(SharedRedis(url, name), per_host=per_host)
+    yield lambda per_host=1: closing(RedisHostGate(closing(SharedRedis(url, name)),
+                                                   per_host=per_host))
 
 
 def go(pace: Hosts | RedisHostGate, url: str, gap: float = 0.0, cap: int | None = None) -> Item:

@@ -20,6 +20,10 @@ from minicrawl.cli.main import build_parser, main, options_from_args
 from minicrawl.demo import DEMO_DEFAULTS
 from minicrawl.options import CRAWL_NAME_RE, REDIS_SCHEMES, option_fields
 
+# A test closes the ToDos, gates and connections it opens (tests/conftest.py's `closing`):
+# a heartbeat left beating fails it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "http://127.0.0.1:9/"  # never contacted: every case fails before the crawl
 

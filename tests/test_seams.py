@@ -17,12 +17,17 @@ from minicrawl.seams import Grant, PageCap, Redirects
 from minicrawl.stats import PageCount
 from minicrawl.visit.redirects import Chain, Chains
 
+# A test closes the ToDos, gates and connections it opens (tests/conftest.py's `closing`):
+# a heartbeat left beating fails it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
+
 
 def shared_factory(request: pytest.FixtureRequest) -> Callable[[], SharedRedis]:
-    """Connections to one crawl in the real server: each call, another process's."""
-    url = request.getfixturevalue("redis_server").url
+    """Connections to one crawl in the real server: each call, another process's (closed after
+    the test)."""
+    url, closing = request.getfixturevalue("redis_server").url, request.getfixturevalue("closing")
     name = "s" + uuid.uuid4().hex[:8]
-    return lambda: SharedRedis(url, name)
+    return lambda: closing(SharedRedis(url, name))
 
 
 @pytest.fixture(params=["local", "redis"])

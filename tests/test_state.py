@@ -23,6 +23,10 @@ from minicrawl.state.opening import peek
 from minicrawl.state.store import FILTER_NAME, CrawlState, StateError, crawl_config
 from minicrawl.visited.make import make_visited
 
+# A test closes the ToDos, gates and connections it opens (tests/conftest.py's `closing`):
+# a heartbeat left beating fails it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
+
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 16
 FAST = ["--delay", "0", "--per-host", str(THREADS), "--threads", str(THREADS), "--quiet"]

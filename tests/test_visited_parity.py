@@ -25,6 +25,10 @@ from minicrawl.redis.visited import RedisBloomVisited
 from minicrawl.visited import BloomFilter, CountingBloomFilter, ScalableBloomFilter
 from minicrawl.visited.sizing import false_positive_rate
 
+# A test closes the ToDos, gates and connections it opens (tests/conftest.py's `closing`):
+# a heartbeat left beating fails it (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
+
 CAPACITY = 100_000
 #: Enough probes that a filter at its stated rate shows ~1,000 false positives at 1e-3 and ~400
 #: at 1e-4: the count's standard deviation is then 3 % and 5 %, so a correct filter stays under
@@ -124,9 +128,9 @@ def filled_core(p: float) -> Filled:
                   float(bits.mean()) ** 8, false_positive_rate(visited.size, CAPACITY, 8))
 
 
-def filled_redis(p: float, url: str) -> Filled:
-    visited = RedisBloomVisited(SharedRedis(url, "p" + uuid.uuid4().hex[:8]), capacity=CAPACITY,
-                                error_rate=p, shards=4)
+def filled_redis(p: float, url: str, closing: Callable) -> Filled:
+    visited = RedisBloomVisited(closing(SharedRedis(url, "p" + uuid.uuid4().hex[:8])),
+                                capacity=CAPACITY, error_rate=p, shards=4)
     fill(visited)
     shards = [redis_bits(visited, s) for s in range(visited.shards)]
 
@@ -147,7 +151,8 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 def make(kind: str, p: float, request: pytest.FixtureRequest) -> Filled:
     if kind == "redis":
-        return filled_redis(p, request.getfixturevalue("redis_server").url)
+        return filled_redis(p, request.getfixturevalue("redis_server").url,
+                            request.getfixturevalue("closing"))
     return {"bloom": filled_bloom, "scalable": filled_scalable, "core": filled_core}[kind](p)
 
 
@@ -234,10 +239,10 @@ def test_batches_set_the_cores_positions(batch: int) -> None:
             assert set(np.flatnonzero(as_bools(f._bits)).tolist()) == want
 
 
-def test_redis_shards_hold_the_cores_positions(redis_server) -> None:
+def test_redis_shards_hold_the_cores_positions(redis_server, closing) -> None:
     """In each Redis shard the bits set are the core's positions, for the shard's m, of the
     URLs routed to it (the routing hash is the Redis filter's own)."""
-    visited = RedisBloomVisited(SharedRedis(redis_server.url, "q" + uuid.uuid4().hex[:8]),
+    visited = RedisBloomVisited(closing(SharedRedis(redis_server.url, "q" + uuid.uuid4().hex[:8])),
                                 capacity=5000, error_rate=0.001, shards=3)
     urls = urls_for_positions()
     visited.add_new(urls)
