@@ -60,7 +60,10 @@ class SharedCrawl:
         if self.closed:
             return
         self.closed = True
-        close_all(self.todo, self.host_gate, self.redis)
+        with ExitStack() as stack:  # each even if one before raised; the last pushed goes first:
+            stack.callback(self.redis.close)  # the connection after the heartbeats beating on it
+            stack.callback(self.host_gate.close)
+            stack.callback(self.todo.close)
 
 
 def connect(options: Options, seeds: Sequence[str] = ()) -> SharedRedis:
@@ -82,29 +85,22 @@ def open_shared_crawl(options: Options, seeds: Sequence[str]) -> SharedCrawl:
         raise ValueError("--redis shares a Bloom filter between processes; --visited exact "
                          "is a set inside one process")
     shared = connect(options, seeds)
-    opened: list[RedisToDo | RedisHostGate | SharedRedis] = [shared]
-    try:
+    # Refused part way (its Visited sized otherwise, Redis lost): what was opened is closed,
+    # the last first (no heartbeat left beating, no connection open in a process that goes on)
+    with ExitStack() as opened:
+        opened.callback(shared.close)
         visited = RedisBloomVisited(shared, options.expected_urls, options.filter_error_rate,
                                     options.visited_shards or auto_shards(shared))
         # A slot lease outlives a live request through heartbeats, a killed process by
         # reclaim_after.
         gate = RedisHostGate(shared, options.per_host, options.reclaim_after)
-        opened.insert(0, gate)
+        opened.callback(gate.close)
         todo = RedisToDo(shared, options.reclaim_after)
-        opened.insert(0, todo)
-        return SharedCrawl(shared, todo, visited, RedisStats(shared), gate,
-                           RedisPageCap(shared), RedisChains(shared, todo))
-    except BaseException:  # refused part way (its Visited sized otherwise, Redis lost): no
-        close_all(*opened)  # heartbeat left beating, no connection open, in a process that
-        raise  # goes on (a library's)
-
-
-def close_all(*parts: RedisToDo | RedisHostGate | SharedRedis) -> None:
-    """Close ``parts`` in this order, each even if one before it raised (an interrupted join):
-    the heartbeats before the connection they beat on."""
-    with ExitStack() as stack:
-        for part in reversed(parts):  # (an ExitStack closes the last one pushed first)
-            stack.callback(part.close)
+        opened.callback(todo.close)
+        crawl = SharedCrawl(shared, todo, visited, RedisStats(shared), gate,
+                            RedisPageCap(shared), RedisChains(shared, todo))
+        opened.pop_all()  # joined: the crawl's close() closes them
+    return crawl
 
 
 def crawl_status(options: Options) -> JSON:
