@@ -144,6 +144,8 @@ def test_a_page_walked_twice_gives_the_second_walk_s_edges() -> None:
     (b"<p>\r\n<a href=x>1</a>\r\n<a href=y>2</a>", [2, 3]),
     (b"<p>\r<a href=x>1</a>\r<a href=y>2</a>", [2, 3]),  # a lone CR ends a line too
     (b"<p>\n<a\nhref=x>1</a>", [3]),  # libxml2: the line the start tag ends on
+    # invalid UTF-8: the page parsed again, decoded as browsers decode it, its lines ended alike
+    (b"<meta charset=utf-8><p>\r<a href=x\xe2\x82>1</a>\r<a href=y>2</a>", [2, 3]),
 ])
 def test_lines(body: bytes, lines: list[int]) -> None:
     assert [e.line for e in edges_of(body)] == lines

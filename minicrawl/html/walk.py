@@ -270,14 +270,14 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT,
     kind :func:`walk_with` asked for in this thread, with the reader it asked for (then kept
     for :func:`last_walk`). ``parsing`` (a slot) is held while libxml2 parses: a tree's walk
     comes after, a streamed page's is the parser's target (held throughout)."""
-    data = _utf8(body, encoding)
     kind = getattr(_local, "kind", None)
     reading = getattr(_local, "reading", None)
     page = Walk(robot) if kind is None else kind(robot)
     if kind is not None or reading is not None:
         _local.walked = page
-        if page.lines and b"\r" in data:  # lines as the HTML standard counts them: a lone
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # CR ends one too
+    # A tree's UTF-8 is checked by libxml2 as it parses (a page streamed: by Python first)
+    data, unsure = _utf8(body, encoding, checked=len(body) > STREAM_ABOVE)
+    data = _lines(data, page)
     reader = page.reader = reading() if reading is not None else None
     slot = parsing if parsing is not None else nullcontext()
     try:
@@ -293,7 +293,9 @@ def walk(body: bytes, encoding: str, robot: str = meta.ROBOT,
                     parser.close()
             return page
         with slot:
-            root = etree.fromstring(data, _tree_parser())
+            root = etree.fromstring(data, parser := _tree_parser())
+            if unsure and not _valid_utf8(parser, data):  # decoded as browsers do, parsed again
+                root = etree.fromstring(_lines(decode(body, encoding).encode(), page), parser)
         if root is not None:
             # (the reader's elements are met by the same pass: a pass of its own would walk
             # the tree again, ~0.1 µs an element)
@@ -452,18 +454,53 @@ def _prune(root: etree._Element, page: Walk) -> None:
         element = element[-1] if len(element) else None
 
 
-def _utf8(body: bytes, encoding: str) -> bytes:
+def _utf8(body: bytes, encoding: str, checked: bool = True) -> tuple[bytes, bool]:
     """The page as UTF-8, as a browser decodes it (each invalid byte sequence one U+FFFD):
-    ASCII and valid UTF-8 as they are (not decoded), anything else through Python's codecs."""
+    ASCII and valid UTF-8 as they are (not decoded), anything else through Python's codecs; and
+    whether it is yet to be known valid: UTF-8 not ``checked`` (by Python's decoder, which makes
+    a string of it: 0.12 ms a CPython docs page) is given as it came, for libxml2 to tell
+    (:func:`_valid_utf8`)."""
     if body.isascii() and encoding not in _ASCII_IS_NOT_ASCII:
-        return body
+        return body, False
     if encoding == "utf-8":
+        bare = body[3:] if body.startswith(b"\xef\xbb\xbf") else body  # libxml2 reads no BOM
+        if not checked:
+            return bare, True
         try:
-            body.decode("utf-8-sig")  # valid: libxml2 reads it as it is (without a BOM)
-            return body[3:] if body.startswith(b"\xef\xbb\xbf") else body
+            bare.decode("utf-8")  # valid: libxml2 reads it as it is
+            return bare, False
         except UnicodeDecodeError:
             pass  # libxml2 would make each bad byte a U+FFFD: browsers make a sequence one
-    return decode(body, encoding).encode("utf-8")
+    return decode(body, encoding).encode("utf-8"), False
+
+
+# libxml2 logs at most this many errors of a parse (XML_MAX_ERRORS), then parses on silently
+_ERRORS_LOGGED = 100
+_INVALID_ENCODING = etree.ErrorTypes.ERR_INVALID_ENCODING
+
+
+def _valid_utf8(parser: etree.HTMLParser, data: bytes) -> bool:
+    """True if ``data``, just parsed by ``parser`` as UTF-8, is valid UTF-8: libxml2 logs an
+    invalid sequence wherever it is (a comment, a script, an attribute), as Python's decoder
+    finds one (tests/core/test_links.py), unless its log was full before; then Python says."""
+    log = parser.error_log
+    if any(error.type == _INVALID_ENCODING for error in log):
+        return False
+    if len(log) < _ERRORS_LOGGED:
+        return True
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _lines(data: bytes, page: Walk) -> bytes:
+    """``data`` with its lines ended as the HTML standard ends them (a lone CR ends one too),
+    for a walk that counts ``lines``."""
+    if page.lines and b"\r" in data:
+        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
 
 
 def _tree_parser() -> etree.HTMLParser:

@@ -273,6 +273,15 @@ def test_invalid_bytes_become_one_replacement_character_a_sequence() -> None:
     assert hrefs_of(b'<meta charset=iso-2022-kr><a href="x">') == []  # all one U+FFFD
 
 
+@pytest.mark.parametrize("before", [
+    b"", b"<!-- \xe2\x82 -->", b"<script>'\xff'</script>",  # libxml2 says the page is invalid
+    b"</x>" * 150,  # it has stopped saying anything (it logs 100 errors): Python's decoder says
+])
+def test_an_invalid_sequence_anywhere_is_one_replacement_character(before: bytes) -> None:
+    page = b"<meta charset=utf-8>" + before + b'<a href="a\xe2\x82b">'
+    assert hrefs_of(page) == ["a\ufffdb"]
+
+
 # --- damage -------------------------------------------------------------------------------------
 
 PAGE = (b'<!DOCTYPE html><html><head><title>t</title><base href="/base/"></head><body>'
