@@ -122,7 +122,9 @@ def positions_many(urls: Sequence[str], size: int, seed: bytes = SEED) -> np.nda
     import numpy as np
     # '<u8' is the core's struct "<8Q": little-endian words whatever the machine.
     words = np.frombuffer(digests(urls, seed), dtype="<u8").reshape(-1, HASHES)
-    return words % np.uint64(size)
+    # words % size, exactly: NumPy divides by one number with a multiply and a shift
+    # (libdivide), 4x faster than its remainder (4 against 17 µs for a page of 1,000 URLs' 8,000)
+    return words - words // np.uint64(size) * np.uint64(size)
 
 
 @cache
@@ -222,12 +224,15 @@ def _shared_bytes(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rarely. Working out each distinct byte's OR instead cost 26 µs a batch of 1,000 (issue 49)."""
     import numpy as np
     sbyte = s >> 3
-    same = sbyte[1:] == sbyte[:-1]
-    if not same.any():
+    same = np.flatnonzero(sbyte[1:] == sbyte[:-1])  # entry i shares its byte with entry i + 1
+    if not same.size:
         empty = np.empty(0, dtype=np.intp)
         return empty, empty.astype(np.uint8)
-    entries = np.union1d(np.flatnonzero(same), np.flatnonzero(same) + 1)
-    return sbyte[entries].astype(np.intp), _bit_masks().take((s[entries] & 7).astype(np.intp))
+    shared = np.zeros(s.size, dtype=bool)  # (marked: 8 µs a batch of 1,000 URLs, union1d 12)
+    shared[same] = True
+    shared[same + 1] = True
+    entries = np.flatnonzero(shared)
+    return sbyte[entries].astype(np.intp), _bit_masks().take(s[entries] & 7)
 
 
 def set_bits(view: np.ndarray, byte: np.ndarray, mask: np.ndarray, sbytes: np.ndarray,
