@@ -27,7 +27,6 @@ import itertools
 import json
 import logging
 import os
-import queue
 import shutil
 import threading
 import time
@@ -55,6 +54,7 @@ from minicrawl.http.fetch import Fetcher, crawl_cookies
 from minicrawl.http.proxies import Proxies
 from minicrawl.options import Options, OptionValue
 from minicrawl.page import Page, now
+from minicrawl.page_feed import PageFeed
 from minicrawl.records.digests import open_duplicates
 from minicrawl.records.edges import Damaged
 from minicrawl.records.output import Output
@@ -314,49 +314,13 @@ class Crawler:
         return stats
 
     def pages(self) -> Iterator[Page]:
-        """Run the crawl in the background and yield each page as it is fetched."""
+        """Run the crawl in the background and yield each page as it is fetched
+        (:class:`minicrawl.page_feed.PageFeed`)."""
         if self._running.locked():  # refused before it changes (or, leaving, stops) that crawl
             raise RuntimeError(RUNNING)
-        handoff: queue.Queue[Page | None] = queue.Queue(maxsize=4 * self.options.threads)
-        previous = self.on_page
-        left = threading.Event()  # the caller stopped reading (not: the crawl stopped)
-
-        def hand(page: Page | None) -> None:
-            """To the caller, unless the caller has left (then nobody reads it)."""
-            while not left.is_set():
-                try:
-                    handoff.put(page, timeout=0.2)
-                    return
-                except queue.Full:
-                    continue
-
-        def on_page(page: Page) -> None:
-            if previous:
-                previous(page)
-            hand(page)
-
-        self.on_page = on_page
-        failed: list[BaseException] = []
-
-        def crawl() -> None:
-            try:
-                self.run()
-            except BaseException as e:  # handed to the caller: the crawl's error is theirs
-                failed.append(e)
-            finally:
-                hand(None)  # the end mark
-
-        runner = threading.Thread(target=crawl, daemon=True)
-        runner.start()
-        try:
-            while (page := handoff.get()) is not None:
-                yield page
-        finally:  # the caller stopped early: stop the crawl too
-            left.set()
-            self.stop()
-            runner.join()
-        if failed:
-            raise failed[0]
+        feed = PageFeed(self.options.threads, self.on_page)
+        self.on_page = feed.on_page
+        yield from feed.pages(self.run, self.stop)
 
     def trip(self, n: int) -> Trip:
         """Worker ``n``'s trip: the core's, with run.py's hooks over this crawl's parts and its
