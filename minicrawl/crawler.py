@@ -70,7 +70,7 @@ from minicrawl.visit.redirects import Chains
 from minicrawl.visit.robots import RobotsGate
 from minicrawl.visited.known import KnownVisited
 from minicrawl.visited.make import CapacityWatch, Visited, describe, make_visited
-from minicrawl.watch.progress import Watched
+from minicrawl.watch.progress import Watched, last_reading
 from minicrawl.watch.summary import FirstProblems
 from minicrawl.workers import Workers
 
@@ -249,10 +249,14 @@ class Crawler:
             if self._closed:
                 raise RuntimeError("this Crawler is closed: make a new Crawler to crawl again")
             self._new_state = False  # the crawl's now, however the run ends (close keeps it)
+            self.watched.ended = None  # (read live again, until this run's end)
             # Left after _run's last write to Redis (the final stats, the report, --stats): else,
             # in a process that goes on, its heartbeats would beat and its connection stay open.
             with self.shared or nullcontext():
-                return self._run()
+                try:
+                    return self._run()
+                finally:  # what the live view shows last: read before the shared crawl is left
+                    self.watched.ended = last_reading(self.watched)
         finally:
             self._running.release()
 

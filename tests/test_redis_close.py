@@ -7,6 +7,8 @@ Against the real redis-server of tests/conftest.py's ``redis_server``, and real 
 from __future__ import annotations
 
 import contextlib
+import io
+import re
 import threading
 import time
 import uuid
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from rich.console import Console
 
 from minicrawl import Crawler
 from minicrawl.core.interfaces import Item
@@ -23,6 +26,7 @@ from minicrawl.options import Options
 from minicrawl.redis.conn import SharedRedis
 from minicrawl.redis.crawl import open_shared_crawl
 from minicrawl.redis.todo import STARTING_GRACE_MS, RedisToDo
+from minicrawl.watch.view import LiveView
 
 # A heartbeat left beating fails the test (tests/conftest.py), besides the checks here
 pytestmark = pytest.mark.usefixtures("no_heartbeat_left_running")
@@ -92,6 +96,22 @@ def test_a_crawl_run_to_its_end_leaves_no_heartbeat_and_no_connection(redis_serv
         with pytest.raises(RuntimeError, match="make a new Crawler to join the crawl again"):
             again()
     assert settled(admin, before) == before and heartbeats() == beating
+
+
+def test_the_live_view_s_last_frame_opens_no_connection_after_the_run(redis_server, admin,
+                                                                    server):
+    """The command line's live view draws its last frame once run() has returned: from what the
+    crawl read as it ended, before it left the shared crawl, not by asking Redis again (which
+    would open a connection the run had closed)."""
+    small_site(server)
+    before = connections(admin)
+    crawler = Crawler([server.url("/")], redis=redis_server.url, crawl=crawl_name(), **FAST)
+    out = io.StringIO()
+    with LiveView(crawler.watched, console=Console(file=out, force_terminal=True, width=120)):
+        crawler.run()
+    assert settled(admin, before) == before, "the last frame reopened a connection"
+    last = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue()).rsplit("pages done", 1)[1]
+    assert last.split()[0] == "3" and "0 waiting, 0 in flight" in last
 
 
 def test_a_crawl_stopped_at_max_pages_leaves_no_heartbeat_and_no_connection(redis_server,

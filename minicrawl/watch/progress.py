@@ -8,12 +8,15 @@ re-counts the Visited filter's bits only as often as a small time budget allows.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minicrawl.watch.summary import not_requested
+
+log = logging.getLogger("minicrawl")
 
 if TYPE_CHECKING:
     from minicrawl.options import Options
@@ -23,10 +26,12 @@ if TYPE_CHECKING:
     from minicrawl.workers import Workers
 
 
-@dataclass(frozen=True)
+@dataclass
 class Watched:
     """What the live view and the report read of a crawl: its parts, handed over by run.py's
-    Crawler (``crawler.watched``), so watch/ never imports the crawler that imports it."""
+    Crawler (``crawler.watched``), so watch/ never imports the crawler that imports it; and its
+    last reading, ``ended``, taken as its run ended (:func:`last_reading`): what a reading after
+    the run gives (a shared crawl's ToDo and Visited are in Redis, left then)."""
 
     stats: Stats
     todo: PoliteFrontier
@@ -34,6 +39,7 @@ class Watched:
     workers: Workers
     options: Options
     seeds: list[str]
+    ended: Progress | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,16 @@ def read_filter(visited: object) -> tuple[float | None, float | None]:
     return getattr(visited, "fill_ratio", None), getattr(visited, "current_fp_rate", None)
 
 
+def last_reading(crawler: Watched) -> Progress | None:
+    """The crawl's reading as its run ends, its Visited counted (None if it cannot be read:
+    Redis lost, which the crawl tells)."""
+    try:
+        return read_progress(crawler)
+    except Exception:  # (a reading after the run then fails too, as the view expects)
+        log.debug("the crawl's last reading failed", exc_info=True)
+        return None
+
+
 class ProgressReader:
     """Reads a crawl again and again; the counters every time, Visited's bits only as often as
     keeps counting them under ``budget`` of the wall time (1%: a 1.8 MB Bloom filter that takes
@@ -155,7 +171,10 @@ class ProgressReader:
         self._next_count = float("-inf")
 
     def read(self, exact: bool = False) -> Progress:
-        """The progress now; ``exact`` re-counts the filter whatever its age (the last reading)."""
+        """The progress now; ``exact`` re-counts the filter whatever its age (the last reading);
+        once the run has ended, its last reading."""
+        if self.crawler.ended is not None:
+            return self.crawler.ended
         now = time.monotonic()
         if exact or self._figures is None or now >= self._next_count:
             self._figures = read_filter(self.crawler.visited)
