@@ -44,7 +44,8 @@ class Summary:
 class Crawler:
     """A crawl of ``seeds`` by ``threads`` workers: ``Crawler(seeds).run()`` → a :class:`Summary`.
     Any part can be replaced: ``todo``, ``visited``, ``admission`` rules or the ``door`` they
-    make, the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per Trip), worker n's
+    make (a door given brings its own Visited and rules, and must put into this ``todo``),
+    the hosts' ``pace`` (else a ``delay``), ``fetcher`` (one per Trip), worker n's
     ``trip(n)`` (run.py's: its hooks), the ``runner`` (:meth:`run_threads`); ``observers`` are told
     after the :class:`Summary`. run.py's crawler is this one, given its own. ``ignore_nofollow``:
     follow what pages forbid. A seed's ``user:password@`` is sent to its origin (Basic auth)."""

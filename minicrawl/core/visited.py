@@ -1,4 +1,5 @@
-"""Visited: was this URL ever offered to ToDo? A Bloom filter answers in a fixed amount of memory.
+"""Visited: was this URL ever let into ToDo (the door asks for those its rules admit)? A Bloom
+filter answers in a fixed amount of memory.
 
 A Bloom filter is m bits, all 0 at first, and k = 8 seeded hashes (the 8 words of one salted BLAKE2b
 digest: independent, so eight hashes for one call). Adding a URL sets the 8 bits they name; it was
