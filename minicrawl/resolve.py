@@ -13,6 +13,13 @@ encoding unless it is not UTF-8. Each canonical
 URL is then judged once by the rules that answer from the URL alone (scope, traps:
 ``_by_target``). No cached answer differs from a fresh one (tests/test_resolve.py).
 
+An entry not yet known whose href the URL parser would only join to its folder (characters it
+keeps as they are, no ``.`` or ``..`` segment: ``java/lang/String.html``) is that join, made
+here (``LinkResolver._joined``): the core's answer without asking it, on a page with a canonical
+URL. Asking cost the Java API docs' crawl 56,353 calls of the parser, four C calls each, each
+letting go of the GIL, where 16 workers wait for it: a join made here instead took the crawl ×16
+from 10.96 to 10.16 s (8 pairs A/B, 0.955, CPU 0.943; 45,559 of the calls were such joins).
+
 The caches are bounded (:class:`minicrawl.memo.Memo`) twice: each holds at most a third of the
 URLs Visited holds (or ``memo.FLOOR`` entries, what a small crawl's links need), so a
 Bloom-filter crawl never holds more URL strings than an exact set would;
@@ -59,6 +66,9 @@ TARGET_OVERHEAD = 120
 Judged = tuple[str | None, str | None]  # (canonical URL, why unwanted) or (None, why no URL)
 
 _BLANKS = "".join(map(chr, range(0x21)))  # what the URL parser strips around an href
+# An href the URL parser's path state keeps as it is (RFC 3986's characters less "%", ":", "?",
+# "#"; "/" not first): what LinkResolver._joined joins to a folder itself
+_PATH_AS_IS = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=@][A-Za-z0-9\-._~!$&'()*+,;=@/]*").fullmatch
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
@@ -106,6 +116,8 @@ class LinkResolver:
         # Folders ``../`` may climb (a fragment's slashes are no folders: then none).
         depth = folder.count("/") - 2 if "#" not in spelled else 0
         anywhere = "" if encoding == "utf-8" else encoding
+        # Where the keys' URLs start (after the encoding), if the page has a canonical URL
+        start = -1 if "#" in spelled else len(anywhere) + 1 if anywhere else 0
         cache = self._by_href.data  # read without a call: most hrefs are found here
         for href in hrefs:
             key = href
@@ -124,7 +136,8 @@ class LinkResolver:
                 entry = (page if _no_path(key) else folder, key)
             hit = cache.get(entry)
             if hit is None:
-                hit = self._by_href.put(entry, self._judge(key, base, encoding))
+                joined = self._joined(entry[0][start:], entry[1]) if start >= 0 else None
+                hit = self._by_href.put(entry, joined or self._judge(key, base, encoding))
             if each is not None:
                 each.append(hit)
             url, why = hit
@@ -166,6 +179,27 @@ class LinkResolver:
         if url == base:
             self._by_target.put(url, (url, self._verdict(url)))
         return url
+
+    def _joined(self, at: str, href: str) -> Judged | None:
+        """The answer for a key's ``href`` on the canonical URL ``at`` (a folder; the page
+        itself for ``""``) when the URL Standard has nothing to do but join them: an href of
+        characters the path keeps as they are (no ``%``, ``:``, ``?``, ``\\``, blank…), no
+        ``.`` or ``..`` segment, not starting with ``/`` — then the URL is ``at/href``
+        (``""``: ``at``). None for any other, or a URL over ``--max-url-length``: the core is
+        asked. Most of a site's hrefs are such (45,559 of the 56,353 the Java API docs asked the
+        core for), and asking it costs ~2.5 µs an href where this costs a tenth of it."""
+        if href:
+            if not _PATH_AS_IS(href) or "/./" in (padded := f"/{href}/") or "/../" in padded:
+                return None
+            url = f"{at}/{href}"
+        else:
+            url = at
+        if len(url) > self.options.max_url_length:
+            return None
+        hit = self._by_target.data.get(url)
+        if hit is None:
+            hit = self._by_target.put(url, (url, self._verdict(url)))
+        return hit
 
     def _verdict(self, url: str) -> str | None:
         return next((why for rule in self.rules if (why := rule.refuses(url, 0))), None)

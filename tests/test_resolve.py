@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -183,3 +184,42 @@ def test_a_small_crawls_links_are_worked_out_once_each() -> None:
             links, _ = resolver.resolve(dict.fromkeys(hrefs), f"{site}/p{page}.html", {})
             assert all(url.startswith(site + "/p") for url in links)
     assert len(resolver._by_href) == 9600 and len(resolver._by_target) == 3200
+
+
+PLAIN_SEGMENTS = st.sampled_from(["a", "B.html", "p-1_x~y", "!$&'()*+,;=@", "...", ".a", "a.",
+                                  ".", "..", "", "%2e", "a:b", "é", "a b", "?q", "\\"])
+CANONICAL_PAGES = st.sampled_from([
+    "http://127.1/a/b.html", "http://[::1]:8080/x/", "https://faß.de/a/b", "http://h.test/",
+    "HTTP://Example.COM:80/a/./c/3.html?q=/x/y", "http://u:p@h.test/a/b/c", "http://h.test/%7ea/b",
+    "http://h.test/{x}/y", "http://h.test/a//b", "http://h.test/a?", "http://h.test/a/b#f/g"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(CANONICAL_PAGES, st.lists(PLAIN_SEGMENTS, max_size=4).map("/".join)),
+                min_size=1, max_size=8))
+def test_a_plain_href_is_joined_to_its_folder_as_the_core_joins_it(visits) -> None:
+    """An href of characters the URL parser's path keeps as they are, with no dot segment, is
+    its page's folder, "/", the href, without asking the core (~2.5 µs an href): the same URL
+    as the core's, on pages whose URL the parser rewrites (the host, the port, escapes, "." and
+    ".." segments). Any other href is the core's to answer."""
+    import minicrawl.resolve as module
+
+    asked: list[str] = []
+
+    def counted(href: str, *args: object, **kwargs: object) -> tuple[str | None, str]:
+        asked.append(href)
+        return canonical_url(href, *args, **kwargs)  # type: ignore[arg-type]
+
+    resolver = LinkResolver(Options(), [Scope(["http://h.test/"])])
+    for page, href in visits:
+        asked.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(module, "canonical_url", counted)
+            answer = _resolved(resolver, page, href)
+        assert answer == _fresh(page, href), (page, href)
+        segments = href.split("/")
+        plain = href and not href.startswith("/") and all(
+            re.fullmatch(r"[A-Za-z0-9\-._~!$&'()*+,;=@]*", s) and s not in (".", "..")
+            for s in segments)
+        if plain:
+            assert href not in asked, (page, href)
