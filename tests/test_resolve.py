@@ -121,6 +121,8 @@ HREFS = st.one_of(
           ("http://example.com/a/2.html", "?é", "latin-1")])
 @example([("http://example.com/a\\c/3.html", "../x", "utf-8"),  # climbs /a/c/, not "a\\c"
           ("http://example.com/", "x", "utf-8")])
+@example([("http://example.com/a/c/#x/y", "//.. ../../", "utf-8"),  # no URL: an http page's
+          ("HTTP://Example.COM:80/a/./c/3.html", "//.. ../../", "utf-8")])  # host, any case
 def test_a_cached_answer_is_the_answer_a_fresh_resolver_gives(visits) -> None:
     """Pages resolved one after another by one resolver (its caches shared between pages)
     get exactly what the core answers for each."""
@@ -223,3 +225,59 @@ def test_a_plain_href_is_joined_to_its_folder_as_the_core_joins_it(visits) -> No
             for s in segments)
         if plain:
             assert href not in asked, (page, href)
+
+
+ABSOLUTE = st.tuples(
+    st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "file:///", "mailto:",
+                     "java\tscript:", "http:", "https:/"]),
+    st.sampled_from(["h.test", "a.b-c.test", "127.1", "1.2.3.4", "0x7f.1", "a.0x", "a.0xg",
+                     "xn--fa-hia.de", "xn--a.test", "a.xn--b", "A.test", "a_b.test", "a..b",
+                     "a.b.", "-a-.test", "faß.de", "h.test:80", "h.test:443", "h.test:8080",
+                     "h.test:080", "h.test:0", "h.test:65535", "h.test:65536", "u@h.test",
+                     "h.test:"]),
+    st.sampled_from(["", "/", "/a/b", "/./", "/a/../b", "/a/.", "/a/..", "/%2e/x", "/a'b",
+                     "/a b", "/é", "/a\\b", "/.a/..b", "/a:b@c", "//x"]),
+    st.sampled_from(["", "?", "?a=1", "?a'b", "?b=2&a=1", "?/?:@", "?a b", "?é", "#f", "?q#f"]),
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(CANONICAL_PAGES, ABSOLUTE, st.booleans()), min_size=1, max_size=8))
+@example([("http://h.test/", href, False) for href in (
+    "http://h.test/?a'b", "http://h.test:80/x", "https://h.test:443/x", "http://127.1/x",
+    "http://a.0x/x", "http://a.0xg/x", "http://h.test/a/./b", "http://h.test/a/..",
+    "http://H.test/x", "http://h.test:65536/x", "http://h.test/?", "mailto:x@h.test")])
+@example([("http://h.test/", "http://h.test/x?b=2&a=1", True)])
+def test_an_absolute_url_the_parser_keeps_is_itself_and_another_scheme_no_url(visits) -> None:
+    """An http(s) URL the parser would write as it is (lower-case host, no punycode or number
+    last, no default port, no dot segment, no character to escape) is that URL, and an href of
+    another scheme is "not http(s)", without asking the core (--sort-query too); the rest are
+    the core's answers."""
+    import minicrawl.resolve as module
+
+    asked: list[str] = []
+
+    def counted(href: str, *args: object, **kwargs: object) -> tuple[str | None, str]:
+        asked.append(href)
+        return canonical_url(href, *args, **kwargs)  # type: ignore[arg-type]
+
+    resolvers = {sort: LinkResolver(Options(sort_query=sort), [Scope(["http://h.test/"])])
+                 for sort in (False, True)}
+    for page, href, sort in visits:
+        asked.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(module, "canonical_url", counted)
+            answer = _resolved(resolvers[sort], page, href)
+        assert answer == _fresh(page, href, options=Options(sort_query=sort)), (page, href)
+        kept = href.partition("#")[0]
+        # (only a host of lower-case labels and a port not starting with 0: a host ending in a
+        # number is an IPv4 address, a punycode label is checked, "_"…: the parser may rewrite
+        # or refuse such, so they are asked even when it does not, as 1.2.3.4)
+        host, _, port = kept.partition("://")[2].partition("/")[0].partition(":")
+        plain = re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)*", host) is not None \
+            and not port.startswith("0") \
+            and re.fullmatch(r"[0-9]+|0x[0-9a-f]*", host.rpartition(".")[2]) is None \
+            and "xn--" not in host
+        if answer[0] == kept and plain and not (sort and "?" in kept) \
+                or answer[1] == "not http(s)":
+            assert kept not in asked, (page, href, answer)
