@@ -405,3 +405,36 @@ def test_a_shared_crawl_shares_the_digests_first_wins(redis_server, make_site, t
     holders = [r for r in by_path.values() if r["status"] == 200 and not r["error"]
                and "html" in (r["content_type"] or "") and r["duplicate_of"] is None]
     assert shared.client.hlen(shared.key("digests")) == len(holders)
+
+
+def test_a_new_digest_is_claimed_without_asking_the_file(tmp_path):
+    """A claim of a digest never claimed asks SQLite nothing (each call lets go of the GIL the
+    workers wait for): its Bloom filter says "new" for sure, and claims are written FLUSH at a
+    time. A digest claimed before, or a false positive of the filter, is read from the file:
+    with a filter far too small (every answer "maybe"), every answer is still first-wins."""
+    from minicrawl.records.digests import FLUSH
+
+    for expected in (1_000_000, 1):
+        digests = LocalDigests(temp_dir=str(tmp_path), expected=expected)
+        digests.claim(body_md5(b"first"), "http://h/first")  # the file made
+        assert digests._db is not None
+        statements: list[str] = []
+        digests._db.set_trace_callback(statements.append)
+        rng = random.Random(expected)
+        want: dict[str, str] = {body_md5(b"first"): "http://h/first"}
+        asked_when_new = 0
+        for n in range(3 * FLUSH):
+            digest, url = body_md5(b"%d" % rng.randrange(4 * FLUSH)), f"http://h/{n}"
+            new = digest not in want
+            before = len(statements)
+            assert digests.claim(digest, url) == want.setdefault(digest, url)
+            asked_when_new += new and any(not s.startswith("INSERT")
+                                          for s in statements[before:])
+        inserts = sum(s.startswith("INSERT") for s in statements)
+        assert all(digests.holder(d) == url for d, url in want.items())
+        assert inserts <= len(want)  # each digest written once, claims FLUSH at a time
+        if expected == 1:  # the filter full at once: nearly every new digest looked up
+            assert asked_when_new > 0.9 * len(want)
+        else:  # only the filter's false positives (1 % at its size)
+            assert asked_when_new <= 0.03 * len(want)
+        digests.close()
