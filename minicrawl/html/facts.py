@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from minicrawl.html.edges import AnchorWalk, EdgeWalk
-from minicrawl.html.walk import Reader, Walk, _where, last_walk, walk_with
+from minicrawl.html.walk import CONTEXT_TAGS, LINK_TAGS, Reader, Walk, _where, last_walk, walk_with
 
 MAX_FACT = 512  # characters of a title or a description kept (then "…")
 HIDDEN = ("script", "style", "template", "title", "iframe", "datalist", "noembed", "noframes",
@@ -67,6 +67,7 @@ _WORDY = frozenset(byte for byte in range(256) if _MARKS[byte])  # no blank
 _PIECES = 4096  # pieces of text kept before they are counted (a title's: before it is cut)
 _HIDDEN = frozenset(HIDDEN)
 _OPENS = frozenset({"html", "body", *HIDDEN})  # their start and end matter to the facts
+_WALKED = frozenset({*CONTEXT_TAGS, *LINK_TAGS})  # what a plain walk's start reads
 
 
 @dataclass(slots=True)
@@ -259,14 +260,20 @@ class _Reading:
     def __init__(self, walk: Walk, reader: FactReader) -> None:
         self.walk, self.reader = walk, reader
         self.data = reader.data
+        # A plain walk's start and end do nothing for an element that is neither a link's nor
+        # a context's: most of a big page's, each a call lxml makes with the GIL taken (the
+        # Java API docs' 33 streamed pages: ~1 M elements)
+        self.plain = type(walk).start is Walk.start and type(walk).end is Walk.end
 
     def start(self, tag: str, attrib: Mapping[str, str]) -> None:
         if tag in _OPENS:
             self.reader.opened(tag, attrib, self.walk)
-        self.walk.start(tag, attrib)
+        if tag in _WALKED or not self.plain:
+            self.walk.start(tag, attrib)
 
     def end(self, tag: str) -> None:
-        self.walk.end(tag)
+        if tag in CONTEXT_TAGS or not self.plain:
+            self.walk.end(tag)
         if tag in _OPENS:
             self.reader.closed(tag, None)
 
