@@ -181,6 +181,8 @@ class LinkResolver:
         or, if it has none, itself with a ``#`` (keyed as a whole, no folder of its own)."""
         if base in self._by_target.data:  # a URL judged is canonical: one dict read a page
             return base
+        if len(base) <= self.options.max_url_length and _as_is(base, self.options.sort_query):
+            return base  # (a page the memory forgot: the Java API docs' crawl, 4,632 of them)
         url = canonical_url(base, sort_query=self.options.sort_query,
                             max_length=self.options.max_url_length)[0]
         if url is None:
@@ -268,13 +270,20 @@ def _climbed(folder: str, href: str, depth: int) -> tuple[str, str]:
 
 def _as_is(url: str, sort_query: bool) -> bool:
     """True if the parser leaves the ``http(s)://`` ``url`` as it is (and so does canonical):
-    a host of lower-case ASCII labels (none punycode, the last not a number: an IPv4 address is
-    rewritten), a port that is not the scheme's own, a path of RFC 3986's characters less ``%``
-    with no dot segment, a query of them less ``'`` (which a special URL's query escapes)."""
+    a host of lower-case ASCII labels (none punycode; the last a number only in an IPv4 address
+    written as the parser writes one: four numbers of 0-255, no leading zero), a port that is
+    not the scheme's own, a path of RFC 3986's characters less ``%`` with no dot segment, a
+    query of them less ``'`` (which a special URL's query escapes)."""
     if (parts := _ABSOLUTE_AS_IS(url)) is None or (sort_query and parts["query"]):
         return False
-    last = parts["host"].rpartition(".")[2]
-    if last.isdigit() or (last.startswith("0x") and all(c in _HEX for c in last[2:])):
+    host = parts["host"]
+    last = host.rpartition(".")[2]
+    if last.isdigit():
+        numbers = host.split(".")
+        if len(numbers) != 4 or not all(n.isdigit() and str(int(n)) == n and int(n) < 256
+                                        for n in numbers):
+            return False
+    elif last.startswith("0x") and all(c in _HEX for c in last[2:]):
         return False
     port = parts["port"]
     return port is None or (int(port) <= 65535 and port != _OWN_PORT[parts["scheme"]])

@@ -231,6 +231,8 @@ ABSOLUTE = st.tuples(
     st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "file:///", "mailto:",
                      "java\tscript:", "http:", "https:/"]),
     st.sampled_from(["h.test", "a.b-c.test", "127.1", "1.2.3.4", "0x7f.1", "a.0x", "a.0xg",
+                     "1.2.3.04", "01.2.3.4", "1.2.3.256", "0.0.0.0", "255.255.255.255", "1.2.3",
+                     "1.2.3.4.5", "a.1.2.3", "1.2.0x3.4", "127.0.0.1:8080",
                      "xn--fa-hia.de", "xn--a.test", "a.xn--b", "A.test", "a_b.test", "a..b",
                      "a.b.", "-a-.test", "faß.de", "h.test:80", "h.test:443", "h.test:8080",
                      "h.test:080", "h.test:0", "h.test:65535", "h.test:65536", "u@h.test",
@@ -246,6 +248,7 @@ ABSOLUTE = st.tuples(
 @example([("http://h.test/", href, False) for href in (
     "http://h.test/?a'b", "http://h.test:80/x", "https://h.test:443/x", "http://127.1/x",
     "http://a.0x/x", "http://a.0xg/x", "http://h.test/a/./b", "http://h.test/a/..",
+    "http://1.2.3.04/x", "http://127.0.0.1:8080/x", "http://1.2.3.256/x", "http://a.1.2.3/x",
     "http://H.test/x", "http://h.test:65536/x", "http://h.test/?", "mailto:x@h.test")])
 @example([("http://h.test/", "http://h.test/x?b=2&a=1", True)])
 def test_an_absolute_url_the_parser_keeps_is_itself_and_another_scheme_no_url(visits) -> None:
@@ -271,12 +274,16 @@ def test_an_absolute_url_the_parser_keeps_is_itself_and_another_scheme_no_url(vi
         assert answer == _fresh(page, href, options=Options(sort_query=sort)), (page, href)
         kept = href.partition("#")[0]
         # (only a host of lower-case labels and a port not starting with 0: a host ending in a
-        # number is an IPv4 address, a punycode label is checked, "_"…: the parser may rewrite
-        # or refuse such, so they are asked even when it does not, as 1.2.3.4)
+        # number is an IPv4 address, kept only as four numbers of 0-255 written plainly; a
+        # punycode label is checked, "_"…: the parser may rewrite or refuse such, so they are
+        # asked even when it does not)
         host, _, port = kept.partition("://")[2].partition("/")[0].partition(":")
+        ipv4 = re.fullmatch(r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}"
+                            r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])", host)
         plain = re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)*", host) is not None \
             and not port.startswith("0") \
-            and re.fullmatch(r"[0-9]+|0x[0-9a-f]*", host.rpartition(".")[2]) is None \
+            and (ipv4 is not None
+                 or re.fullmatch(r"[0-9]+|0x[0-9a-f]*", host.rpartition(".")[2]) is None) \
             and "xn--" not in host
         if answer[0] == kept and plain and not (sort and "?" in kept) \
                 or answer[1] == "not http(s)":
