@@ -15,10 +15,11 @@ URL is then judged once by the rules that answer from the URL alone (scope, trap
 
 An entry not yet known whose href the URL parser would only join to its folder (characters it
 keeps as they are, no ``.`` or ``..`` segment: ``java/lang/String.html``) is that join, made
-here (``LinkResolver._joined``): the core's answer without asking it, on a page with a canonical
-URL. Asking cost the Java API docs' crawl 56,353 calls of the parser, four C calls each, each
-letting go of the GIL, where 16 workers wait for it: a join made here instead took the crawl ×16
-from 10.96 to 10.16 s (8 pairs A/B, 0.955, CPU 0.943; 45,559 of the calls were such joins).
+here (``LinkResolver._known``; so is an ``http(s)://`` URL the parser keeps as it is, and an
+href of another scheme): the core's answer without asking it, on a page with a canonical URL.
+Asking cost the Java API docs' crawl 56,353 calls of the parser, four C calls each, each letting
+go of the GIL, where 16 workers wait for it: a join made here instead took the crawl ×16 from
+10.96 to 10.16 s (8 pairs A/B, 0.955, CPU 0.943; 45,559 of the calls were such joins).
 
 The caches are bounded (:class:`minicrawl.memo.Memo`) twice: each holds at most a third of the
 URLs Visited holds (or ``memo.FLOOR`` entries, what a small crawl's links need), so a
@@ -73,7 +74,8 @@ _PATH_AS_IS = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=@][A-Za-z0-9\-._~!$&'()*+,;
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 # An http(s) URL as the parser writes it (see _as_is for what is checked after; a punycode label
 # is left to the parser: the URL Standard decodes and checks it, though ada_url keeps any now)
-_ABSOLUTE_AS_IS = re.compile(r"(?P<scheme>https?)://(?P<host>(?!xn--)[a-z0-9-]+(?:\.(?!xn--)[a-z0-9-]+)*)"
+_ABSOLUTE_AS_IS = re.compile(r"(?P<scheme>https?)://"
+                             r"(?P<host>(?!xn--)[a-z0-9-]+(?:\.(?!xn--)[a-z0-9-]+)*)"
                              r"(?::(?P<port>[1-9][0-9]{0,4}))?"
                              r"(?:/(?!\.\.?(?:[/?]|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]*)+"
                              r"(?P<query>\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?").fullmatch
