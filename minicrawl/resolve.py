@@ -68,17 +68,20 @@ TARGET_OVERHEAD = 120
 Judged = tuple[str | None, str | None]  # (canonical URL, why unwanted) or (None, why no URL)
 
 _BLANKS = "".join(map(chr, range(0x21)))  # what the URL parser strips around an href
-# An href the URL parser's path state keeps as it is (RFC 3986's characters less "%", ":", "?",
-# "#"; "/" not first): what LinkResolver._joined joins to a folder itself
-_PATH_AS_IS = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=@][A-Za-z0-9\-._~!$&'()*+,;=@/]*").fullmatch
+# What the URL parser keeps as it is in a path and a query: RFC 3986's unreserved characters and
+# sub-delimiters, "@" ("'" is escaped in a special URL's query, ":" may end a scheme)
+_KEPT = r"A-Za-z0-9\-._~!$&()*+,;=@"
+# An href the URL parser's path state keeps as it is (no "%", ":", "?", "#"; "/" not first):
+# what LinkResolver._known joins to a folder itself
+_PATH_AS_IS = re.compile(rf"[{_KEPT}'][{_KEPT}'/]*").fullmatch
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 # An http(s) URL as the parser writes it (see _as_is for what is checked after; a punycode label
 # is left to the parser: the URL Standard decodes and checks it, though ada_url keeps any now)
 _ABSOLUTE_AS_IS = re.compile(r"(?P<scheme>https?)://"
                              r"(?P<host>(?!xn--)[a-z0-9-]+(?:\.(?!xn--)[a-z0-9-]+)*)"
                              r"(?::(?P<port>[1-9][0-9]{0,4}))?"
-                             r"(?:/(?!\.\.?(?:[/?]|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]*)+"
-                             r"(?P<query>\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?").fullmatch
+                             rf"(?:/(?!\.\.?(?:[/?]|$))[{_KEPT}':]*)+"
+                             rf"(?P<query>\?[{_KEPT}:/?]+)?").fullmatch
 _HEX = frozenset("0123456789abcdef")
 _OWN_PORT = {"http": "80", "https": "443"}
 

@@ -181,7 +181,7 @@ class LocalDigests:
         """Bytes the map's file takes on disk now (0 before the first claim, and after
         :meth:`close`)."""
         with self._lock:
-            if self._held and self._db is not None:
+            if self._held and self._db is not None:  # (the claims held are the file's too)
                 self._flush()
             return self._scratch.size() if self._scratch is not None else 0
 
